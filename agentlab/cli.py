@@ -1,0 +1,78 @@
+"""The ``agentlab`` command: one entry point, one sub-command group per concept.
+
+Each concept keeps its commands beside its code (``agentlab/<concept>/cli.py`` or
+``agentlab/<module>_cli.py``) and exposes a ``typer.Typer`` called ``app``; this file only
+mounts them. Heavy imports (torch, transformers) happen inside the commands so that
+``agentlab --help`` stays instant. User mistakes (:class:`AgentlabError`) become one line
+on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+
+import typer
+
+from agentlab.errors import AgentlabError
+
+app = typer.Typer(
+    name="agentlab",
+    help="Research workbench for specialized generalist computer assistants (AgentStore).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: (command name, module holding a ``typer.Typer`` named ``app``, help). Groups with a single
+#: command are mounted as that command (see ``_mount``).
+SUBCOMMANDS: list[tuple[str, str]] = [
+    ("pool", "agentlab.pool.cli"),
+    ("models", "agentlab.llm.cli"),
+]
+
+
+def _mount() -> None:
+    for name, module in SUBCOMMANDS:
+        sub = importlib.import_module(module).app
+        app.add_typer(sub, name=name)
+
+
+@app.callback()
+def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level.")) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    _mount()
+    try:
+        app(args=argv, standalone_mode=False)
+    except AgentlabError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; partial results were kept and the run can be resumed", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Typed errors a user can act on.
+
+Every error raised for bad input derives from :class:`AgentlabError`; the CLI turns them
+into one line (``where: what is wrong; what to do``) and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AgentlabError(Exception):
+    """Base class for errors caused by input, configuration or the environment."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, where: str | Path | None = None) -> None:
+        self.where = str(where) if where is not None else None
+        self.message = message
+        super().__init__(f"{self.where}: {message}" if self.where else message)
+
+
+class ConfigError(AgentlabError):
+    """A configuration value or file is invalid."""
+
+
+class ModelNotFoundError(AgentlabError):
+    """A model (backbone or scorer) is missing or unreadable."""
+
+
+class BackendError(AgentlabError):
+    """A model backend failed at run time (server down, bad response)."""
+
+
+class AgentDocumentError(AgentlabError):
+    """One or more agent documents are malformed; ``problems`` holds one line each."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        first = self.problems[0] if self.problems else "invalid agent document"
+        more = f" (and {len(self.problems) - 1} more problem(s))" if len(self.problems) > 1 else ""
+        super().__init__(first + more)
+
+
+class UnknownAgentError(AgentlabError):
+    """An agent name is not in the pool."""
+
+
+class CheckpointError(AgentlabError):
+    """A checkpoint is corrupt or does not match the backbone/pool/template."""
+
+
+class DataError(AgentlabError):
+    """A data file (demonstrations, tasks, trajectories) is missing or malformed."""
+
+
+class EnvironmentUnavailableError(AgentlabError):
+    """A device or display cannot be reached (no DISPLAY, no adb device, ...)."""
+
+
+class DeviceDisconnectedError(AgentlabError):
+    """A device went away in the middle of an episode."""
+
+
+class ActionParseError(AgentlabError):
+    """Model output could not be parsed into an action."""

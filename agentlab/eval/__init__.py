@@ -1,0 +1,1 @@
+"""Evaluation: benchmark task lists and metrics."""

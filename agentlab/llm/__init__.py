@@ -1,0 +1,48 @@
+"""Language-model backends behind one interface (local Hugging Face model or OpenAI-compatible server)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
+
+__all__ = [
+    "EMBEDDED_BACKBONE",
+    "ChatMessage",
+    "LLMBackend",
+    "LLMConfig",
+    "SamplingParams",
+    "load_backend",
+    "load_local",
+]
+
+
+def load_backend(config: LLMConfig | None = None) -> LLMBackend:
+    """Build the backend a config names (default: :meth:`LLMConfig.from_env`)."""
+    config = config or LLMConfig.from_env()
+    if config.kind == "openai":
+        from agentlab.llm.openai_compat import OpenAICompatBackend
+
+        return OpenAICompatBackend(config)
+    return load_local(config)
+
+
+@lru_cache(maxsize=4)
+def _cached_local(config_json: str):  # type: ignore[no-untyped-def]
+    from agentlab.llm.local import LocalHFBackend
+
+    return LocalHFBackend(LLMConfig.model_validate_json(config_json))
+
+
+def load_local(config: LLMConfig | None = None):  # type: ignore[no-untyped-def]
+    """The local backend for a config, shared within a process (models are frozen)."""
+    from agentlab.errors import ConfigError
+
+    config = config or LLMConfig.from_env()
+    if config.kind != "local":
+        raise ConfigError(
+            "this step needs a local model (hidden states / output head); "
+            f"llm.kind is '{config.kind}'. Set llm.kind=local and llm.model to a model folder"
+        )
+    return _cached_local(config.model_dump_json())

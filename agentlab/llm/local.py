@@ -1,0 +1,235 @@
+"""A local Hugging Face causal LM: text generation plus the hooks AgentToken needs.
+
+Any model directory, a ``.gguf`` file, or the embedded SmolLM2 can be loaded. Besides
+chat/completion this backend exposes the frozen output head ``W_V`` and the final hidden
+state ``h`` that the head sees (after the final norm), so the MetaAgent can append agent
+rows ``W_A`` to the head without touching the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from agentlab.errors import ConfigError, ModelNotFoundError
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
+from agentlab.llm.embedded import converted_smollm2_dir, file_fingerprint
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Encoded:
+    """Frozen-model features of a batch of prompts at their last position.
+
+    ``h``: final hidden state the LM head sees, ``[n, d]`` (fp32).
+    ``vocab_lse``: ``logsumexp(W_V · h)`` over the word vocabulary, ``[n]`` (fp32).
+    ``layers``: optional extra per-layer states ``{layer: [n, d]}`` (last token or mean-pooled).
+    """
+
+    h: torch.Tensor
+    vocab_lse: torch.Tensor
+    layers: dict[int, torch.Tensor] | None = None
+
+
+def _resolve_source(cfg: LLMConfig) -> tuple[Path, str | None, str]:
+    """Return (folder, gguf_file or None, human-readable model id)."""
+    if cfg.model == EMBEDDED_BACKBONE:
+        return converted_smollm2_dir(), None, "SmolLM2-135M-Instruct"
+    path = Path(cfg.model).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ModelNotFoundError(
+                f"backbone GGUF file not found: {path}; point llm.model at an existing .gguf file"
+            )
+        return path.parent, path.name, path.stem
+    if cfg.gguf_file:
+        if not (path / cfg.gguf_file).is_file():
+            raise ModelNotFoundError(f"backbone GGUF file not found: {path / cfg.gguf_file}")
+        return path, cfg.gguf_file, Path(cfg.gguf_file).stem
+    if not path.is_dir() or not (path / "config.json").is_file():
+        raise ModelNotFoundError(
+            f"backbone model not found: {path} is not a Hugging Face model directory "
+            "(no config.json); download it once elsewhere and point llm.model at the folder, "
+            f"or use the embedded default '{EMBEDDED_BACKBONE}'"
+        )
+    return path, None, path.name
+
+
+def _dir_fingerprint(folder: Path, gguf_file: str | None) -> str:
+    if gguf_file:
+        return file_fingerprint(folder / gguf_file)
+    h = hashlib.sha256()
+    cfg = folder / "config.json"
+    h.update(cfg.read_bytes())
+    for w in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")):
+        h.update(w.name.encode())
+        h.update(file_fingerprint(w).encode())
+    return h.hexdigest()[:16]
+
+
+class LocalHFBackend(LLMBackend):
+    """A frozen local causal LM (eval mode, no gradients)."""
+
+    def __init__(self, config: LLMConfig | None = None) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.config = config or LLMConfig()
+        folder, gguf_file, name = _resolve_source(self.config)
+        dtype = getattr(torch, self.config.dtype)
+        try:
+            kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(str(folder), **kwargs)
+            self.model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, **kwargs)
+        except OSError as exc:
+            raise ModelNotFoundError(f"cannot load backbone from {folder}: {exc}") from None
+        self.device = torch.device(self._pick_device(self.config.device))
+        self.model.to(self.device).eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.tokenizer.padding_side = "left"
+        self.model_id = name
+        self.fingerprint = _dir_fingerprint(folder, gguf_file)
+        self.source = folder
+
+    @staticmethod
+    def _pick_device(device: str) -> str:
+        if device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise ConfigError(f"llm.device={device} but no CUDA device is available here")
+        return device
+
+    # ------------------------------------------------------------------ head access
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.output_head().shape[0])
+
+    def output_head(self) -> torch.Tensor:
+        """The frozen word-token head ``W_V`` ``[|V|, d]`` (tied to the input embeddings in SmolLM2)."""
+        return self.model.get_output_embeddings().weight
+
+    def input_embeddings(self) -> torch.Tensor:
+        return self.model.get_input_embeddings().weight
+
+    @torch.no_grad()
+    def encode(
+        self,
+        prompts: list[str],
+        *,
+        batch_size: int = 16,
+        layers: tuple[int, ...] = (),
+        pool: str = "last",
+    ) -> Encoded:
+        """Features the AgentToken head needs, computed once per prompt.
+
+        The LM head's input is captured with a forward hook, so ``h`` is exactly what the
+        head multiplies (after the final norm) for any architecture. Only the last
+        position's logits are computed (``logits_to_keep=1``); prompts are left-padded so the
+        last position is the prompt's last token.
+        """
+        head = self.model.get_output_embeddings()
+        hs: list[torch.Tensor] = []
+        lses: list[torch.Tensor] = []
+        extra: dict[int, list[torch.Tensor]] = {l: [] for l in layers}
+        captured: dict[str, torch.Tensor] = {}
+
+        def hook(_mod: torch.nn.Module, args: tuple[torch.Tensor, ...]) -> None:
+            captured["h"] = args[0]
+
+        handle = head.register_forward_pre_hook(hook)
+        try:
+            for start in range(0, len(prompts), batch_size):
+                chunk = prompts[start : start + batch_size]
+                enc = self.tokenizer(chunk, return_tensors="pt", padding=True).to(self.device)
+                # Positions count from each prompt's first real token, so a prompt's features
+                # do not depend on how much left padding its batch needed.
+                positions = (enc["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+                out = self.model(
+                    **enc,
+                    position_ids=positions,
+                    logits_to_keep=1,
+                    output_hidden_states=bool(layers),
+                    use_cache=False,
+                )
+                h = captured["h"][:, -1, :].float()
+                logits = out.logits[:, -1, :].float()
+                hs.append(h.cpu())
+                lses.append(torch.logsumexp(logits, dim=-1).cpu())
+                if layers:
+                    mask = enc["attention_mask"].unsqueeze(-1).float()
+                    for l in layers:
+                        state = out.hidden_states[l].float()
+                        if pool == "mean":
+                            v = (state * mask).sum(1) / mask.sum(1)
+                        else:
+                            v = state[:, -1, :]
+                        extra[l].append(v.cpu())
+        finally:
+            handle.remove()
+        return Encoded(
+            h=torch.cat(hs) if hs else torch.empty(0, self.hidden_size),
+            vocab_lse=torch.cat(lses) if lses else torch.empty(0),
+            layers={l: torch.cat(v) for l, v in extra.items()} if layers else None,
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text)["input_ids"])
+
+    @property
+    def context_length(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 2048))
+
+    # ------------------------------------------------------------------ generation
+    def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        return self.tokenizer.apply_chat_template(
+            [m.as_dict() for m in messages], tokenize=False, add_generation_prompt=True
+        )
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        return self.complete(self.chat_prompt(messages), params)
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        return self.complete_batch([prompt], params)[0]
+
+    @torch.no_grad()
+    def complete_batch(
+        self, prompts: list[str], params: SamplingParams | None = None
+    ) -> list[list[str]]:
+        params = params or SamplingParams()
+        if params.seed is not None:
+            torch.manual_seed(params.seed)
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
+        gen_kwargs: dict[str, object] = {
+            "max_new_tokens": params.max_new_tokens,
+            "num_return_sequences": params.n,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "do_sample": not params.greedy,
+        }
+        if not params.greedy:
+            gen_kwargs.update(temperature=params.temperature, top_p=params.top_p)
+        else:
+            gen_kwargs.update(temperature=None, top_p=None, top_k=None)
+        out = self.model.generate(**enc, **gen_kwargs)
+        new = out[:, enc["input_ids"].shape[1] :]
+        texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        texts = [truncate_at_stop(t, params.stop) for t in texts]
+        return [texts[i * params.n : (i + 1) * params.n] for i in range(len(prompts))]
+
+    def describe(self) -> dict[str, str]:
+        return {"model_id": self.model_id, "fingerprint": self.fingerprint, "source": str(self.source)}
+
+    def __repr__(self) -> str:
+        return f"LocalHFBackend({json.dumps(self.describe())})"

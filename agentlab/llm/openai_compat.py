@@ -1,0 +1,90 @@
+"""Any OpenAI-compatible chat endpoint: vLLM, ``transformers serve``, a hosted API.
+
+For users with bigger hardware: the same :class:`LLMBackend` interface as the local model,
+so self-instruct, the ICL/manager MetaAgent and the AppAgent agent run unchanged against a
+strong model. The API key is read from the environment variable the config names.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from agentlab.errors import BackendError, ConfigError
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.config import LLMConfig
+
+log = logging.getLogger(__name__)
+
+
+class OpenAICompatBackend(LLMBackend):
+    """Chat completions over HTTP with the official ``openai`` client."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        import openai
+
+        if not config.base_url:
+            raise ConfigError("llm.kind=openai needs llm.base_url (e.g. http://127.0.0.1:8000/v1)")
+        self.config = config
+        self.model_id = config.model
+        self._openai = openai
+        self.client = openai.OpenAI(
+            base_url=config.base_url, api_key=config.api_key(), timeout=config.timeout_s, max_retries=1
+        )
+
+    def _call(self, fn, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return fn(**kwargs)
+        except self._openai.APIConnectionError:
+            raise BackendError(
+                f"cannot reach the OpenAI-compatible server at {self.config.base_url}; is it running?"
+            ) from None
+        except self._openai.APIStatusError as exc:
+            raise BackendError(
+                f"server at {self.config.base_url} answered HTTP {exc.status_code} for model "
+                f"'{self.model_id}': {str(exc.message)[:200]}"
+            ) from None
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        params = params or SamplingParams()
+        out: list[str] = []
+        # Not every server honours n>1, so ask one at a time.
+        for i in range(params.n):
+            kwargs: dict[str, object] = {
+                "model": self.model_id,
+                "messages": [m.as_dict() for m in messages],
+                "max_tokens": params.max_new_tokens,
+                "temperature": params.temperature,
+                "top_p": params.top_p,
+            }
+            if params.stop:
+                kwargs["stop"] = list(params.stop)
+            if params.seed is not None:
+                kwargs["seed"] = params.seed + i
+            resp = self._call(self.client.chat.completions.create, **kwargs)
+            if not resp.choices:
+                raise BackendError(f"server at {self.config.base_url} returned no choices")
+            text = resp.choices[0].message.content or ""
+            out.append(truncate_at_stop(text, params.stop))
+        return out
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        """Raw completion via ``/completions`` when enabled, else the prompt as one user turn."""
+        params = params or SamplingParams()
+        if not self.config.use_completions_endpoint:
+            return self.chat([ChatMessage("user", prompt)], params)
+        out: list[str] = []
+        for _ in range(params.n):
+            resp = self._call(
+                self.client.completions.create,
+                model=self.model_id,
+                prompt=prompt,
+                max_tokens=params.max_new_tokens,
+                temperature=params.temperature,
+                top_p=params.top_p,
+                stop=list(params.stop) or None,
+            )
+            out.append(truncate_at_stop(resp.choices[0].text or "", params.stop))
+        return out
+
+    def close(self) -> None:
+        self.client.close()
