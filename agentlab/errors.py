@@ -66,3 +66,8 @@ class DeviceDisconnectedError(AgentlabError):
 
 class ActionParseError(AgentlabError):
     """Model output could not be parsed into an action."""
+
+
+class InvalidActionError(AgentlabError):
+    """A well-formed action this screen cannot take (unknown element number, untypeable text);
+    nothing was sent to the device."""
