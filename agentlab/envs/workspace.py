@@ -1,0 +1,368 @@
+"""A sandboxed working directory per episode, for agents that act by writing code.
+
+A CLI agent's "action" is a Python or bash program; the workspace runs it with the folder as
+its current directory, a minimal environment (``HOME`` = the workspace, nothing inherited that
+could hold a secret), resource limits, a wall-clock timeout that kills the whole process tree,
+and captured stdout/stderr. Where bubblewrap (``bwrap``) works, the program runs in a mount
+namespace in which the whole file system is read-only except the workspace, the home folder
+is hidden, and the network is cut; without it only the softer limits apply (see
+``docs/workspace.md`` for exactly what is and is not enforced).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import BaseModel, Field
+
+from agentlab.errors import ConfigError, DataError, EnvironmentUnavailableError
+
+log = logging.getLogger(__name__)
+
+#: Variables copied from the parent environment: locale only. Everything else (tokens, keys,
+#: proxies, DISPLAY, ssh agent sockets) stays out.
+_PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+class WorkspaceConfig(BaseModel):
+    """Limits for programs run in a workspace (one object per run; papermill can fill it)."""
+
+    timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit per program; the process tree is killed.")
+    memory_mb: int | None = Field(2048, description="Address-space limit (RLIMIT_AS) per process; None = unlimited.")
+    cpu_s: int | None = Field(60, description="CPU-seconds limit (RLIMIT_CPU); None = unlimited.")
+    file_mb: int | None = Field(256, description="Largest file a program may write (RLIMIT_FSIZE).")
+    max_output_chars: int = Field(100_000, description="stdout/stderr kept per stream (head is kept, tail cut).")
+    sandbox: Literal["auto", "bwrap", "none"] = Field(
+        "auto", description="'bwrap' requires bubblewrap; 'auto' uses it when it works here; 'none' never."
+    )
+    network: bool = Field(False, description="Allow network access inside the bwrap sandbox.")
+    allow_write: list[Path] = Field(default_factory=list, description="Extra folders programs may write to.")
+    hide: list[Path] | None = Field(
+        None, description="Folders made invisible in the sandbox; None = the user's home unless the interpreter lives there."
+    )
+    python: str = Field(default_factory=lambda: sys.executable, description="Interpreter for run_python.")
+    extra_env: dict[str, str] = Field(default_factory=dict, description="Variables added to the minimal environment.")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one program did: exit status, output, and whether the timeout killed it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+    sandboxed: bool
+    language: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def summary(self, max_chars: int = 2000) -> str:
+        """Terminal-like text for an observation: status line, then stdout and stderr."""
+        status = "timed out" if self.timed_out else f"exit {self.returncode}"
+        parts = [f"[{self.language} {status} in {self.duration_s:.2f}s]"]
+        if self.stdout:
+            parts.append(self.stdout[-max_chars:])
+        if self.stderr:
+            parts.append("[stderr]\n" + self.stderr[-max_chars:])
+        return "\n".join(parts)
+
+
+@lru_cache(maxsize=1)
+def bwrap_available() -> bool:
+    """Whether bubblewrap exists *and* can create namespaces here (containers often forbid it)."""
+    exe = shutil.which("bwrap")
+    if not exe:
+        return False
+    try:
+        proc = subprocess.run(
+            [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "--die-with-parent", "true"],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if proc.returncode != 0:
+        log.info("bwrap present but unusable: %s", proc.stderr.decode(errors="replace").strip())
+    return proc.returncode == 0
+
+
+def _limits(cfg: WorkspaceConfig):  # -> Callable[[], None]
+    """A ``preexec_fn`` applying rlimits in the child before exec (inherited by its children)."""
+
+    def apply() -> None:
+        def setlim(kind: int, value: int | None) -> None:
+            if value is None:
+                return
+            try:
+                resource.setrlimit(kind, (value, value))
+            except (ValueError, OSError):
+                pass  # a hard limit lower than ours already applies
+
+        setlim(resource.RLIMIT_AS, cfg.memory_mb * 1024 * 1024 if cfg.memory_mb else None)
+        setlim(resource.RLIMIT_CPU, cfg.cpu_s)
+        setlim(resource.RLIMIT_FSIZE, cfg.file_mb * 1024 * 1024 if cfg.file_mb else None)
+        setlim(resource.RLIMIT_CORE, 0)
+
+    return apply
+
+
+class _Drain:
+    """Read a pipe on a thread, keeping the first ``limit`` bytes and counting the rest."""
+
+    def __init__(self, pipe: IO[bytes] | None, limit: int) -> None:
+        self._buf = bytearray()
+        self._dropped = 0
+        self._pipe = pipe
+        self._limit = limit
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._pipe is None:
+            return
+        with self._pipe:
+            for chunk in iter(lambda: self._pipe.read(65536), b""):
+                room = self._limit - len(self._buf)
+                self._buf += chunk[: max(room, 0)]
+                self._dropped += max(len(chunk) - max(room, 0), 0)
+
+    def result(self) -> bytes:
+        self._thread.join(timeout=5)
+        tail = f"\n... [{self._dropped} bytes cut]".encode() if self._dropped else b""
+        return bytes(self._buf) + tail
+
+
+def _clip(data: bytes, limit: int) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > limit:
+        text = text[:limit] + f"\n... [{len(text) - limit} characters cut]"
+    return text
+
+
+@dataclass
+class Workspace:
+    """One episode's folder. Use as a context manager; a temporary folder is removed at exit.
+
+    ``root=None`` makes a fresh temporary folder (removed by :meth:`close` unless ``keep``);
+    an existing ``root`` is used as is and never deleted.
+    """
+
+    root: Path | None = None
+    config: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    keep: bool = False
+    _owned: bool = field(default=False, init=False, repr=False)
+    _sandbox: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.root is None:
+            self.root = Path(tempfile.mkdtemp(prefix="agentlab-ws-"))
+            self._owned = True
+        self.root = Path(self.root).resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self.config.sandbox == "bwrap" and not bwrap_available():
+            raise EnvironmentUnavailableError(
+                "bubblewrap (bwrap) is missing or cannot create namespaces here; "
+                "install it (apt-get install bubblewrap) or use sandbox='auto'/'none'"
+            )
+        self._sandbox = self.config.sandbox != "none" and bwrap_available()
+        if self.config.sandbox == "auto" and not self._sandbox:
+            log.warning("workspace %s: bwrap unavailable; programs can write wherever the user can", self.root)
+
+    # -- lifecycle -------------------------------------------------------------------
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned and not self.keep and self.root is not None and self.root.exists():
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    @property
+    def sandboxed(self) -> bool:
+        """True when programs run inside bubblewrap (writes outside the workspace are refused)."""
+        return self._sandbox
+
+    # -- files -----------------------------------------------------------------------
+    def path(self, rel: str | Path, *, must_exist: bool = False) -> Path:
+        """Resolve ``rel`` inside the workspace; anything escaping it (``..``, absolute paths,
+        symlinks pointing out) raises :class:`DataError`."""
+        assert self.root is not None
+        p = Path(rel)
+        full = (p if p.is_absolute() else self.root / p).resolve()
+        if full != self.root and self.root not in full.parents:
+            raise DataError(f"path {str(rel)!r} resolves to {full}, outside the workspace {self.root}")
+        if must_exist and not full.exists():
+            raise DataError(f"declared output {str(rel)!r} does not exist in the workspace {self.root}")
+        return full
+
+    def check_outputs(self, declared: list[str | Path]) -> list[Path]:
+        """Validate an agent's declared output paths: each must lie inside the workspace and
+        exist. Returns their resolved paths; the first bad one raises :class:`DataError`."""
+        return [self.path(d, must_exist=True) for d in declared]
+
+    def write_text(self, rel: str | Path, text: str) -> Path:
+        p = self.path(rel)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        return p
+
+    def read_text(self, rel: str | Path) -> str:
+        return self.path(rel, must_exist=True).read_text(encoding="utf-8", errors="replace")
+
+    def files(self) -> list[str]:
+        """Every file in the workspace, relative, sorted (hidden scratch folders excluded)."""
+        assert self.root is not None
+        out = []
+        for p in self.root.rglob("*"):
+            rel = p.relative_to(self.root)
+            if p.is_file() and not rel.parts[0].startswith(".agentlab"):
+                out.append(rel.as_posix())
+        return sorted(out)
+
+    # -- running programs ------------------------------------------------------------
+    def run_python(self, code: str, *, timeout_s: float | None = None, stdin: str | None = None) -> RunResult:
+        """Run Python source written by an agent (saved as ``.agentlab/step_N.py``)."""
+        script = self._save_program(code, ".py")
+        return self._run([self.config.python, "-I", str(script)], "python", timeout_s, stdin)
+
+    def run_bash(self, script_text: str, *, timeout_s: float | None = None, stdin: str | None = None) -> RunResult:
+        """Run a bash script written by an agent (saved as ``.agentlab/step_N.sh``)."""
+        bash = shutil.which("bash") or "/bin/bash"
+        script = self._save_program(script_text, ".sh")
+        return self._run([bash, "--noprofile", "--norc", str(script)], "bash", timeout_s, stdin)
+
+    def _save_program(self, text: str, suffix: str) -> Path:
+        assert self.root is not None
+        folder = self.root / ".agentlab"
+        folder.mkdir(exist_ok=True)
+        n = len(list(folder.glob("step_*"))) + 1
+        path = folder / f"step_{n:03d}{suffix}"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def _env(self) -> dict[str, str]:
+        assert self.root is not None
+        tmp = self.root / ".agentlab" / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        env = {k: os.environ[k] for k in _PASSTHROUGH if k in os.environ}
+        env.update(
+            HOME=str(self.root),
+            PWD=str(self.root),
+            TMPDIR=str(tmp),
+            PATH=f"{Path(self.config.python).parent}:/usr/local/bin:/usr/bin:/bin",
+            PYTHONDONTWRITEBYTECODE="1",
+            MPLCONFIGDIR=str(tmp),
+        )
+        env.setdefault("LANG", "C.UTF-8")
+        env.update(self.config.extra_env)
+        return env
+
+    def _hidden(self) -> list[Path]:
+        if self.config.hide is not None:
+            return [Path(h).resolve() for h in self.config.hide]
+        home = Path.home().resolve()
+        return [] if home == Path("/") else [home]
+
+    def _needed(self) -> list[Path]:
+        """Folders the interpreter needs even when they sit inside a hidden one (pyenv installs
+        live in the home folder): they are bound back read-only."""
+        interp = Path(self.config.python).resolve()
+        out = {interp.parent.parent}
+        if Path(self.config.python).absolute() == Path(sys.executable).absolute():
+            out |= {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+        return sorted(out)
+
+    def _bwrap_argv(self, argv: list[str]) -> list[str]:
+        assert self.root is not None
+        cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        hidden = [h for h in self._hidden() if h.exists()]
+        for h in hidden:
+            cmd += ["--tmpfs", str(h)]
+        for need in self._needed():
+            if any(h == need or h in need.parents for h in hidden):
+                cmd += ["--ro-bind", str(need), str(need)]
+        cmd += ["--tmpfs", "/tmp"]
+        for extra in self.config.allow_write:
+            extra = Path(extra).resolve()
+            if not extra.exists():
+                raise ConfigError(f"allow_write folder {extra} does not exist")
+            cmd += ["--bind", str(extra), str(extra)]
+        cmd += ["--bind", str(self.root), str(self.root), "--chdir", str(self.root)]
+        cmd += ["--unshare-all"] + (["--share-net"] if self.config.network else [])
+        cmd += ["--die-with-parent", "--new-session", "--"]
+        return cmd + argv
+
+    def _run(self, argv: list[str], language: str, timeout_s: float | None, stdin: str | None) -> RunResult:
+        assert self.root is not None
+        timeout = timeout_s if timeout_s is not None else self.config.timeout_s
+        env = self._env()  # before bwrap: creates the scratch folder inside the workspace
+        full = self._bwrap_argv(argv) if self._sandbox else argv
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                full,
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # own process group, so a timeout kills the whole tree
+                preexec_fn=_limits(self.config),
+            )
+        except OSError as exc:
+            raise EnvironmentUnavailableError(f"cannot start {full[0]}: {exc}") from None
+        if stdin is not None and proc.stdin is not None:
+            try:
+                proc.stdin.write(stdin.encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        limit = self.config.max_output_chars * 4  # bytes kept per stream; the rest is counted
+        readers = [_Drain(proc.stdout, limit), _Drain(proc.stderr, limit)]
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        # Whether it finished or not, children left running in the background belong to the
+        # episode: end the whole group (they would otherwise also hold the output pipes open).
+        self._kill_group(proc.pid)
+        proc.wait()
+        out, err = (r.result() for r in readers)
+        res = RunResult(
+            returncode=proc.returncode if not timed_out else -signal.SIGKILL,
+            stdout=_clip(out, self.config.max_output_chars),
+            stderr=_clip(err, self.config.max_output_chars),
+            timed_out=timed_out,
+            duration_s=time.monotonic() - t0,
+            sandboxed=self._sandbox,
+            language=language,
+        )
+        log.info("workspace %s: %s %s", self.root, language, "timed out" if timed_out else f"exit {res.returncode}")
+        return res
+
+    @staticmethod
+    def _kill_group(pgid: int) -> None:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,79 @@
+"""Every task in data/tasks is well-formed, fails on its start state and passes when a correct
+program (its reference solution, run in the sandboxed workspace) has done the work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentlab.envs.workspace import Workspace, WorkspaceConfig
+from agentlab.errors import DataError
+from agentlab.eval.exec_tasks import load_task, load_tasks, tasks_dir
+
+TASKS = load_tasks()
+
+
+def test_there_are_tasks_for_several_apps():
+    assert len(TASKS) >= 6
+    assert {t.domain for t in TASKS} >= {"calc", "writer", "impress", "gimp", "vscode", "os"}
+    assert all(t.reference_solution is not None for t in TASKS)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_start_state_fails_and_reference_solution_passes(task, tmp_path):
+    with Workspace(tmp_path / "ws", WorkspaceConfig(timeout_s=30)) as ws:
+        task.prepare(ws.root)
+        before = task.evaluate(ws.root)
+        assert before.score == 0.0, before.explain()
+        sol = task.reference_solution
+        run = ws.run_python(sol.code) if sol.language == "python" else ws.run_bash(sol.code)
+        assert run.ok, run.summary()
+        ws.check_outputs(task.outputs)
+        after = task.evaluate(ws.root)
+        assert after.success, after.explain()
+
+
+def test_a_partial_solution_scores_zero(tmp_path):
+    task = next(t for t in TASKS if t.id == "vscode-dark-theme")
+    task.prepare(tmp_path)
+    settings = tmp_path / ".config/editor/settings.json"
+    data = json.loads(settings.read_text())
+    data["workbench"]["colorTheme"] = "dark"  # font size left at 12
+    settings.write_text(json.dumps(data))
+    res = task.evaluate(tmp_path)
+    assert res.score == 0.0 and [c.score for c in res.checks] == [1.0, 0.0, 1.0, 1.0]
+
+
+def test_bad_task_files_name_file_and_problem(tmp_path):
+    good = json.loads((tasks_dir() / "os-error-lines.json").read_text())
+    cases = {
+        "not-json": "{",
+        "wrong-domain": json.dumps({**good, "id": "wrong-domain", "domain": "excel"}),
+        "bad-getter": json.dumps({**good, "id": "bad-getter", "evaluator": {"func": "list_equal", "result": {"type": "lines"}}}),
+        "bad-setup": json.dumps({**good, "id": "bad-setup", "setup": [{"type": "write_pdf", "path": "a.pdf"}]}),
+        "extra-key": json.dumps({**good, "id": "extra-key", "hint": "x"}),
+        "other-id": json.dumps(good),
+    }
+    expect = {
+        "not-json": "not valid JSON",
+        "wrong-domain": "domain 'excel'",
+        "bad-getter": "unknown getter type 'lines'",
+        "bad-setup": "unknown type 'write_pdf'",
+        "extra-key": "hint",
+        "other-id": "differs from the file name",
+    }
+    for name, text in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(text)
+        with pytest.raises(DataError, match=expect[name]) as info:
+            load_task(path)
+        assert str(path) in str(info.value)
+
+
+def test_setup_cannot_write_outside_the_root(tmp_path):
+    task = load_task(tasks_dir() / "os-error-lines.json")
+    task.setup[0]["path"] = "../escape.txt"
+    with pytest.raises(DataError, match="leaves the state folder"):
+        task.prepare(tmp_path / "root")
+    assert not (tmp_path / "escape.txt").exists()

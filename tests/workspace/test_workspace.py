@@ -1,0 +1,160 @@
+"""The CLI workspace runs agent-written programs confined to their folder, with limits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available
+from agentlab.errors import DataError
+
+needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap missing or cannot create namespaces here")
+
+
+def _alive(marker: str) -> bool:
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return bool(out.strip())
+
+
+@pytest.fixture(params=["bwrap", "none"])
+def ws(request, tmp_path):
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap missing or cannot create namespaces here")
+    with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox=request.param, timeout_s=5)) as w:
+        yield w
+
+
+def test_python_runs_in_workspace_with_minimal_env(ws, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-should-not-leak")
+    r = ws.run_python(
+        "import os, json\n"
+        "open('out.txt', 'w').write('hello')\n"
+        "print(json.dumps({'cwd': os.getcwd(), 'home': os.environ['HOME'], 'keys': sorted(os.environ)}))\n"
+    )
+    assert r.ok, r.stderr
+    import json
+
+    info = json.loads(r.stdout)
+    assert info["cwd"] == str(ws.root) and info["home"] == str(ws.root)
+    assert "OPENAI_API_KEY" not in info["keys"] and "DISPLAY" not in info["keys"]
+    assert ws.read_text("out.txt") == "hello"
+    assert "out.txt" in ws.files()
+
+
+def test_bash_captures_stdout_stderr_and_exit_code(ws):
+    r = ws.run_bash("echo to-out; echo to-err >&2; exit 3")
+    assert r.returncode == 3 and not r.ok
+    assert r.stdout.strip() == "to-out" and r.stderr.strip() == "to-err"
+    assert "exit 3" in r.summary()
+
+
+def test_timeout_kills_the_whole_process_tree(ws):
+    marker = f"{uuid.uuid4().int % 10**6}.{os.getpid()}"  # a sleep argument nobody else uses
+    t0 = time.monotonic()
+    r = ws.run_bash(f"sleep {marker} &\nwhile true; do :; done", timeout_s=1.0)
+    assert r.timed_out and not r.ok
+    assert time.monotonic() - t0 < 4
+    time.sleep(0.2)
+    assert not _alive(f"sleep {marker}"), "background child survived the timeout"
+
+
+def test_background_child_does_not_hold_a_finished_program(ws):
+    marker = f"{uuid.uuid4().int % 10**6}.{os.getpid()}"
+    r = ws.run_bash(f"sleep {marker} &\necho done")
+    assert not r.timed_out and r.stdout.strip() == "done" and r.duration_s < 3
+    time.sleep(0.2)
+    assert not _alive(f"sleep {marker}")
+
+
+def test_memory_limit_applies(tmp_path):
+    with Workspace(tmp_path, WorkspaceConfig(memory_mb=300, sandbox="none")) as w:
+        r = w.run_python("x = bytearray(600 * 1024 * 1024)\nprint('allocated')")
+    assert r.returncode != 0 and "MemoryError" in r.stderr
+
+
+def test_output_is_capped(tmp_path):
+    with Workspace(tmp_path, WorkspaceConfig(max_output_chars=1000, sandbox="none")) as w:
+        r = w.run_python("print('x' * 50000)")
+    assert r.ok and len(r.stdout) < 1200 and "cut" in r.stdout
+
+
+def test_declared_outputs_must_stay_inside(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="none")) as w:
+        w.write_text("sub/ok.txt", "fine")
+        (w.root / "link.txt").symlink_to(outside)
+        assert w.check_outputs(["sub/ok.txt"]) == [w.root / "sub" / "ok.txt"]
+        for bad in ["../outside.txt", str(outside), "link.txt"]:
+            with pytest.raises(DataError, match="outside the workspace"):
+                w.check_outputs([bad])
+        with pytest.raises(DataError, match="does not exist"):
+            w.check_outputs(["missing.txt"])
+
+
+@needs_bwrap
+def test_sandbox_refuses_writes_outside_and_hides_home(tmp_path):
+    repo_target = Path(__file__).resolve().parent / f"pwned-{uuid.uuid4().hex}.txt"  # outside /tmp
+    tmp_target = tmp_path / "victim.txt"  # /tmp is a private tmpfs in the sandbox
+    try:
+        with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap")) as w:
+            r = w.run_bash(
+                f"echo pwned > {repo_target}; echo rc=$?\n"
+                f"echo pwned > {tmp_target}; echo rc=$?\n"
+                "ls -A \"$(getent passwd $(id -u) | cut -d: -f6)\" | grep -v pyenv | wc -l\n"
+                "echo inside > inside.txt"
+            )
+            assert r.ok, r.stderr
+            assert (w.root / "inside.txt").read_text().strip() == "inside"
+    finally:
+        leaked = repo_target.exists()
+        repo_target.unlink(missing_ok=True)
+    assert not leaked and not tmp_target.exists()
+    # The repository is read-only inside; /tmp is a private tmpfs, so that write lands nowhere.
+    assert "Read-only file system" in r.stderr and r.stdout.startswith("rc=1")
+    home = Path.home()
+    if home != Path("/") and not str(w.root).startswith(str(home)):
+        assert r.stdout.split()[-1] == "0", "home folder contents visible in the sandbox"
+
+
+@needs_bwrap
+def test_sandbox_allow_write_and_network_off(tmp_path):
+    import socket
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    server = socket.create_server(("127.0.0.1", 0))  # reachable from this process's network
+    port = server.getsockname()[1]
+    code = (
+        f"open({str(shared / 'ok.txt')!r}, 'w').write('y')\n"
+        "import socket\n"
+        f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2); print('net open')\n"
+        "except OSError as e:\n    print('net closed', e.errno)\n"
+    )
+    try:
+        with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap", allow_write=[shared])) as w:
+            r = w.run_python(code)
+        with Workspace(tmp_path / "ws2", WorkspaceConfig(sandbox="bwrap", network=True)) as w:
+            r_net = w.run_python(code.split("\n", 1)[1])
+    finally:
+        server.close()
+    assert r.ok, r.stderr
+    assert (shared / "ok.txt").read_text() == "y"
+    assert r.stdout.startswith("net closed"), r.stdout
+    assert r_net.stdout.startswith("net open"), r_net.stdout
+
+
+def test_temporary_workspace_is_removed(tmp_path):
+    w = Workspace(config=WorkspaceConfig(sandbox="none"))
+    root = w.root
+    assert root.is_dir()
+    w.close()
+    assert not root.exists()
+    keep = Workspace(tmp_path / "mine")
+    keep.close()
+    assert (tmp_path / "mine").is_dir(), "a caller's folder is never deleted"
