@@ -37,6 +37,9 @@ class Element:
     #: Stable identity across screens and runs, used to key element documentation:
     #: the resource-id, or class + size + content-desc when there is none.
     uid: str = ""
+    #: Extra state flags worth showing the model: "checked", "unchecked", "focused",
+    #: "selected", "scrollable", "disabled"... (empty when none apply).
+    state: tuple[str, ...] = ()
 
     @property
     def center(self) -> tuple[int, int]:
@@ -59,8 +62,8 @@ class Element:
             parts.append(f'"{_clip(self.text, 60)}"')
         if self.resource_id:
             parts.append(f"(id: {self.resource_id.rsplit('/', 1)[-1]})")
-        if not self.clickable and self.focusable:
-            parts.append("(input)")
+        if self.state:
+            parts.append("[" + ", ".join(self.state) + "]")
         return " ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,6 +76,7 @@ class Element:
             "clickable": self.clickable,
             "focusable": self.focusable,
             "uid": self.uid,
+            "state": list(self.state),
         }
 
     @classmethod
@@ -87,6 +91,7 @@ class Element:
             clickable=bool(d.get("clickable", False)),
             focusable=bool(d.get("focusable", False)),
             uid=str(d.get("uid", "")),
+            state=tuple(str(v) for v in d.get("state", ())),
         )
 
 
@@ -117,6 +122,14 @@ class Observation:
         raise InvalidActionError(
             f"no element {n} on this screen; labels run from 1 to {len(self.elements)}"
         )
+
+    def marked(self) -> Image.Image | None:
+        """The screenshot with the numbered set-of-marks overlay (None without a screenshot)."""
+        if self.screenshot is None:
+            return None
+        from agentlab.envs.marks import draw_marks
+
+        return draw_marks(self.screenshot, self.elements)
 
     def summary(self, max_elements: int = 60) -> str:
         """Compact text for prompts and trajectories (one line per labelled element)."""
