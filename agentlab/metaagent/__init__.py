@@ -1,0 +1,21 @@
+"""The MetaAgent: routers that pick agents from the pool (AgentToken and baselines) and the hash-manager.
+
+Heavy modules (torch training, checkpoints) are imported by name where needed; this package
+root only exposes the light shared interfaces.
+"""
+
+from agentlab.metaagent.data import TrainingSet, load_training_set
+from agentlab.metaagent.manager import Manager, parse_plan
+from agentlab.metaagent.router import ROUTERS, PlanStep, RouteResult, Router, router_class
+
+__all__ = [
+    "ROUTERS",
+    "Manager",
+    "PlanStep",
+    "RouteResult",
+    "Router",
+    "TrainingSet",
+    "load_training_set",
+    "parse_plan",
+    "router_class",
+]

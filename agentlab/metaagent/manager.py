@@ -1,0 +1,121 @@
+"""Hash-manager mode: split a task into (agent, subtask) steps over a few agents' documents.
+
+The router picks the top-K agents; only their documents go into the manager prompt
+(``data/prompts/manager.txt``, structured like the paper's Appendix G.3). The model answers
+with ``###AgentName: subtask###`` lines. Problems in the answer (no parseable line, a name
+that is not among the documents, the same agent twice in a row, an empty subtask) are
+reported back to the model once with a corrective message; if the second answer is still
+wrong the result is a failure carrying every problem, never a silently trimmed plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.metaagent.prompts import PromptTemplate, load_template
+from agentlab.metaagent.router import PlanStep, RouteResult
+from agentlab.pool import AgentDocument
+
+log = logging.getLogger(__name__)
+
+#: ``###Name: subtask###``; the closing hashes may be missing at the end of a line (small
+#: models often drop them) and several steps may share a line.
+STEP_RE = re.compile(r"#{2,}\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*([^#\n]*?)\s*(?:#{2,}|$)", re.MULTILINE)
+
+
+@dataclass
+class ParsedPlan:
+    steps: list[PlanStep]
+    problems: list[str]
+
+
+def parse_plan(text: str, allowed: list[str]) -> ParsedPlan:
+    """Parse model output into steps; every deviation becomes one problem line."""
+    canon = {n.lower(): n for n in allowed}
+    steps: list[PlanStep] = []
+    problems: list[str] = []
+    for m in STEP_RE.finditer(text):
+        name, subtask = m.group(1), m.group(2).strip()
+        real = canon.get(name.lower())
+        if real is None:
+            problems.append(f"unknown agent '{name}' (allowed: {', '.join(allowed)})")
+            continue
+        if not subtask:
+            problems.append(f"agent '{real}' was given an empty subtask")
+            continue
+        if steps and steps[-1].agent == real:
+            problems.append(f"agent '{real}' is given two subtasks in a row (steps {len(steps)} and {len(steps) + 1})")
+        steps.append(PlanStep(agent=real, subtask=subtask))
+    if not steps and not problems:
+        problems.append("no line of the form ###AgentName: subtask### in the answer")
+    return ParsedPlan(steps=steps, problems=problems)
+
+
+def render_state(state: str | None) -> str:
+    """The text block describing the initial OS state ('' when there is none)."""
+    return f"The current screen shows:\n{state.strip()}\n" if state and state.strip() else ""
+
+
+class Manager:
+    """Generates and validates a multi-agent plan with one retry."""
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        template: str | PromptTemplate = "manager",
+        *,
+        max_new_tokens: int = 192,
+        max_demos: int = 3,
+    ) -> None:
+        self.backend = backend
+        self.template = template if isinstance(template, PromptTemplate) else load_template(template)
+        self.params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
+        self.max_demos = max_demos
+
+    def prompt(self, task: str, docs: list[AgentDocument], state: str | None = None) -> str:
+        documents = "\n\n".join(d.render(self.max_demos) for d in docs)
+        return self.template.render(documents=documents, task=task.strip(), state=render_state(state))
+
+    def _too_long(self, prompt: str) -> str | None:
+        count = getattr(self.backend, "count_tokens", None)
+        limit = getattr(self.backend, "context_length", None)
+        if count is None or limit is None:
+            return None
+        n = count(prompt) + self.params.max_new_tokens
+        return f"manager prompt needs {n} tokens but the model's context is {limit}" if n > limit else None
+
+    def plan(self, task: str, docs: list[AgentDocument], state: str | None = None) -> RouteResult:
+        names = [d.name for d in docs]
+        ranking = [(n, 0.0) for n in names]
+        prompt = self.prompt(task, docs, state)
+        if (why := self._too_long(prompt)) is not None:
+            return RouteResult(agent=None, ranking=ranking, error=why)
+        messages = [ChatMessage("user", prompt)]
+        raw = self.backend.chat(messages, self.params)[0]
+        parsed = parse_plan(raw, names)
+        if parsed.problems:
+            log.info("manager answer rejected (%s); retrying once", "; ".join(parsed.problems))
+            correction = (
+                "Your answer cannot be used: "
+                + "; ".join(parsed.problems)
+                + f". Answer again with one line per subtask, like ###{names[0]}: what to do###, "
+                f"using only these agents: {', '.join(names)}, and never the same agent twice in a row."
+            )
+            messages += [ChatMessage("assistant", raw), ChatMessage("user", correction)]
+            first_problems = parsed.problems
+            raw = self.backend.chat(messages, self.params)[0]
+            parsed = parse_plan(raw, names)
+            if parsed.problems:
+                return RouteResult(
+                    agent=None,
+                    ranking=ranking,
+                    error="manager output unusable after one retry: first answer: "
+                    + "; ".join(first_problems)
+                    + "; second answer: "
+                    + "; ".join(parsed.problems),
+                    raw=raw,
+                )
+        return RouteResult(agent=parsed.steps[0].agent, ranking=ranking, plan=parsed.steps, raw=raw)
