@@ -31,13 +31,19 @@ app = typer.Typer(
 SUBCOMMANDS: list[tuple[str, str]] = [
     ("pool", "agentlab.pool.cli"),
     ("models", "agentlab.llm.cli"),
+    ("notebooks", "agentlab.notebooks"),
+    ("run", "agentlab.notebooks:main_job"),
 ]
 
 
 def _mount() -> None:
     for name, module in SUBCOMMANDS:
-        sub = importlib.import_module(module).app
-        app.add_typer(sub, name=name)
+        mod, _, attr = module.partition(":")
+        sub = getattr(importlib.import_module(mod), attr or "app")
+        if isinstance(sub, typer.Typer):
+            app.add_typer(sub, name=name)
+        else:  # "module:function" mounts one top-level command
+            app.command(name)(sub)
 
 
 @app.callback()

@@ -1,0 +1,388 @@
+"""Run the workbench notebooks unattended, in order, through papermill: the project's main job.
+
+``run_notebooks`` executes ``notebooks/NN_*.ipynb`` one after another in kernel ``python3``
+with parameters from one YAML file (``notebooks/params/default.yaml`` unless told), stops at
+the first failing notebook and says which cell failed, and leaves in the run folder:
+
+- ``NN_name.ipynb``  the executed copy (also the failed one, up to the failing cell),
+- ``NN_name.html``   its static HTML export (offline: plotly.js inlined, no CDN scripts),
+- ``figures/NN_name/<figure>.html|.png``  every figure the notebook showed,
+- ``report.json``    what ran, how long, which figures, and any failure.
+
+A parameter file names, per notebook, only parameters that notebook's ``parameters`` cell
+declares; a misspelt key is an error before anything runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentlab.errors import AgentlabError, ConfigError, EnvironmentUnavailableError
+from agentlab.fileio import atomic_write_json, atomic_write_text
+from agentlab.paths import REPO_ROOT, runs_dir
+
+log = logging.getLogger(__name__)
+
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+PARAMS_DIR = NOTEBOOKS_DIR / "params"
+#: Parameters the runner injects into every notebook (each parameters cell declares them).
+RUNNER_PARAMS = ("run_dir", "figures_dir")
+
+
+class NotebookFailedError(AgentlabError):
+    """A notebook cell raised; the executed copy up to that cell is kept."""
+
+    def __init__(self, message: str, *, where: str | Path | None = None, cell_source: str = "", traceback: str = ""):
+        super().__init__(message, where=where)
+        self.cell_source = cell_source
+        self.traceback = traceback
+
+
+class RunParams(BaseModel):
+    """One run's settings: a parameter file loaded from YAML.
+
+    ``common`` goes to every notebook that declares the key; ``notebooks`` maps a notebook's
+    two-digit prefix (``"03"``) to its own parameters, which win over ``common``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    common: dict[str, Any] = Field(default_factory=dict)
+    notebooks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    export_png: bool = True
+    docs_img: Path | None = None
+    cell_timeout_s: int = 1800
+    source: str = "<defaults>"
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "RunParams":
+        import yaml
+
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError("parameter file not found", where=path)
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark else path
+            raise ConfigError(f"not valid YAML ({getattr(exc, 'problem', exc)})", where=where) from None
+        if not isinstance(raw, dict):
+            raise ConfigError("a parameter file is a mapping (common:, notebooks:, ...)", where=path)
+        raw["notebooks"] = {str(k).zfill(2): v or {} for k, v in (raw.get("notebooks") or {}).items()}
+        try:
+            return cls(**raw, source=str(path))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            raise ConfigError(f"{loc}: {err['msg']}", where=path) from None
+
+
+@dataclass
+class NotebookResult:
+    """What happened to one notebook."""
+
+    name: str
+    status: str  # ok | failed | skipped
+    seconds: float = 0.0
+    executed: str | None = None
+    html: str | None = None
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class RunReport:
+    """The whole run; written to ``<out>/report.json``."""
+
+    out: str
+    params: str
+    started: str
+    notebooks: list[NotebookResult] = field(default_factory=list)
+    docs_img: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(n.status == "ok" for n in self.notebooks)
+
+
+def discover(folder: Path = NOTEBOOKS_DIR) -> list[Path]:
+    """The ordered notebooks: ``NN_*.ipynb`` sorted by their prefix."""
+    found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb") if p.is_file())
+    if not found:
+        raise ConfigError("no notebooks named NN_*.ipynb", where=folder)
+    return found
+
+
+def select(notebooks: list[Path], only: list[str] | str | None) -> list[Path]:
+    """Keep notebooks whose prefix or stem matches one of ``only`` ("03", "3", "03_token")."""
+    if not only:
+        return notebooks
+    wanted = [only] if isinstance(only, str) else list(only)
+    keep: list[Path] = []
+    for w in wanted:
+        for part in str(w).split(","):
+            part = part.strip()
+            key = part.zfill(2) if part.isdigit() else part
+            hits = [p for p in notebooks if p.stem.startswith(key)]
+            if not hits:
+                names = ", ".join(p.stem for p in notebooks)
+                raise ConfigError(f"--only {part!r} matches no notebook; have {names}")
+            keep.extend(h for h in hits if h not in keep)
+    return [p for p in notebooks if p in keep]
+
+
+def declared_parameters(notebook: Path) -> dict[str, Any]:
+    """The names (and defaults) in a notebook's ``parameters`` cell."""
+    import papermill as pm
+
+    return dict(pm.inspect_notebook(str(notebook)))
+
+
+def parameters_for(notebook: Path, params: RunParams, run_dir: Path) -> dict[str, Any]:
+    """The parameters to inject: runner paths, then ``common`` keys the notebook declares, then
+    its own section (every key of which must be declared)."""
+    declared = declared_parameters(notebook)
+    key = notebook.stem[:2]
+    own = params.notebooks.get(key, {})
+    unknown = sorted(k for k in own if k not in declared)
+    if unknown:
+        raise ConfigError(
+            f"notebooks.{key}: unknown parameter(s) {', '.join(unknown)} for {notebook.name}; "
+            f"it declares {', '.join(sorted(declared))}",
+            where=params.source,
+        )
+    missing = [k for k in RUNNER_PARAMS if k not in declared]
+    if missing:
+        raise ConfigError(f"parameters cell lacks {', '.join(missing)}", where=notebook)
+    out: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "figures_dir": str(run_dir / "figures" / notebook.stem),
+    }
+    out.update({k: v for k, v in params.common.items() if k in declared})
+    out.update(own)
+    return out
+
+
+def _json_ready(v: Any) -> Any:
+    return str(v) if isinstance(v, Path) else v
+
+
+def export_html(executed: Path, target: Path) -> Path:
+    """Static HTML of an executed notebook that renders offline.
+
+    Outputs that carry both a widget view and an HTML fallback keep only the fallback (no
+    widget manager can load offline); widget state and CDN script URLs are dropped.
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(executed), as_version=4)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if data and "text/html" in data:
+                data.pop("application/vnd.jupyter.widget-view+json", None)
+                data.pop("application/vnd.plotly.v1+json", None)
+    exporter = HTMLExporter(template_name="lab")
+    empty_js = "data:application/javascript,"
+    exporter.require_js_url = empty_js
+    exporter.mathjax_url = empty_js
+    body, _ = exporter.from_notebook_node(nb)
+    atomic_write_text(target, body)
+    return target
+
+
+_INSERTED_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
+
+
+def _failure(exc: Exception, executed: Path) -> NotebookFailedError:
+    """Turn papermill's error into ours, with the failing cell's source."""
+    import nbformat
+
+    cell_source, where = "", executed
+    try:
+        nb = nbformat.read(str(executed), as_version=4)
+        # Number cells as in the source notebook: skip what papermill inserted.
+        original = [c for c in nb.cells if not set(c.get("metadata", {}).get("tags", [])) & _INSERTED_TAGS]
+        for i, cell in enumerate(original):
+            if cell.get("cell_type") == "code" and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+                cell_source, where = cell.source, f"{executed}: cell {i}"
+                break
+    except Exception:  # the copy may not exist if the kernel never started
+        pass
+    ename = getattr(exc, "ename", type(exc).__name__)
+    evalue = getattr(exc, "evalue", str(exc)).strip().splitlines()
+    tb = "\n".join(getattr(exc, "traceback", []) or [])
+    return NotebookFailedError(
+        f"{ename}: {evalue[-1] if evalue else ''}", where=where, cell_source=cell_source, traceback=tb
+    )
+
+
+def _copy_readme_pngs(figures: list[dict[str, Any]], fig_dir: Path, stem: str, docs_img: Path) -> list[str]:
+    copied = []
+    for f in figures:
+        if f.get("readme") and f.get("png"):
+            docs_img.mkdir(parents=True, exist_ok=True)
+            dest = docs_img / f"{stem[:2]}_{f['name']}.png"
+            shutil.copyfile(fig_dir / f["png"], dest)
+            copied.append(str(dest))
+    return copied
+
+
+def run_notebooks(
+    only: list[str] | str | None = None,
+    params: str | Path | RunParams | None = None,
+    out: str | Path | None = None,
+    *,
+    notebooks_dir: Path = NOTEBOOKS_DIR,
+    progress: Callable[[str], None] | None = None,
+    progress_bar: bool = True,
+    stream_output: bool = False,
+) -> RunReport:
+    """Execute the notebooks in order; raise :class:`NotebookFailedError` at the first failure
+    (after writing the report and the failed notebook's executed copy and HTML)."""
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    from agentlab.viz.export import export_pngs, read_manifest
+
+    say = progress or (lambda msg: log.info("%s", msg))
+    if params is None:
+        params = PARAMS_DIR / "default.yaml"
+    cfg = params if isinstance(params, RunParams) else RunParams.from_yaml(params)
+    chosen = select(discover(notebooks_dir), only)
+    run_dir = Path(out) if out else runs_dir() / f"notebooks-{datetime.now():%Y%m%d-%H%M%S}"
+    run_dir = run_dir.resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # Validate every notebook's parameters before running anything.
+    plan = [(nb, parameters_for(nb, cfg, run_dir)) for nb in chosen]
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    report = RunReport(out=str(run_dir), params=cfg.source, started=datetime.now().isoformat(timespec="seconds"))
+    docs_img = cfg.docs_img if cfg.docs_img is None or cfg.docs_img.is_absolute() else REPO_ROOT / cfg.docs_img
+
+    def save() -> None:
+        atomic_write_json(run_dir / "report.json", asdict(report))
+
+    for i, (nb, nb_params) in enumerate(plan, start=1):
+        say(f"[{i}/{len(plan)}] {nb.stem} ...")
+        executed = run_dir / nb.name
+        fig_dir = Path(nb_params["figures_dir"])
+        if fig_dir.exists():
+            shutil.rmtree(fig_dir)  # a re-run into the same folder starts the figure list afresh
+        result = NotebookResult(
+            name=nb.stem, status="failed", executed=str(executed),
+            parameters={k: _json_ready(v) for k, v in nb_params.items()},
+        )
+        report.notebooks.append(result)
+        t0 = time.perf_counter()
+        failure: NotebookFailedError | None = None
+        try:
+            pm.execute_notebook(
+                str(nb),
+                str(executed),
+                parameters=nb_params,
+                kernel_name="python3",
+                language="python",
+                cwd=str(notebooks_dir),
+                progress_bar=progress_bar,
+                log_output=stream_output,
+                execution_timeout=cfg.cell_timeout_s,
+                request_save_on_cell_execute=True,
+            )
+            result.status = "ok"
+        except PapermillExecutionError as exc:
+            failure = _failure(exc, executed)
+        except Exception as exc:  # kernel died, timeout, ...
+            failure = _failure(exc, executed)
+        result.seconds = round(time.perf_counter() - t0, 2)
+        if executed.exists():
+            try:
+                result.html = str(export_html(executed, executed.with_suffix(".html")))
+            except Exception as exc:  # never hide the notebook's own error behind an export error
+                report.warnings.append(f"{nb.stem}: HTML export failed: {exc}")
+        figures = [asdict(f) for f in read_manifest(fig_dir)]
+        if failure is None and cfg.export_png and figures:
+            try:
+                figures = [asdict(f) for f in export_pngs(fig_dir)]
+            except EnvironmentUnavailableError as exc:
+                report.warnings.append(f"{nb.stem}: PNG export skipped: {exc}")
+                say(f"  warning: PNG export skipped ({exc})")
+        result.figures = figures
+        if failure is None and docs_img is not None:
+            report.docs_img.extend(_copy_readme_pngs(figures, fig_dir, nb.stem, docs_img))
+        if failure is not None:
+            result.error = str(failure)
+            save()
+            say(f"  FAILED after {result.seconds:.0f} s: {failure}")
+            raise failure
+        say(f"  ok in {result.seconds:.0f} s, {len(figures)} figure(s) -> {executed}")
+        save()
+    save()
+    return report
+
+
+# ---------------------------------------------------------------- CLI
+app = typer.Typer(help="Execute the workbench notebooks through papermill.", no_args_is_help=True)
+
+
+def _run_cli(only: list[str] | None, params: Path | None, out: Path | None, stream: bool) -> None:
+    try:
+        report = run_notebooks(only=only, params=params, out=out, progress=typer.echo, stream_output=stream)
+    except NotebookFailedError as exc:
+        if exc.cell_source:
+            typer.echo("failing cell:", err=True)
+            for line in exc.cell_source.splitlines():
+                typer.echo(f"    {line}", err=True)
+        raise
+    for w in report.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    typer.echo(f"done: {len(report.notebooks)} notebook(s) in {report.out}")
+    for d in report.docs_img:
+        typer.echo(f"  README picture: {d}")
+
+
+@app.command("run")
+def run_cmd(
+    only: list[str] = typer.Option(None, "--only", help="Notebook prefix(es) to run, e.g. 03 (repeatable)."),
+    params: Path = typer.Option(None, "--params", help="Parameter YAML (default notebooks/params/default.yaml)."),
+    out: Path = typer.Option(None, "--out", help="Run folder (default runs/notebooks-<time>/)."),
+    stream: bool = typer.Option(False, "--stream", help="Echo the notebooks' own output while they run."),
+) -> None:
+    """Execute the notebooks in order; stop at the first failing cell."""
+    _run_cli(only, params, out, stream)
+
+
+@app.command("list")
+def list_cmd(params: Path = typer.Option(None, "--params", help="Parameter YAML to resolve.")) -> None:
+    """List the notebooks and the parameters each would receive."""
+    cfg = RunParams.from_yaml(params or PARAMS_DIR / "default.yaml")
+    for nb in discover():
+        p = parameters_for(nb, cfg, runs_dir() / "<run>")
+        shown = {k: v for k, v in p.items() if k not in RUNNER_PARAMS}
+        typer.echo(f"{nb.stem}: {shown}")
+
+
+def main_job(
+    params: Path = typer.Option(None, "--params", help="Parameter YAML (default notebooks/params/default.yaml)."),
+    out: Path = typer.Option(None, "--out", help="Run folder (default runs/notebooks-<time>/)."),
+    stream: bool = typer.Option(False, "--stream", help="Echo the notebooks' own output while they run."),
+) -> None:
+    """The main job: all notebooks, in order, with the default (CPU-friendly) parameters."""
+    _run_cli(None, params, out, stream)
