@@ -1,0 +1,80 @@
+"""The OpenAI-compatible backend against a real server on loopback (`transformers serve`
+serving the embedded model), never only a mock."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentlab.errors import BackendError
+from agentlab.llm import ChatMessage, LLMConfig, SamplingParams, load_backend
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    from agentlab.llm.embedded import converted_smollm2_dir
+
+    folder = converted_smollm2_dir()
+    port = _free_port()
+    exe = Path(sys.executable).parent / "transformers"
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(
+            [str(exe), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"transformers serve exited early: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("transformers serve did not become healthy in 120 s")
+    yield base, str(folder)
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.mark.slow
+def test_chat_and_completion_against_real_server(server) -> None:
+    base, model = server
+    backend = load_backend(LLMConfig(kind="openai", base_url=f"{base}/v1", model=model))
+    out = backend.chat(
+        [ChatMessage("user", "What is the capital of France? Answer in one word.")],
+        SamplingParams(max_new_tokens=12, n=2),
+    )
+    assert len(out) == 2 and all(isinstance(o, str) and o.strip() for o in out)
+    assert "Paris" in out[0]
+    cont = backend.complete("List three colours:\n1.", SamplingParams(max_new_tokens=12, stop=("\n",)))
+    assert len(cont) == 1 and "\n" not in cont[0]
+
+
+@pytest.mark.slow
+def test_server_errors_are_one_line(server) -> None:
+    base, _ = server
+    dead = load_backend(LLMConfig(kind="openai", base_url=f"http://127.0.0.1:{_free_port()}/v1", model="m", timeout_s=3))
+    with pytest.raises(BackendError, match="cannot reach the OpenAI-compatible server"):
+        dead.chat([ChatMessage("user", "hi")])
