@@ -98,6 +98,17 @@ def figure_html(fig: "go.Figure", *, with_plotlyjs: bool = False) -> str:
     return (plotlyjs_script() if with_plotlyjs else "") + div
 
 
+def figure_bundle(fig: "go.Figure", *, with_plotlyjs: bool = False, name: str = "figure") -> dict[str, Any]:
+    """The display bundle: plotly JSON for live Jupyter, HTML for static exports, plain text."""
+    import plotly.io as pio
+
+    return {
+        "application/vnd.plotly.v1+json": json.loads(pio.to_json(fig, validate=False)),
+        "text/html": figure_html(fig, with_plotlyjs=with_plotlyjs),
+        "text/plain": f"<plotly figure '{name}': {len(fig.data)} trace(s)>",
+    }
+
+
 def _safe_name(name: str | None) -> str:
     _STATE.counter += 1
     base = _NAME_RE.sub("_", name).strip("_") if name else ""
@@ -134,17 +145,11 @@ def show(fig: "go.Figure", name: str | None = None, *, readme: bool = False) -> 
 
     Returns nothing, so a cell ending in ``show(...)`` does not display the figure twice; the
     written files are listed in the folder's manifest (:func:`read_manifest`)."""
-    import plotly.io as pio
     from IPython.display import display
 
     safe = _safe_name(name)
-    html = figure_html(fig, with_plotlyjs=not _STATE.plotlyjs_emitted)
+    bundle = figure_bundle(fig, with_plotlyjs=not _STATE.plotlyjs_emitted, name=safe)
     _STATE.plotlyjs_emitted = True
-    bundle = {
-        "application/vnd.plotly.v1+json": json.loads(pio.to_json(fig, validate=False)),
-        "text/html": html,
-        "text/plain": f"<plotly figure '{safe}': {len(fig.data)} trace(s)>",
-    }
     display(bundle, raw=True)
     if _STATE.figures_dir is not None:
         write_figure(fig, _STATE.figures_dir, safe, readme=readme)

@@ -1,0 +1,414 @@
+"""Looking at recorded episodes: the action drawn on its screenshot, a timeline, an inspector.
+
+Works on :mod:`agentlab.trajectory` folders (``traj.jsonl`` + ``step_NNN[_som].png``).
+:func:`draw_action` marks where an action landed (a ring on a click/tap point, the target
+element's box, an arrow for swipes, drags and scrolls, a caption for keys and text);
+:func:`episode_timeline` is a plotly overview of the steps; :class:`TrajectoryInspector`
+is the interactive ipywidgets viewer, which also carries a static HTML rendering so an
+executed notebook's HTML export still shows the screenshots and the timeline.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentlab.envs import actions as A
+from agentlab.envs.base import Element
+from agentlab.errors import ActionParseError, DataError
+from agentlab.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+    from PIL import Image
+
+log = logging.getLogger(__name__)
+
+ACTION_RGB = (230, 20, 60)
+#: Swipe length in tenths of the screen width, as the Android env executes it.
+SWIPE_UNITS = {"short": 1, "medium": 2, "long": 3}
+_DIRS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+
+
+# ----------------------------------------------------------------------------- geometry
+
+
+def action_geometry(action: A.Action, elements: Sequence[Element], size: tuple[int, int]) -> dict[str, Any]:
+    """Where an action acts on a ``size`` screen: ``point``, ``box``, ``arrow`` (start, end), ``caption``.
+
+    Only what the action determines is returned; an element number the step's element list
+    does not hold yields a caption saying so instead of a guessed position.
+    """
+    w, h = size
+    by_id = {e.id: e for e in elements}
+    out: dict[str, Any] = {"caption": action.describe()}
+
+    def locate(n: int | None) -> tuple[int, int] | None:
+        if n is None:
+            return None
+        el = by_id.get(n)
+        if el is None:
+            out["caption"] += f" (element {n} not in this step's list)"
+            return None
+        out.setdefault("box", el.bbox)
+        return el.center
+
+    def arrow_from(start: tuple[int, int], direction: str, length: float) -> None:
+        dx, dy = _DIRS[direction]
+        end = (int(min(max(start[0] + dx * length, 0), w - 1)), int(min(max(start[1] + dy * length, 0), h - 1)))
+        out["arrow"] = (start, end)
+
+    if isinstance(action, A.Swipe):
+        p = locate(action.element)
+        if p is not None:
+            arrow_from(p, action.direction, SWIPE_UNITS[action.distance] * w / 10)
+    elif isinstance(action, A.Drag):
+        a = locate(action.source) if action.source is not None else action.start
+        b = locate(action.target) if action.target is not None else action.end
+        if a is not None and b is not None:
+            out["arrow"] = (tuple(a), tuple(b))
+    elif isinstance(action, A.Scroll):
+        if action.element is not None:
+            p = locate(action.element)
+        elif action.x is not None and action.y is not None:
+            p = (action.x, action.y)
+        else:
+            p = (w // 2, h // 2)
+        if p is not None:
+            arrow_from(p, action.direction, min(w, h) / 8)
+    elif isinstance(action, A._Pointer):  # click, double_click
+        p = locate(action.element) if action.element is not None else (action.x, action.y)
+        if p is not None:
+            out["point"] = p
+    else:
+        ref = getattr(action, "element", None)
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            p = locate(ref)
+            if p is not None:
+                out["point"] = p
+    return out
+
+
+def _font(size: int):  # type: ignore[no-untyped-def]
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:
+        return ImageFont.load_default()
+
+
+def draw_action(image: "Image.Image", action: A.Action | dict[str, Any] | None, elements: Sequence[Element] = ()) -> "Image.Image":
+    """A copy of ``image`` with the action drawn on it (see :func:`action_geometry`)."""
+    from PIL import ImageDraw
+
+    img = image.convert("RGB").copy()
+    if action is None:
+        return img
+    if isinstance(action, dict):
+        try:
+            action = A.Action.from_dict(action)
+        except ActionParseError as exc:
+            geo: dict[str, Any] = {"caption": f"unreadable action: {exc.message}"}
+            action = None
+    if action is not None:
+        geo = action_geometry(action, elements, img.size)
+    draw = ImageDraw.Draw(img)
+    lw = max(3, min(img.size) // 150)
+    if "box" in geo:
+        draw.rectangle(geo["box"], outline=ACTION_RGB, width=lw)
+    if "point" in geo:
+        x, y = geo["point"]
+        r = max(10, min(img.size) // 40)
+        draw.ellipse((x - r, y - r, x + r, y + r), outline=ACTION_RGB, width=lw)
+        draw.ellipse((x - lw, y - lw, x + lw, y + lw), fill=ACTION_RGB)
+    if "arrow" in geo:
+        (x1, y1), (x2, y2) = geo["arrow"]
+        draw.line((x1, y1, x2, y2), fill=ACTION_RGB, width=lw + 1)
+        ang = math.atan2(y2 - y1, x2 - x1)
+        head = max(14, min(img.size) // 30)
+        pts = [(x2, y2)] + [
+            (x2 - head * math.cos(ang + s * math.pi / 7), y2 - head * math.sin(ang + s * math.pi / 7)) for s in (1, -1)
+        ]
+        draw.polygon(pts, fill=ACTION_RGB)
+        draw.ellipse((x1 - lw * 2, y1 - lw * 2, x1 + lw * 2, y1 + lw * 2), fill=ACTION_RGB)
+    caption = geo.get("caption", "")
+    if caption:
+        font = _font(max(14, min(img.size) // 40))
+        tb = draw.textbbox((0, 0), caption, font=font)
+        pad = 6
+        draw.rectangle((0, 0, tb[2] - tb[0] + 2 * pad, tb[3] - tb[1] + 2 * pad), fill=(0, 0, 0))
+        draw.text((pad - tb[0], pad - tb[1]), caption, fill=(255, 255, 255), font=font)
+    return img
+
+
+def step_image(traj: Trajectory, rec: StepRecord, *, som: bool = True, with_action: bool = True) -> "Image.Image | None":
+    """The screenshot of a step (set-of-marks version when asked and present), action drawn."""
+    img = traj.image(rec.step, som=som) if som else None
+    if img is None:
+        img = traj.image(rec.step, som=False)
+    if img is None:
+        return None
+    return draw_action(img, rec.action if with_action else None, rec.elements)
+
+
+def png_bytes(img: "Image.Image", max_width: int | None = None) -> bytes:
+    """PNG encoding, downscaled to ``max_width`` if wider."""
+    if max_width and img.width > max_width:
+        img = img.resize((max_width, round(img.height * max_width / img.width)))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=True)
+    return buf.getvalue()
+
+
+# ----------------------------------------------------------------------------- timeline
+
+
+def action_label(rec: StepRecord) -> str:
+    """The action type of a step ("(none)" for a record without an action)."""
+    return str(rec.action.get("type", "?")) if rec.action else "(none)"
+
+
+def action_text(rec: StepRecord) -> str:
+    """Readable description of a step's action (raw record if it no longer parses)."""
+    if not rec.action:
+        return "(no action)"
+    try:
+        return A.Action.from_dict(rec.action).describe()
+    except ActionParseError:
+        return str(rec.action)
+
+
+def episode_timeline(traj: Trajectory) -> "go.Figure":
+    """Steps along x (seconds since the episode started on hover), action type along y;
+    failed steps as red crosses, the step that ended the episode as a star."""
+    import plotly.graph_objects as go
+
+    steps = traj.steps
+    t0 = steps[0].timestamp if steps else 0.0
+    types = list(dict.fromkeys(action_label(s) for s in steps))
+    fig = go.Figure()
+
+    def hover(s: StepRecord) -> str:
+        parts = [f"step {s.step} (+{s.timestamp - t0:.1f} s)", html.escape(action_text(s))]
+        if s.thought:
+            parts.append("thought: " + html.escape(_clip(s.thought, 160)))
+        if s.error:
+            parts.append("error: " + html.escape(_clip(s.error, 160)))
+        return "<br>".join(parts)
+
+    ok = [s for s in steps if not s.error]
+    bad = [s for s in steps if s.error]
+    fig.add_trace(
+        go.Scatter(
+            x=[s.step for s in ok], y=[action_label(s) for s in ok], mode="markers+lines", name="step",
+            marker={"size": 14, "color": "#1f77b4"}, line={"color": "#c7d7ea", "width": 1},
+            hovertext=[hover(s) for s in ok], hoverinfo="text",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[s.step for s in bad], y=[action_label(s) for s in bad], mode="markers", name="error",
+            marker={"size": 16, "color": "#d62728", "symbol": "x"},
+            hovertext=[hover(s) for s in bad], hoverinfo="text",
+        )
+    )
+    done = [s for s in steps if s.done]
+    fig.add_trace(
+        go.Scatter(
+            x=[s.step for s in done], y=[action_label(s) for s in done], mode="markers", name="done",
+            marker={"size": 22, "color": "rgba(0,0,0,0)", "symbol": "star", "line": {"color": "#2ca02c", "width": 2}},
+            hoverinfo="skip",
+        )
+    )
+    title = f"Episode {traj.meta.episode}: {len(steps)} steps, {len(bad)} error(s), status {traj.meta.status}"
+    if traj.meta.task:
+        title += f"<br><sup>{html.escape(_clip(traj.meta.task, 110))}</sup>"
+    fig.update_layout(
+        title=title, xaxis_title="step", yaxis_title="action", width=900, height=260 + 28 * len(types),
+        yaxis={"categoryorder": "array", "categoryarray": types}, xaxis={"dtick": 1},
+    )
+    return fig
+
+
+def _clip(s: str, n: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# ----------------------------------------------------------------------------- static view
+
+
+def step_card_html(traj: Trajectory, rec: StepRecord, *, som: bool = True, max_width: int = 560) -> str:
+    """One step as HTML: the screenshot with the action drawn (embedded PNG) and the texts."""
+    img = step_image(traj, rec, som=som)
+    pic = (
+        f'<img class="agentlab-step" alt="step {rec.step}" style="max-width:{max_width}px;border:1px solid #ccc" '
+        f'src="data:image/png;base64,{base64.b64encode(png_bytes(img, max_width)).decode()}"/>'
+        if img is not None
+        else "<div><i>no screenshot recorded</i></div>"
+    )
+    return (
+        f'<div style="display:flex;gap:16px;align-items:flex-start;margin:8px 0">'
+        f"<div>{pic}</div><div>{_details_table(rec)}</div></div>"
+    )
+
+
+def static_html(traj: Trajectory, *, max_steps: int = 12, som: bool = True, with_plotlyjs: bool = False) -> str:
+    """The whole episode as static HTML: header, timeline figure and one card per step."""
+    from agentlab.viz.export import figure_html
+
+    m = traj.meta
+    head = (
+        f"<h4>{html.escape(m.episode)}: {html.escape(m.task or '(no task)')}</h4>"
+        f"<p>env {html.escape(m.env or '?')} · agent {html.escape(m.agent or '?')} · model "
+        f"{html.escape(m.model_id or '?')} · status <b>{html.escape(m.status)}</b>"
+        + (f" · error: {html.escape(m.error)}" if m.error else "")
+        + "</p>"
+    )
+    shown = traj.steps[:max_steps]
+    cards = "".join(step_card_html(traj, s, som=som) for s in shown)
+    more = f"<p>… {len(traj.steps) - len(shown)} more step(s) in {html.escape(str(traj.path))}</p>" if len(traj.steps) > len(shown) else ""
+    return f'<div class="agentlab-trajectory">{head}{figure_html(episode_timeline(traj), with_plotlyjs=with_plotlyjs)}{cards}{more}</div>'
+
+
+# ----------------------------------------------------------------------------- inspector
+
+
+class TrajectoryInspector:
+    """Pick an episode, slide through its steps, see screenshot + action + thought + timeline.
+
+    ``TrajectoryInspector(folders)`` takes episode folders and/or run folders (whose episodes
+    are listed with :func:`agentlab.trajectory.list_episodes`). Displayed in Jupyter it is an
+    ipywidgets app; its static HTML fallback (every episode, first ``max_static_steps`` steps)
+    is what an HTML export shows.
+    """
+
+    def __init__(self, folders: str | Path | Sequence[str | Path], *, som: bool = True, max_static_steps: int = 12) -> None:
+        items = [folders] if isinstance(folders, (str, Path)) else list(folders)
+        self.episodes: dict[str, Path] = {}
+        for f in map(Path, items):
+            if (f / "traj.jsonl").exists():
+                self.episodes[f"{f.parent.name}/{f.name}"] = f
+            elif f.is_dir():
+                for e in list_episodes(f):
+                    if e.steps:
+                        self.episodes[f"{f.name}/{e.episode}"] = e.path
+            else:
+                raise DataError("not an episode or run folder", where=f)
+        if not self.episodes:
+            raise DataError("no recorded episodes with steps found", where=", ".join(map(str, items)))
+        self.som = som
+        self.max_static_steps = max_static_steps
+        self._cache: dict[str, Trajectory] = {}
+        self._widget: Any = None
+        self.current = next(iter(self.episodes))
+        self.step_index = 0
+
+    def trajectory(self, key: str | None = None) -> Trajectory:
+        key = key or self.current
+        if key not in self._cache:
+            self._cache[key] = load_trajectory(self.episodes[key])
+        return self._cache[key]
+
+    # -- pieces the widget (and tests) use
+    def select(self, key: str, step_index: int = 0) -> StepRecord:
+        if key not in self.episodes:
+            raise DataError(f"unknown episode {key!r}; have {', '.join(self.episodes)}")
+        self.current = key
+        steps = self.trajectory(key).steps
+        self.step_index = max(0, min(step_index, len(steps) - 1))
+        return steps[self.step_index]
+
+    def step_png(self, som: bool | None = None, max_width: int = 900) -> bytes | None:
+        traj = self.trajectory()
+        img = step_image(traj, traj.steps[self.step_index], som=self.som if som is None else som)
+        return png_bytes(img, max_width) if img is not None else None
+
+    def step_details_html(self) -> str:
+        traj = self.trajectory()
+        rec = traj.steps[self.step_index]
+        return _details_table(rec)
+
+    # -- widget
+    def widget(self) -> Any:
+        """The ipywidgets app (built once)."""
+        if self._widget is not None:
+            return self._widget
+        import ipywidgets as w
+        from IPython.display import display
+
+        from agentlab.viz.export import figure_bundle
+
+        pick = w.Dropdown(options=list(self.episodes), value=self.current, description="episode", layout={"width": "60%"})
+        slider = w.IntSlider(min=0, max=max(0, len(self.trajectory().steps) - 1), value=0, description="step", continuous_update=False)
+        som = w.Checkbox(value=self.som, description="set-of-marks")
+        image = w.Image(format="png", layout={"max_width": "900px"})
+        details = w.HTML()
+        timeline = w.Output()
+
+        def refresh_step(*_: Any) -> None:
+            self.select(pick.value, slider.value)
+            data = self.step_png(som=som.value)
+            image.value = data or b""
+            details.value = self.step_details_html()
+
+        def refresh_episode(*_: Any) -> None:
+            self.select(pick.value, 0)
+            slider.max = max(0, len(self.trajectory().steps) - 1)
+            slider.value = 0
+            timeline.clear_output()
+            with timeline:
+                display(figure_bundle(episode_timeline(self.trajectory()), name="timeline"), raw=True)
+            refresh_step()
+
+        pick.observe(refresh_episode, names="value")
+        slider.observe(refresh_step, names="value")
+        som.observe(refresh_step, names="value")
+        refresh_episode()
+        self._widget = w.VBox([w.HBox([pick, som]), slider, w.HBox([image, details]), timeline])
+        return self._widget
+
+    def static_html(self) -> str:
+        """Every episode rendered statically (what an HTML export shows)."""
+        from agentlab.viz import export
+
+        parts = []
+        for key in self.episodes:
+            first = not export._STATE.plotlyjs_emitted
+            parts.append(static_html(self.trajectory(key), max_steps=self.max_static_steps, som=self.som, with_plotlyjs=first))
+            export._STATE.plotlyjs_emitted = True
+        return "".join(parts)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle: dict[str, Any] = {}
+        try:
+            bundle.update(self.widget()._repr_mimebundle_(**kwargs) or {})
+        except ImportError:  # no ipywidgets: the static view alone
+            pass
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = f"TrajectoryInspector({len(self.episodes)} episode(s))"
+        return bundle
+
+
+def _details_table(rec: StepRecord) -> str:
+    rows = [("step", str(rec.step)), ("action", action_text(rec))]
+    if rec.action_text:
+        rows.append(("model output", _clip(rec.action_text, 400)))
+    for key in ("thought", "reflection"):
+        if getattr(rec, key):
+            rows.append((key, _clip(getattr(rec, key), 800)))
+    if rec.error:
+        rows.append(("error", rec.error))
+    rows.append(("reward / done", f"{rec.reward:g} / {rec.done}"))
+    return "<table>" + "".join(
+        f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{k}</th>'
+        f'<td style="text-align:left{";color:#c00" if k == "error" else ""}">{html.escape(v)}</td></tr>'
+        for k, v in rows
+    ) + "</table>"

@@ -1,0 +1,108 @@
+"""Trajectory viz: actions drawn where they act, the timeline, the inspector and its static view."""
+
+from __future__ import annotations
+
+import pytest
+from PIL import Image, ImageDraw
+
+from agentlab.envs import actions as A
+from agentlab.envs.base import Element, Observation
+from agentlab.errors import DataError
+from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.viz.trajectory import (
+    ACTION_RGB,
+    TrajectoryInspector,
+    action_geometry,
+    draw_action,
+    episode_timeline,
+    static_html,
+)
+
+BUTTON = Element(id=1, bbox=(100, 100, 200, 140), role="push button", text="OK", resource_id=None, clickable=True, uid="ok")
+LIST = Element(id=2, bbox=(0, 200, 400, 300), role="list", text="items", resource_id=None, clickable=True, uid="list")
+
+
+def _screen(color=(240, 240, 240)) -> Image.Image:
+    img = Image.new("RGB", (400, 300), color)
+    ImageDraw.Draw(img).rectangle(BUTTON.bbox, fill=(200, 200, 200))
+    return img
+
+
+@pytest.fixture
+def episode(tmp_path):
+    """A three-step episode written with the real recorder (a tap, a failing swipe, a finish)."""
+    rec = TrajectoryRecorder(tmp_path / "run" / "ep1", task="press OK", env="test", agent="unit", model_id="none")
+    obs = Observation(screenshot=_screen(), elements=[BUTTON, LIST])
+    rec.record(obs, A.Tap(1), thought="OK is the button", action_text="tap(1)")
+    rec.record(obs, A.Swipe(2, "up", "long"), thought="scroll the list", error="swipe failed: device busy")
+    rec.record(obs, A.Finish(), done=True, reflection="done")
+    rec.finish("done")
+    return tmp_path / "run" / "ep1"
+
+
+def _red_pixels(img: Image.Image, box=None) -> int:
+    img = img.crop(box) if box else img
+    return sum(n for n, c in img.getcolors(1 << 20) if c == ACTION_RGB)
+
+
+def test_click_geometry_and_drawing_mark_the_element_centre():
+    geo = action_geometry(A.Tap(1), [BUTTON], (400, 300))
+    assert geo["point"] == (150, 120) and geo["box"] == BUTTON.bbox
+    img = draw_action(_screen(), A.Tap(1), [BUTTON])
+    assert img.getpixel((150, 120)) == ACTION_RGB  # the dot
+    assert _red_pixels(img, (0, 200, 400, 300)) == 0  # nothing drawn far from the button
+    assert draw_action(_screen(), A.Click(x=30, y=250)).getpixel((30, 250)) == ACTION_RGB
+
+
+def test_swipe_and_drag_become_arrows():
+    geo = action_geometry(A.Swipe(2, "up", "medium"), [LIST], (400, 300))
+    assert geo["arrow"] == ((200, 250), (200, 170))  # 2/10 of the width upwards
+    img = draw_action(_screen(), A.Swipe(2, "up", "medium"), [LIST])
+    assert img.getpixel((200, 210)) == ACTION_RGB  # on the shaft
+    geo = action_geometry(A.Drag(start=(10, 10), end=(300, 250)), [], (400, 300))
+    assert geo["arrow"] == ((10, 10), (300, 250))
+    geo = action_geometry(A.Scroll("down", 3), [], (400, 300))
+    assert geo["arrow"][0] == (200, 150) and geo["arrow"][1][1] > 150
+
+
+def test_unknown_element_and_keys_only_caption():
+    geo = action_geometry(A.Tap(9), [BUTTON], (400, 300))
+    assert "point" not in geo and "not in this step's list" in geo["caption"]
+    assert action_geometry(A.Hotkey("ctrl", "s"), [], (400, 300)) == {"caption": "press ctrl+s"}
+    img = draw_action(_screen(), {"type": "no_such_action"})
+    assert img.getpixel((2, 2)) == (0, 0, 0)  # the caption banner says it is unreadable
+
+
+def test_timeline_shows_steps_errors_and_end(episode):
+    fig = episode_timeline(load_trajectory(episode))
+    step, err, done = fig.data
+    assert list(step.x) == [0, 2] and list(step.y) == ["tap", "exit"]
+    assert list(err.x) == [1] and "device busy" in err.hovertext[0]
+    assert list(done.x) == [2]
+    assert "3 steps, 1 error(s), status done" in fig.layout.title.text
+
+
+def test_static_html_embeds_screenshots_and_texts(episode):
+    page = static_html(load_trajectory(episode))
+    assert page.count('<img class="agentlab-step"') == 3
+    assert "data:image/png;base64," in page and "OK is the button" in page and "device busy" in page
+    assert "Plotly.newPlot" in page
+
+
+def test_inspector_walks_episodes_and_offers_widget_and_static_views(episode, tmp_path):
+    insp = TrajectoryInspector(episode.parent)  # a run folder: its episodes are listed
+    assert list(insp.episodes) == ["run/ep1"]
+    rec = insp.select("run/ep1", 99)
+    assert rec.step == 2 and insp.step_index == 2  # clamped to the last step
+    insp.select("run/ep1", 0)
+    png = insp.step_png(som=False)
+    img = Image.open(__import__("io").BytesIO(png)).convert("RGB")
+    assert img.getpixel((150, 120)) == ACTION_RGB
+    assert "OK is the button" in insp.step_details_html()
+    bundle = insp._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/html"].count("agentlab-step") == 3
+    with pytest.raises(DataError):
+        insp.select("nope")
+    with pytest.raises(DataError):
+        TrajectoryInspector(tmp_path / "missing")
