@@ -203,16 +203,23 @@ class TrajectoryRecorder:
         done: bool = False,
         error: str | None = None,
         info: dict[str, Any] | None = None,
+        save_images: bool = True,
     ) -> StepRecord:
-        """Write one step: images first, then the JSON line that refers to them."""
+        """Write one step: images first, then the JSON line that refers to them.
+
+        ``save_images=False`` skips the PNG/XML files (e.g. for a retry on a screen that the
+        previous record already saved).
+        """
         n = self.next_step
         shot = som = xml = None
-        if observation is not None and observation.screenshot is not None:
+        if not save_images:
+            pass
+        elif observation is not None and observation.screenshot is not None:
             shot = self._save_png(observation.screenshot, f"step_{n:03d}.png")
             marked = observation.marked()
             if marked is not None:
                 som = self._save_png(marked, f"step_{n:03d}_som.png")
-        if observation is not None and isinstance(observation.info.get("xml"), str):
+        if save_images and observation is not None and isinstance(observation.info.get("xml"), str):
             xml = f"step_{n:03d}.xml"
             atomic_write_text(self.path / xml, observation.info["xml"])
         rec = StepRecord(

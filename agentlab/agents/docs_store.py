@@ -1,0 +1,117 @@
+"""Per-element documentation written during exploration and read during deployment.
+
+``data/docs/<app>/<element-uid>.json`` holds, per action kind (``tap``, ``long_press``,
+``text``, ``v_swipe``, ``h_swipe``; desktop: ``click``...), what doing that to the element
+does, how many times it was observed and where the text came from (exploration or a
+demonstration). Seeing an element again updates its entry (the reflection prompt is shown
+the old text to refine it). ``_useless.json`` lists elements whose action changed nothing;
+exploration stops offering them. Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from agentlab.envs import actions as A
+from agentlab.envs.base import Element
+from agentlab.errors import ConfigError, DataError
+from agentlab.fileio import atomic_write_json
+from agentlab.paths import data_dir
+
+USELESS_FILE = "_useless.json"
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def doc_key(action: A.Action) -> str:
+    """The documentation slot an action fills (AppAgent splits swipes by axis)."""
+    if isinstance(action, A.Swipe):
+        return "v_swipe" if action.direction in ("up", "down") else "h_swipe"
+    if isinstance(action, (A.Text, A.Type)):
+        return "text"
+    return action.call_name
+
+
+@dataclass
+class ElementDoc:
+    uid: str
+    app: str
+    docs: dict[str, str] = field(default_factory=dict)
+    seen: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    label: str = ""  #: last seen role + text, for people reading the file
+    updated: float = field(default_factory=time.time)
+
+
+class DocStore:
+    """The documentation of one app."""
+
+    def __init__(self, app: str, root: str | Path | None = None) -> None:
+        if not _SAFE.match(app):
+            raise ConfigError(f"app name {app!r} must be letters, digits, '.', '_' or '-' (it names a folder)")
+        self.app = app
+        self.dir = Path(root) if root is not None else data_dir() / "docs"
+        self.dir = self.dir / app
+        self._cache: dict[str, ElementDoc | None] = {}
+
+    def _file(self, uid: str) -> Path:
+        if not uid or not _SAFE.match(uid):
+            raise DataError(f"element uid {uid!r} is not a safe file name")
+        return self.dir / f"{uid}.json"
+
+    def get(self, uid: str) -> ElementDoc | None:
+        if uid in self._cache:
+            return self._cache[uid]
+        path = self._file(uid)
+        doc = None
+        if path.exists():
+            try:
+                doc = ElementDoc(**json.loads(path.read_text("utf-8")))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise DataError(f"element documentation is malformed ({exc})", where=path) from None
+        self._cache[uid] = doc
+        return doc
+
+    def update(self, element: Element, key: str, text: str, source: str = "explore") -> ElementDoc:
+        """Set (or replace, when refined) the ``key`` documentation of an element."""
+        doc = self.get(element.uid) or ElementDoc(uid=element.uid, app=self.app)
+        doc.docs[key] = text.strip()
+        doc.seen[key] = doc.seen.get(key, 0) + 1
+        doc.sources[key] = source
+        doc.label = f"{element.role.rsplit('.', 1)[-1]} {element.text}".strip()
+        doc.updated = time.time()
+        atomic_write_json(self._file(element.uid), asdict(doc))
+        self._cache[element.uid] = doc
+        return doc
+
+    def useless(self) -> set[str]:
+        path = self.dir / USELESS_FILE
+        if not path.exists():
+            return set()
+        try:
+            return set(json.loads(path.read_text("utf-8")).get("uids", []))
+        except (json.JSONDecodeError, AttributeError) as exc:
+            raise DataError(f"useless-element list is malformed ({exc})", where=path) from None
+
+    def mark_useless(self, uid: str) -> None:
+        uids = self.useless() | {uid}
+        atomic_write_json(self.dir / USELESS_FILE, {"app": self.app, "uids": sorted(uids)})
+
+    def documented(self) -> list[str]:
+        return sorted(p.stem for p in self.dir.glob("*.json") if p.name != USELESS_FILE) if self.dir.exists() else []
+
+    def for_screen(self, elements: list[Element], max_chars: int = 240) -> str:
+        """Documentation of the on-screen elements, one line per documented element."""
+        lines = []
+        for el in elements:
+            doc = self.get(el.uid) if el.uid else None
+            if doc is None or not doc.docs:
+                continue
+            parts = "; ".join(f"{k}: {v}" for k, v in doc.docs.items() if v)
+            if len(parts) > max_chars:
+                parts = parts[: max_chars - 1] + "…"
+            lines.append(f"[{el.id}] {parts}")
+        return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""AppAgent's exploration phase: learn what elements do, by acting or by watching a demo.
+
+Autonomous exploration asks the LLM for an action towards a goal, performs it, then asks
+it to compare the screens before and after and document the element under one of four
+decisions (BACK: useless page, go back; INEFFECTIVE: nothing happened; CONTINUE; SUCCESS).
+Two deliberate differences from the paper, both to keep a weak model from writing noise:
+an action whose screen did not change at all is judged INEFFECTIVE without asking the LLM,
+and ineffective elements are persisted in the app's useless list and no longer offered.
+
+Learning from a demonstration reads a recorded trajectory (a person's actions, recorded
+with :func:`record_demo`) and documents each element the person used from the screens
+before and after, without touching a device.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentlab.agents.docs_store import doc_key
+from agentlab.agents.response import ActReply, ReflectReply, parse_act_reply, parse_reflect_reply
+from agentlab.envs import actions as A
+from agentlab.envs.base import Element, Env, Observation, StepResult
+from agentlab.errors import ActionParseError, InvalidActionError
+from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.agents.appagent import AppAgent, EpisodeResult
+
+log = logging.getLogger(__name__)
+
+
+def _old_doc(agent: AppAgent, el: Element, key: str) -> str:
+    doc = agent.docs.get(el.uid)
+    old = doc.docs.get(key, "") if doc else ""
+    return f"\nWhat was written about this element before (refine it with what you see now):\n{old}\n" if old else ""
+
+
+def _reflect(agent: AppAgent, rec: Any, env: Env, task: str, before: Observation, after: Observation,
+             action: A.Action, el: Element) -> tuple[ReflectReply | None, str]:
+    """Ask for a decision + documentation, with bounded retries; (reply or None, last error)."""
+    key = doc_key(action)
+    last = ""
+    for attempt in range(agent.config.max_retries + 1):
+        reply = agent.ask(
+            "appagent_explore_reflect", attempt, agent.platform(env),
+            app=agent.config.app, task=task, action=action.describe(), element=el.label(),
+            before=agent.ui_text(before), after=agent.ui_text(after), old_doc=_old_doc(agent, el, key),
+            action_kind=key.replace("_", " ").replace("v swipe", "swipe vertically").replace("h swipe", "swipe horizontally"),
+        )
+        try:
+            return parse_reflect_reply(reply), ""
+        except ActionParseError as exc:
+            last = f"reflection attempt {attempt + 1}: {exc.message}"
+            rec.record(after, None, action_text=reply, error=last, save_images=False, info={"phase": "reflect"})
+    return None, last
+
+
+def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Path | None) -> EpisodeResult:
+    from agentlab.agents.appagent import EpisodeResult, screen_changed, target_element
+
+    cfg = agent.config
+    space = env.action_space
+    rec = agent.recorder(episode_dir, task, env, "explore")
+    useless = agent.docs.useless()
+    summary, rounds, failures = "nothing yet", 0, 0
+    status, error = "max_steps", None
+    written: list[str] = []
+    with agent.episode(rec):
+        obs = env.reset(task)
+        while rounds < cfg.max_rounds:
+            reply = agent.ask(
+                "appagent_explore_act", failures, agent.platform(env),
+                app=cfg.app, task=task, ui=agent.ui_text(obs, hide=useless),
+                actions=A.action_space_doc(space), last_summary=summary,
+            )
+            parsed: ActReply | None = None
+            try:
+                parsed = parse_act_reply(reply, space)
+                if parsed.action.terminal:
+                    rec.record(obs, parsed.action, action_text=parsed.action_text, thought=parsed.thought, done=True)
+                    status = "done"
+                    break
+                el = target_element(parsed.action, obs)
+                if el is not None and el.uid in useless:
+                    raise InvalidActionError(f"element {el.id} was found to do nothing before; pick another element")
+                result: StepResult = env.step(parsed.action)
+            except (ActionParseError, InvalidActionError) as exc:
+                failures += 1
+                error = f"round {rounds + 1}, attempt {failures}: {exc.message}"
+                rec.record(obs, parsed.action if parsed else None, action_text=reply, error=error, save_images=False)
+                if failures > cfg.max_retries:
+                    status, error = "failed", f"{failures} unusable replies in a row; last: {exc.message}"
+                    break
+                continue
+            failures, error = 0, None
+            rounds += 1
+            summary = parsed.summary or f"{summary}; {parsed.action.describe()}"
+            after = result.observation
+            decision, doc_text, note = "CONTINUE", "", ""
+            if el is None:
+                note = "no element to document"
+            elif not screen_changed(obs, after):
+                decision, note = "INEFFECTIVE", "the screen did not change"
+            else:
+                refl, note = _reflect(agent, rec, env, task, obs, after, parsed.action, el)
+                if refl is not None:
+                    decision, doc_text, note = refl.decision, refl.documentation, refl.thought
+            if el is not None and decision == "INEFFECTIVE":
+                agent.docs.mark_useless(el.uid)
+                useless.add(el.uid)
+            elif el is not None and doc_text:
+                agent.docs.update(el, doc_key(parsed.action), doc_text, source="explore")
+                written.append(el.uid)
+            rec.record(obs, parsed.action, action_text=parsed.action_text, thought=parsed.thought,
+                       reflection=f"{decision}: {doc_text or note}",
+                       info={"decision": decision, "uid": el.uid if el else None, "doc_key": doc_key(parsed.action),
+                             "documented": bool(el is not None and doc_text)})
+            obs = after
+            if decision == "BACK" and space == A.PHONE:
+                obs = env.step(A.Back()).observation
+        if status != "done":
+            rec.record(obs, None, done=True, error=error, reflection=summary)
+        rec.finish(status, error=error, rounds=rounds, documented=sorted(set(written)), llm_calls=agent.llm_calls)
+    return EpisodeResult(status, rounds, summary, error, rec.path, agent.llm_calls,
+                         extra={"documented": sorted(set(written)), "useless": sorted(useless)})
+
+
+def learn_from_demo(agent: AppAgent, demo_dir: str | Path) -> dict[str, Any]:
+    """Document every element a recorded demonstration acted on; returns what was written."""
+    traj = load_trajectory(demo_dir)
+    written: list[str] = []
+    errors: list[str] = []
+    skipped = 0
+    steps = traj.steps
+    for i, rec in enumerate(steps):
+        action = rec.parsed_action()
+        if action is None or action.terminal:
+            continue
+        before = Observation(screenshot=None, elements=rec.elements, text="")
+        try:
+            from agentlab.agents.appagent import target_element
+
+            el = target_element(action, before)
+        except InvalidActionError as exc:
+            errors.append(f"step {rec.step}: {exc.message}")
+            continue
+        nxt = next((s for s in steps[i + 1 :] if s.observation), None)
+        if el is None or nxt is None:
+            skipped += 1
+            continue
+        key = doc_key(action)
+        doc = ""
+        for attempt in range(agent.config.max_retries + 1):
+            reply = agent.ask(
+                "appagent_demo_doc", attempt, "phone" if traj.meta.env == "AndroidEnv" else "computer",
+                app=agent.config.app, action=action.describe(), element=el.label(),
+                before=rec.observation, after=nxt.observation, old_doc=_old_doc(agent, el, key),
+                action_kind=key.replace("_", " "),
+            )
+            try:
+                doc = parse_reflect_reply(reply, need_decision=False).documentation
+                break
+            except ActionParseError as exc:
+                errors.append(f"step {rec.step}, attempt {attempt + 1}: {exc.message}")
+        if doc:
+            agent.docs.update(el, key, doc, source="demo")
+            written.append(el.uid)
+    return {"documented": sorted(set(written)), "skipped": skipped, "errors": errors, "steps": len(steps)}
+
+
+def record_demo(
+    env: Env,
+    recorder: TrajectoryRecorder,
+    lines: Iterable[str],
+    on_screen: Callable[[Observation], None] | None = None,
+    on_error: Callable[[str], None] | None = None,
+) -> int:
+    """Record a person's demonstration: each line is an action (``tap(3)``), applied and logged.
+
+    ``on_screen`` is called with every new screen (the CLI prints it); unusable lines are
+    reported through ``on_error`` and skipped. Returns the number of actions recorded.
+    """
+    obs = env.reset(recorder.meta.task)
+    if on_screen:
+        on_screen(obs)
+    n = 0
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            action = A.parse_action(line, env.action_space)
+            if action.terminal:
+                recorder.record(obs, action, action_text=line, thought="human demonstration", done=True)
+                break
+            result = env.step(action)
+        except (ActionParseError, InvalidActionError) as exc:
+            if on_error:
+                on_error(exc.message)
+            continue
+        recorder.record(obs, action, action_text=line, thought="human demonstration")
+        n += 1
+        obs = result.observation
+        if on_screen:
+            on_screen(obs)
+    else:
+        recorder.record(obs, None, done=True)
+    recorder.finish("done", actions=n)
+    return n
