@@ -6,7 +6,16 @@ Jupyter and in a static HTML export, and writes it to the run's figures folder.
 Plotly is imported inside the functions, so importing this package stays cheap.
 """
 
-from agentlab.viz.export import export_pngs, figure_html, read_manifest, set_figures_dir, show, write_figure
+from agentlab.viz.export import (
+    export_pngs,
+    figure_bundle,
+    figure_html,
+    read_manifest,
+    set_figures_dir,
+    show,
+    show_image,
+    write_figure,
+)
 from agentlab.viz.overview import benchmark_overview, pool_overview, score_distributions, upper_triangle
 from agentlab.viz.routing import (
     accuracy_bars,
@@ -23,6 +32,7 @@ __all__ = [
     "benchmark_overview",
     "confusion_matrix",
     "export_pngs",
+    "figure_bundle",
     "figure_html",
     "loss_curves",
     "pool_overview",
@@ -32,6 +42,7 @@ __all__ = [
     "score_distributions",
     "set_figures_dir",
     "show",
+    "show_image",
     "table_figure",
     "token_projection",
     "upper_triangle",

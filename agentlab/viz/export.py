@@ -24,6 +24,7 @@ from agentlab.fileio import append_jsonl, atomic_write_text, read_jsonl
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
+    from PIL import Image
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def write_figure(fig: "go.Figure", folder: str | Path, name: str, *, readme: boo
         full_html=True,
         default_width=f"{w}px",
         default_height=f"{h}px",
-        config={"displaylogo": False, "staticPlot": False},
+        config={"displaylogo": False, "displayModeBar": False},
     )
     target = folder / f"{name}.html"
     atomic_write_text(target, html)
@@ -155,6 +156,28 @@ def show(fig: "go.Figure", name: str | None = None, *, readme: bool = False) -> 
         write_figure(fig, _STATE.figures_dir, safe, readme=readme)
 
 
+def show_image(img: "Image.Image", name: str | None = None, *, readme: bool = False, max_width: int = 1000) -> None:
+    """Display a PIL image and, when a figures folder is set, save it as ``<name>.png``
+    (listed in the manifest with its PNG already present, so no browser is needed)."""
+    import io
+
+    from IPython.display import Image as IPImage
+    from IPython.display import display
+
+    safe = _safe_name(name)
+    if img.width > max_width:
+        img = img.resize((max_width, round(img.height * max_width / img.width)))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=True)
+    display(IPImage(data=buf.getvalue(), format="png"))
+    if _STATE.figures_dir is not None:
+        from agentlab.fileio import atomic_write_bytes
+
+        atomic_write_bytes(_STATE.figures_dir / f"{safe}.png", buf.getvalue())
+        rec = ExportedFigure(name=safe, html="", width=img.width, height=img.height, readme=readme, png=f"{safe}.png")
+        append_jsonl(_STATE.figures_dir / MANIFEST, asdict(rec))
+
+
 def read_manifest(folder: str | Path) -> list[ExportedFigure]:
     """Figures listed in ``<folder>/manifest.jsonl`` (last entry per name wins)."""
     path = Path(folder) / MANIFEST
@@ -178,7 +201,7 @@ def export_pngs(folder: str | Path, *, only_readme: bool = False) -> list[Export
     folder = Path(folder)
     out: list[ExportedFigure] = []
     for rec in read_manifest(folder):
-        if only_readme and not rec.readme:
+        if (only_readme and not rec.readme) or not rec.html:  # images arrive as PNG already
             out.append(rec)
             continue
         png = folder / f"{rec.name}.png"

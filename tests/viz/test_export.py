@@ -53,3 +53,18 @@ def test_export_pngs_renders_the_figure(tmp_path):
     # plotly's default bar colour must be on the picture: the figure really was drawn
     colors = {c for _, c in img.getcolors(maxcolors=1 << 16)}
     assert any(abs(r - 0x63) < 12 and abs(g - 0x6E) < 12 and b > 0xE0 for r, g, b in colors)
+
+
+def test_show_image_saves_png_listed_in_manifest(tmp_path, monkeypatch):
+    from PIL import Image
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
+    monkeypatch.setattr(ex, "_STATE", ex._State())
+    ex.set_figures_dir(tmp_path)
+    ex.show_image(Image.new("RGB", (2000, 100), (255, 0, 0)), "wide shot", readme=True)
+    rec = ex.read_manifest(tmp_path)[0]
+    assert (rec.name, rec.png, rec.html, rec.readme) == ("wide_shot", "wide_shot.png", "", True)
+    assert Image.open(tmp_path / "wide_shot.png").size == (1000, 50)  # downscaled to max_width
+    assert ex.export_pngs(tmp_path)[0].png == "wide_shot.png"  # nothing to render, kept as is
+    assert shown and shown[0].format == "png"
