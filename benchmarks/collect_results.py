@@ -1,0 +1,41 @@
+"""Assemble benchmarks/RESULTS.md from the per-benchmark outputs in benchmarks/results/.
+
+Each benchmark script writes its latest output, with the exact command that produced it,
+to ``benchmarks/results/<name>.md``; this script only concatenates them in a fixed order so
+RESULTS.md is never edited by hand (and never holds a number no script printed).
+
+    python benchmarks/collect_results.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ORDER = [
+    "routing", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent",
+    "selfinstruct", "data_size",
+]
+HEADER = """# Benchmark results
+
+Measured on this project's development machine (2 CPU cores, no GPU) unless a section says
+otherwise. Every figure below was printed by the command shown with it; ratios were measured
+side by side in one run. Regenerate a section by re-running its command (each script rewrites
+its own file under `benchmarks/results/`), then `python benchmarks/collect_results.py`.
+`make bench` runs every script in `--quick` mode.
+
+"""
+
+
+def main() -> None:
+    here = Path(__file__).resolve().parent
+    parts = {p.stem: p for p in sorted((here / "results").glob("*.md"))}
+    names = [n for n in ORDER if n in parts] + sorted(n for n in parts if n not in ORDER)
+    body = "\n\n".join(parts[n].read_text().strip() for n in names)
+    tmp = here / "RESULTS.md.tmp"
+    tmp.write_text(HEADER + body + "\n")
+    tmp.replace(here / "RESULTS.md")
+    print(f"wrote {here / 'RESULTS.md'} from {len(names)} result file(s): {', '.join(names)}")
+
+
+if __name__ == "__main__":
+    main()
