@@ -44,8 +44,9 @@ test-fast: install
 bench: install
 	$(BIN)/python benchmarks/run_all.py --quick
 
+# JupyterLab refuses to start as root without --allow-root (containers, CI boxes).
 lab: install
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 clean:
 	rm -rf runs/ .pytest_cache
