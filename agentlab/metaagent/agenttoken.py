@@ -1,0 +1,253 @@
+"""The AgentToken router: agent tokens on a frozen LM, trained on cached features, decoded greedily.
+
+``rank`` scores every agent at the position right after the router prompt (the position
+the tokens were trained at): a softmax over the agent rows only, so the ranking sums to 1.
+``route`` follows the paper: decode greedily over ``V ∪ A`` and stop as soon as an agent token
+wins. If the model prefers words first, up to ``max_word_tokens`` word tokens are appended
+and the agent rows are scored again at each new position. If no agent token wins within that
+budget (or the model ends its answer), the router falls back to the most probable agent at
+the prompt end and says so in ``RouteResult.error``: a usable answer, never a silent one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agentlab.errors import ConfigError, DataError, UnknownAgentError
+from agentlab.llm.config import LLMConfig
+from agentlab.metaagent.cache import HiddenCache
+from agentlab.metaagent.checkpoint import TokenCheckpoint, check_compatible, load_checkpoint, save_checkpoint
+from agentlab.metaagent.data import TrainingSet
+from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatureExtractor
+from agentlab.metaagent.head import AgentHead
+from agentlab.metaagent.router import RouteResult, Router
+from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
+from agentlab.pool import AgentPool
+
+log = logging.getLogger(__name__)
+
+
+class AgentTokenRouter(Router):
+    """Options: ``template`` (router prompt name), ``feature`` (:class:`FeatureSpec`),
+    ``train`` (:class:`TrainConfig`), ``max_word_tokens`` (decode budget, default 8),
+    ``use_cache`` (keep features on disk, default True), ``batch_size``, ``progress``."""
+
+    name = "agenttoken"
+
+    def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
+        super().__init__(pool, llm, **options)
+        self.template_name = str(options.get("template", "router_agenttoken"))
+        feature = options.get("feature") or FeatureSpec()
+        self.feature = feature if isinstance(feature, FeatureSpec) else FeatureSpec(**feature)
+        train = options.get("train") or TrainConfig()
+        self.train_config = train if isinstance(train, TrainConfig) else TrainConfig(**train)
+        self.max_word_tokens = int(options.get("max_word_tokens", 8))
+        self.use_cache = bool(options.get("use_cache", True))
+        self.batch_size = int(options.get("batch_size", 16))
+        self.progress = bool(options.get("progress", True))
+        self.head: AgentHead | None = None
+        self.agents: list[str] = []
+        self.metrics: dict[str, Any] = {}
+        self.history: list[dict[str, Any]] = []
+        self._extractor: TextFeatureExtractor | None = options.get("extractor")
+        self._cache: HiddenCache | None = None
+
+    # ------------------------------------------------------------------ backbone
+    @property
+    def extractor(self) -> TextFeatureExtractor:
+        if self._extractor is None:
+            from agentlab.llm import load_local
+
+            self._extractor = TextFeatureExtractor(load_local(self.llm), self.template_name, self.feature)
+        return self._extractor
+
+    def features(self, queries: list[Query]) -> Features:
+        if not self.use_cache:
+            return self.extractor.features(queries, batch_size=self.batch_size)
+        if self._cache is None:
+            self._cache = HiddenCache(self.extractor)
+        return self._cache.get(queries, batch_size=self.batch_size, progress=self.progress)
+
+    @staticmethod
+    def _queries(tasks: list[str], states: list[str | None] | None) -> list[Query]:
+        if states is not None and len(states) != len(tasks):
+            raise DataError(f"{len(states)} states for {len(tasks)} tasks")
+        return [Query(t, states[i] if states else None) for i, t in enumerate(tasks)]
+
+    # ------------------------------------------------------------------ training
+    def _labels(self, train: TrainingSet, agents: list[str]) -> tuple[list[int], torch.Tensor]:
+        """Examples whose agent is in ``agents``, relabelled to that order."""
+        pos = {a: i for i, a in enumerate(agents)}
+        keep = [i for i, y in enumerate(train.labels) if train.agents[y] in pos]
+        return keep, torch.tensor([pos[train.agents[train.labels[i]]] for i in keep])
+
+    def fit(self, train: TrainingSet) -> dict[str, float]:
+        """Train one token per agent of ``train.agents`` (the row order) from scratch."""
+        for a in train.agents:
+            self.pool.get(a)  # unknown agent -> UnknownAgentError
+        start = time.perf_counter()
+        counts = train.counts()
+        if empty := [a for a, c in counts.items() if c == 0]:
+            raise DataError(f"no demonstrations for agent(s) {', '.join(empty)}")
+        feats = self.features(self._queries(train.texts, train.states))
+        cfg = self.train_config
+        w, _ = self.extractor.word_head()
+        init = initial_weights(cfg, train.agents, self.extractor.tokenizer, w, feats.h.shape[1])
+        self.head = AgentHead(len(train.agents), feats.h.shape[1], logit_bias=cfg.logit_bias, init=init)
+        self.agents = list(train.agents)
+        m = train_head(self.head, feats.h, feats.vocab_lse, torch.tensor(train.labels), cfg, progress=self.progress)
+        m["seconds_total"] = time.perf_counter() - start
+        self.metrics = m
+        self.history = [{"op": "fit", "agents": len(self.agents), "examples": len(train)}]
+        return m
+
+    def add_agent(self, name: str, train: TrainingSet) -> dict[str, float]:
+        """Incremental enrolment: append a row for ``name`` and train only that row.
+
+        ``train`` should hold the new agent's demonstrations *and* the existing agents' (the
+        new row also has to learn where it does not belong); existing rows stay bit-identical.
+        """
+        if self.head is None:
+            raise ConfigError("train or load the router before adding an agent")
+        self.pool.get(name)
+        if name in self.agents:
+            raise ConfigError(f"agent '{name}' already has a token; retrain to change it")
+        if name not in train.agents or train.counts()[name] == 0:
+            raise DataError(f"no demonstrations for new agent '{name}'")
+        agents = self.agents + [name]
+        keep, labels = self._labels(train, agents)
+        sub = train.subset(keep)
+        feats = self.features(self._queries(sub.texts, sub.states))
+        cfg = self.train_config
+        w, _ = self.extractor.word_head()
+        new_row = initial_weights(cfg, [name], self.extractor.tokenizer, w, feats.h.shape[1])
+        head = AgentHead(len(agents), feats.h.shape[1], logit_bias=self.head.logit_bias, init=torch.cat([self.head.weight.detach(), new_row]))
+        m = train_head(head, feats.h, feats.vocab_lse, labels, cfg, trainable_rows=[len(agents) - 1], progress=self.progress)
+        self.head, self.agents = head, agents
+        self.history.append({"op": "add", "agent": name, "examples": len(sub), "train_acc": m["train_acc"]})
+        self.metrics = {**self.metrics, f"add:{name}": m}
+        return m
+
+    # ------------------------------------------------------------------ inference
+    def _require_head(self) -> AgentHead:
+        if self.head is None:
+            raise ConfigError("the AgentToken router has no tokens: call fit() or load a checkpoint")
+        return self.head
+
+    def _ranking(self, probs: torch.Tensor) -> list[tuple[str, float]]:
+        order = torch.argsort(probs, descending=True)
+        return [(self.agents[i], float(probs[i])) for i in order]
+
+    @torch.no_grad()
+    def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+        head = self._require_head()
+        feats = self.features(self._queries(tasks, states))
+        probs = head.agent_probs(feats.h)
+        return [self._ranking(p) for p in probs]
+
+    @torch.no_grad()
+    def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
+        head = self._require_head()
+        queries = self._queries(tasks, states)
+        feats = self.features(queries)
+        results: list[RouteResult] = []
+        for q, h in zip(queries, feats.h):
+            first = self._ranking(head.agent_probs(h[None])[0])
+            if not self.feature.is_next_token:
+                # A pooled / intermediate-layer h is not a next-token state: no word decoding.
+                results.append(RouteResult(agent=first[0][0], ranking=first))
+                continue
+            results.append(self._decode(q, h, first))
+        return results
+
+    def _decode(self, q: Query, h: torch.Tensor, first: list[tuple[str, float]]) -> RouteResult:
+        """Greedy decoding over V ∪ A from the prompt end, at most ``max_word_tokens`` words."""
+        head, fx = self._require_head(), self.extractor
+        rest = fx.check_length([q])[0]
+        stop_ids = {i for i in (fx.tokenizer.eos_token_id, fx.tokenizer.pad_token_id) if i is not None}
+        im_end = fx.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        if isinstance(im_end, int) and im_end != fx.tokenizer.unk_token_id:
+            stop_ids.add(im_end)
+        words: list[int] = []
+        for step in range(self.max_word_tokens + 1):
+            if step > 0:
+                h = fx.hidden_for_ids([rest + words])[0]
+            word_logits = fx.vocab_logits(h[None])[0]
+            agent_logits = head.agent_logits(h[None])[0]
+            if agent_logits.max() > word_logits.max():
+                ranking = self._ranking(torch.softmax(agent_logits, -1))
+                return RouteResult(agent=ranking[0][0], ranking=ranking, raw=fx.tokenizer.decode(words) or None)
+            nxt = int(word_logits.argmax())
+            if nxt in stop_ids or step == self.max_word_tokens:
+                break
+            words.append(nxt)
+        text = fx.tokenizer.decode(words)
+        return RouteResult(
+            agent=first[0][0],
+            ranking=first,
+            error=f"no agent token won within {len(words)} decoded word token(s) (model wrote {text!r}); "
+            "fell back to the most probable agent at the prompt end",
+            raw=text,
+        )
+
+    # ------------------------------------------------------------------ persistence
+    def checkpoint(self) -> TokenCheckpoint:
+        head = self._require_head()
+        fx = self.extractor
+        return TokenCheckpoint(
+            weight=head.weight.detach().clone(),
+            agents=list(self.agents),
+            backbone_id=fx.model_id,
+            backbone_fingerprint=fx.fingerprint,
+            template_name=fx.template.name,
+            template_sha256=fx.template.sha256,
+            feature=self.feature.model_dump(),
+            logit_bias=head.logit_bias,
+            train_config=self.train_config.model_dump(),
+            metrics={k: v for k, v in self.metrics.items() if isinstance(v, (int, float, dict))},
+            history=self.history,
+        )
+
+    def save(self, path: Path) -> None:
+        save_checkpoint(self.checkpoint(), path)
+
+    @classmethod
+    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> "AgentTokenRouter":
+        ckpt = load_checkpoint(path)
+        router = cls(
+            pool,
+            llm,
+            template=ckpt.template_name,
+            feature=FeatureSpec(**ckpt.feature),
+            train=TrainConfig(**ckpt.train_config) if ckpt.train_config else None,
+            **options,
+        )
+        fx = router.extractor
+        check_compatible(
+            ckpt,
+            path,
+            backbone_id=fx.model_id,
+            fingerprint=fx.fingerprint,
+            template_sha256=fx.template.sha256,
+            pool_names=pool.names,
+        )
+        router.head = AgentHead(len(ckpt.agents), ckpt.weight.shape[1], logit_bias=ckpt.logit_bias, init=ckpt.weight)
+        router.agents = list(ckpt.agents)
+        router.metrics, router.history = dict(ckpt.metrics), list(ckpt.history)
+        missing = [a for a in pool.names if a not in router.agents]
+        if missing:
+            log.warning(
+                "%s: %d pool agent(s) have no token and cannot be chosen: %s (add them with `agentlab train --add NAME`)",
+                path, len(missing), ", ".join(missing),
+            )
+        return router
+
+    def agent_row(self, name: str) -> torch.Tensor:
+        if name not in self.agents:
+            raise UnknownAgentError(f"agent '{name}' has no token in this router")
+        return self._require_head().weight[self.agents.index(name)].detach()

@@ -1,0 +1,337 @@
+"""What the two parameter-efficient baselines (LoRA, prompt tuning) share.
+
+Both put a small trainable piece on the frozen backbone, see the same router prompt as
+AgentToken (``router_agenttoken`` by default, so only the training method differs) and are
+trained to *generate* the answer ``###Name###`` with the ordinary language-model loss on
+the answer tokens. Ranking scores every pool agent's answer string in one packed forward
+pass (:mod:`._scoring`) and normalises the log-likelihoods over the pool.
+
+CPU budget: examples are bucketed by length so a batch carries little padding, only the
+answer positions are projected onto the vocabulary, and a trained adapter is cached under
+``cache_dir()/routers/<kind>/<key>`` where the key hashes the backbone, template, options
+and the training data, so ``agentlab route --router lora`` trains once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import shutil
+import time
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.errors import CheckpointError, DataError
+from agentlab.llm.config import LLMConfig
+from agentlab.metaagent.baselines._common import parse_options, rankings, read_sidecar, softmax_rows, write_sidecar
+from agentlab.metaagent.baselines._scoring import Packed, candidate_logprobs, forward_packed, pack
+from agentlab.metaagent.data import TrainingSet
+from agentlab.metaagent.manager import render_state
+from agentlab.metaagent.prompts import PromptTemplate, load_template
+from agentlab.metaagent.router import Router
+from agentlab.paths import cache_dir
+from agentlab.pool import AgentPool
+
+log = logging.getLogger(__name__)
+
+#: Bump when training or scoring changes meaning, so cached adapters are not reused.
+FORMAT_VERSION = 1
+
+
+def answer_text(name: str) -> str:
+    """The answer every LM baseline produces and is scored on."""
+    return f"###{name}###"
+
+
+class AdapterConfig(BaseModel):
+    """Options shared by the LoRA and prompt-tuning routers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = Field("router_agenttoken", description="router prompt (same as AgentToken's)")
+    epochs: int = Field(3, ge=1)
+    lr: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(0.0, ge=0)
+    batch_size: int = Field(16, ge=1)
+    eval_batch_size: int = Field(8, ge=1)
+    seed: int = 0
+    cache: bool = Field(True, description="reuse/store the trained adapter under cache_dir()")
+    progress: bool = True
+
+    def key_fields(self) -> dict[str, Any]:
+        """The options that change what is trained (not how results are stored/shown)."""
+        return self.model_dump(exclude={"cache", "progress", "eval_batch_size"})
+
+
+class AdapterRouter(Router):
+    """A trainable adapter on the frozen backbone; subclasses define the adapter."""
+
+    config_cls: type[AdapterConfig] = AdapterConfig
+    weights_file = "adapter_model.safetensors"
+
+    def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
+        super().__init__(pool, llm, **options)
+        self.cfg = parse_options(self.config_cls, options, self.name)
+        self.template: PromptTemplate = load_template(self.cfg.template)
+        self.trained_on: list[str] = []
+        self.fit_info: dict[str, Any] = {}
+        self._backend = None
+        self._ready = False
+
+    # ------------------------------------------------------------------ subclass hooks
+    @abstractmethod
+    def _build(self, fresh: bool) -> None:
+        """Create the adapter (random/initialised when ``fresh``) on top of the backbone."""
+
+    @abstractmethod
+    def _model(self) -> torch.nn.Module:
+        """The module to run (backbone with the adapter applied)."""
+
+    @abstractmethod
+    def _virtual(self) -> torch.Tensor | None:
+        """Virtual-token embeddings ``[n, d]`` to prepend, or None."""
+
+    @abstractmethod
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        """The parameters the optimiser updates."""
+
+    @abstractmethod
+    def _save_weights(self, folder: Path) -> None: ...
+
+    @abstractmethod
+    def _load_weights(self, folder: Path) -> None: ...
+
+    @property
+    def n_virtual(self) -> int:
+        return 0
+
+    # ------------------------------------------------------------------ backbone and prompts
+    @property
+    def backend(self):  # type: ignore[no-untyped-def]
+        if self._backend is None:
+            from agentlab.llm import load_local
+
+            self._backend = load_local(self.llm)
+        return self._backend
+
+    def prepare(self) -> None:
+        """Load the backbone and build a fresh adapter (idempotent)."""
+        if not self._ready:
+            torch.manual_seed(self.cfg.seed)
+            self._build(fresh=True)
+            self._ready = True
+
+    def prompt(self, task: str, state: str | None = None) -> str:
+        return self.template.render(task=task.strip(), state=render_state(state))
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.backend.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _prompt_ids(self, tasks: list[str], states: list[str | None]) -> list[list[int]]:
+        ids = [self._encode(self.prompt(t, s)) for t, s in zip(tasks, states)]
+        limit = self.backend.context_length
+        for t, x in zip(tasks, ids):
+            if len(x) + self.n_virtual + 32 > limit:
+                raise DataError(f"task is {len(x)} tokens with the prompt; the model's context is {limit}: {t[:60]!r}")
+        return ids
+
+    def _logprobs(self, packed: Packed) -> torch.Tensor:
+        logits = forward_packed(self._model(), packed, virtual=self._virtual())
+        return candidate_logprobs(logits, packed)
+
+    # ------------------------------------------------------------------ training
+    def cache_key(self, train: TrainingSet) -> str:
+        h = hashlib.sha256()
+        record = {
+            "kind": self.name,
+            "format": FORMAT_VERSION,
+            "backbone": [self.backend.model_id, self.backend.fingerprint],
+            "template": self.template.sha256,
+            "config": self.cfg.key_fields(),
+            "agents": train.agents,
+        }
+        h.update(json.dumps(record, sort_keys=True).encode())
+        for t, y, s in zip(train.texts, train.labels, train.states):
+            h.update(json.dumps([t, y, s]).encode())
+        return h.hexdigest()[:20]
+
+    def cache_path(self, train: TrainingSet) -> Path:
+        return cache_dir() / "routers" / self.name / self.cache_key(train)
+
+    def fit(self, train: TrainingSet) -> dict[str, float]:
+        if len(train) == 0:
+            raise DataError(f"empty training set: the {self.name} router needs demonstrations")
+        if self.cfg.cache:
+            cached = self.cache_path(train)
+            if (cached / "router.json").is_file():
+                try:
+                    self._restore(cached)
+                    log.info("%s router: reusing trained adapter %s", self.name, cached)
+                    info = {k: float(v) for k, v in self.fit_info.items() if isinstance(v, (int, float))}
+                    return {**info, "cached": 1.0}
+                except CheckpointError as exc:
+                    log.warning("ignoring unusable cached adapter (%s); retraining", exc)
+        metrics = self._train(train)
+        if self.cfg.cache:
+            self.save(self.cache_path(train))
+        return metrics
+
+    def _batches(self, lengths: list[int], rng: random.Random) -> list[list[int]]:
+        """Length-bucketed batches in a shuffled order (little padding, still stochastic)."""
+        order = sorted(range(len(lengths)), key=lambda i: (lengths[i], rng.random()))
+        bs = self.cfg.batch_size
+        batches = [order[i : i + bs] for i in range(0, len(order), bs)]
+        rng.shuffle(batches)
+        return batches
+
+    def _train(self, train: TrainingSet) -> dict[str, float]:
+        from tqdm.auto import tqdm
+
+        t0 = time.perf_counter()
+        self.prepare()
+        prompts = self._prompt_ids(train.texts, train.states)
+        answers = {a: self._encode(answer_text(a)) for a in train.agents}
+        targets = [answers[train.agents[y]] for y in train.labels]
+        params = self.trainable_parameters()
+        for p in params:
+            p.requires_grad_(True)
+        opt = torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        rng = random.Random(self.cfg.seed)
+        torch.manual_seed(self.cfg.seed)
+        lengths = [len(p) + len(a) for p, a in zip(prompts, targets)]
+        total = self.cfg.epochs * -(-len(prompts) // self.cfg.batch_size)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / max(total, 1)))
+        pad = self.backend.tokenizer.pad_token_id
+        losses: list[float] = []
+        tokens = 0
+        bar = tqdm(total=total, desc=f"train {self.name}", disable=not self.cfg.progress, leave=False)
+        try:
+            for epoch in range(self.cfg.epochs):
+                epoch_loss, seen = 0.0, 0
+                for idx in self._batches(lengths, rng):
+                    packed = pack(
+                        [prompts[i] for i in idx], [[targets[i]] for i in idx], pad_id=pad, n_virtual=self.n_virtual
+                    )
+                    loss = -self._logprobs(packed)[:, 0].mean()
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    sched.step()
+                    epoch_loss += loss.item() * len(idx)
+                    seen += len(idx)
+                    tokens += int(packed.input_ids.numel())
+                    bar.update(1)
+                    bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
+                losses.append(epoch_loss / max(seen, 1))
+        finally:
+            bar.close()
+            for p in params:
+                p.requires_grad_(False)
+        self.trained_on = list(train.agents)
+        seconds = time.perf_counter() - t0
+        self.fit_info = {
+            "seconds": seconds,
+            "loss": losses[-1],
+            "first_epoch_loss": losses[0],
+            "examples": len(train),
+            "epochs": self.cfg.epochs,
+            "tokens": tokens,
+            "trainable_params": sum(p.numel() for p in params),
+        }
+        log.info("%s router trained in %.1fs: loss %.3f -> %.3f", self.name, seconds, losses[0], losses[-1])
+        return {k: float(v) for k, v in self.fit_info.items()}
+
+    # ------------------------------------------------------------------ ranking
+    @torch.no_grad()
+    def scores(self, tasks: list[str], states: list[str | None] | None = None, names: list[str] | None = None) -> torch.Tensor:
+        """Log-likelihood of each name's answer after each task's prompt: ``[tasks, names]``."""
+        if not self._ready:
+            raise CheckpointError(f"the {self.name} router is not trained; call fit() or load()")
+        names = names or self.pool.names
+        states = states or [None] * len(tasks)
+        prompts = self._prompt_ids(tasks, states)
+        cands = [self._encode(answer_text(n)) for n in names]
+        pad = self.backend.tokenizer.pad_token_id
+        out = torch.empty(len(tasks), len(names))
+        bs = self.cfg.eval_batch_size
+        order = sorted(range(len(tasks)), key=lambda i: len(prompts[i]))
+        for s in range(0, len(order), bs):
+            idx = order[s : s + bs]
+            packed = pack([prompts[i] for i in idx], [cands] * len(idx), pad_id=pad, n_virtual=self.n_virtual)
+            out[idx] = self._logprobs(packed).cpu()
+        return out
+
+    def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+        if not tasks:
+            return []
+        return rankings(self.pool.names, softmax_rows(self.scores(tasks, states).numpy()))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: Path) -> None:
+        if not self._ready:
+            raise CheckpointError(f"nothing to save: the {self.name} router is not trained", where=path)
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self._save_weights(tmp)
+        write_sidecar(
+            tmp,
+            {
+                "kind": self.name,
+                "format": FORMAT_VERSION,
+                "agents": self.trained_on,
+                "backbone": {"model_id": self.backend.model_id, "fingerprint": self.backend.fingerprint},
+                "template": {"name": self.template.name, "sha256": self.template.sha256},
+                "config": self.cfg.model_dump(),
+                "fit": self.fit_info,
+            },
+        )
+        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        if path.exists():
+            os.replace(path, old)
+        os.replace(tmp, path)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def _restore(self, path: Path) -> None:
+        rec = read_sidecar(path, self.name)
+        if rec.get("format") != FORMAT_VERSION:
+            raise CheckpointError(f"saved with format {rec.get('format')}, this code reads {FORMAT_VERSION}", where=path)
+        bb = rec.get("backbone", {})
+        if bb.get("fingerprint") != self.backend.fingerprint:
+            raise CheckpointError(
+                f"adapter was trained on backbone {bb.get('model_id')} ({bb.get('fingerprint')}), "
+                f"but the configured backbone is {self.backend.model_id} ({self.backend.fingerprint})",
+                where=path,
+            )
+        if rec.get("template", {}).get("sha256") != self.template.sha256:
+            raise CheckpointError(
+                f"adapter was trained with a different '{self.template.name}' prompt template; retrain it",
+                where=path,
+            )
+        self._build(fresh=False)
+        try:
+            self._load_weights(path)
+        except (OSError, KeyError, RuntimeError, ValueError) as exc:
+            raise CheckpointError(f"cannot read adapter weights ({type(exc).__name__}: {exc})", where=path) from None
+        self.trained_on = list(rec.get("agents", []))
+        self.fit_info = dict(rec.get("fit", {}))
+        self._ready = True
+        unknown = [n for n in self.pool.names if n not in self.trained_on]
+        if unknown:
+            log.warning("%s router was not trained on %d pool agent(s): %s", self.name, len(unknown), ", ".join(unknown))
+
+    @classmethod
+    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None) -> "AdapterRouter":
+        rec = read_sidecar(Path(path), cls.name)
+        cfg = dict(rec.get("config", {}))
+        router = cls(pool, llm, **cfg)
+        router._restore(Path(path))
+        return router

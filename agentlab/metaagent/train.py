@@ -1,0 +1,119 @@
+"""Training the agent tokens: AdamW on ``W_A`` over cached frozen-backbone features.
+
+The loss is the paper's: cross-entropy of the gold agent token, at the position after each
+demonstration prompt, over the full ``V ∪ A`` vocabulary. With features cached, an epoch
+over thousands of demonstrations is a few small matrix products. Incremental enrolment
+trains only some rows; the others are restored after every step, so they stay bit-identical.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict
+from tqdm.auto import tqdm
+
+from agentlab.metaagent.head import AgentHead
+
+log = logging.getLogger(__name__)
+
+
+class TrainConfig(BaseModel):
+    """Hyper-parameters of one AgentToken training run (defaults: what works on SmolLM2-135M)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lr: float = 1e-2
+    weight_decay: float = 0.0
+    epochs: int = 40
+    batch_size: int = 32
+    init: Literal["random", "name_mean", "zeros"] = "name_mean"
+    init_scale: float = 1.0
+    logit_bias: float = 0.0
+    seed: int = 0
+
+    @classmethod
+    def preset(cls, name: str) -> "TrainConfig":
+        """``paper``: the AgentStore setting (lr 4e-5, weight decay 1.0, 10 epochs); ``default``."""
+        if name == "paper":
+            return cls(lr=4e-5, weight_decay=1.0, epochs=10)
+        if name == "default":
+            return cls()
+        from agentlab.errors import ConfigError
+
+        raise ConfigError(f"unknown training preset '{name}'; use default or paper")
+
+
+def initial_weights(
+    cfg: TrainConfig, names: list[str], tokenizer, word_head: torch.Tensor, dim: int  # type: ignore[no-untyped-def]
+) -> torch.Tensor:
+    """Starting ``W_A`` for ``names`` under ``cfg.init`` (seeded)."""
+    from agentlab.metaagent.head import name_mean_init
+
+    gen = torch.Generator().manual_seed(cfg.seed)
+    if cfg.init == "zeros":
+        return torch.zeros(len(names), dim)
+    if cfg.init == "name_mean":
+        return cfg.init_scale * name_mean_init(names, tokenizer, word_head.detach().cpu())
+    std = float(word_head.detach().float().std())
+    return cfg.init_scale * std * torch.randn(len(names), dim, generator=gen)
+
+
+def train_head(
+    head: AgentHead,
+    h: torch.Tensor,
+    vocab_lse: torch.Tensor,
+    labels: torch.Tensor,
+    cfg: TrainConfig,
+    *,
+    trainable_rows: list[int] | None = None,
+    progress: bool = True,
+) -> dict[str, float]:
+    """Fit ``head.weight`` (only ``trainable_rows`` when given); return loss/accuracy/seconds."""
+    start = time.perf_counter()
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    h, vocab_lse, labels = h.float(), vocab_lse.float(), labels.long()
+    frozen: torch.Tensor | None = None
+    if trainable_rows is not None:
+        keep = torch.ones(head.n_agents, dtype=torch.bool)
+        keep[torch.tensor(trainable_rows)] = False
+        frozen = keep
+        saved = head.weight.detach().clone()
+    opt = torch.optim.AdamW([head.weight], lr=cfg.lr, weight_decay=cfg.weight_decay)
+    n = len(labels)
+    epoch_loss = float("nan")
+    bar = tqdm(range(cfg.epochs), desc="agent tokens", unit="epoch", disable=not progress)
+    for _ in bar:
+        perm = torch.randperm(n, generator=gen)
+        total = 0.0
+        for s in range(0, n, cfg.batch_size):
+            idx = perm[s : s + cfg.batch_size]
+            loss = head.loss(h[idx], vocab_lse[idx], labels[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if frozen is not None:
+                head.weight.grad[frozen] = 0.0
+            opt.step()
+            if frozen is not None:
+                with torch.no_grad():
+                    head.weight[frozen] = saved[frozen]
+            total += float(loss) * len(idx)
+        epoch_loss = total / max(n, 1)
+        bar.set_postfix(loss=f"{epoch_loss:.3f}")
+    with torch.no_grad():
+        full_lp = head.log_probs(h, vocab_lse)
+        pred = full_lp.argmax(1)
+        metrics = {
+            "loss": float(-full_lp.gather(1, labels.view(-1, 1)).mean()),
+            "last_epoch_loss": epoch_loss,
+            "train_acc": float((pred == labels).float().mean()),
+            "agent_mass": float(full_lp.exp().sum(1).mean()),  # P(any agent token) under V ∪ A
+            "examples": float(n),
+            "seconds": time.perf_counter() - start,
+        }
+    log.info("trained %d agent rows on %d examples: %s", head.n_agents if trainable_rows is None else len(trainable_rows), n, metrics)
+    return metrics

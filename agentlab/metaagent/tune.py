@@ -1,0 +1,182 @@
+"""The tuning study: which hidden state, prompt, initialisation and bias make AgentToken route well.
+
+Evaluation uses OSWorld single-app and AppAgent tasks (evaluation only: never training data,
+never in a prompt). Training uses the pool's demonstrations (+ self-instruct data when
+``data/demos`` exists). Features for every (prompt variant, hidden-state choice) are
+computed in one forward pass per text and kept in ``cache_dir()/tune/``; the grid of training
+settings then runs in seconds. A MiniLM nearest-centroid router on the same training data is
+measured in the same run as the reference to beat.
+
+    python -m agentlab.metaagent.tune --out benchmarks/results/agenttoken_tuning_raw.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from agentlab.eval.benchmarks import load_appagent, load_osworld
+from agentlab.eval.metrics import routing_accuracy
+from agentlab.metaagent.data import TrainingSet, load_training_set
+from agentlab.metaagent.features import FeatureSpec, Query, TextFeatureExtractor
+from agentlab.metaagent.head import AgentHead
+from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
+from agentlab.paths import cache_dir
+from agentlab.pool import AgentPool
+
+log = logging.getLogger(__name__)
+
+LAYER_SPECS = [FeatureSpec(layer=l, pool=p) for l in (None, 8, 12, 16, 20, 24) for p in ("last", "mean")]
+
+
+@dataclass
+class Split:
+    name: str
+    texts: list[str]
+    domains: list[str]
+
+
+def eval_splits() -> list[Split]:
+    osw, app = load_osworld(), load_appagent()
+    return [
+        Split("osworld", [t.instruction for t in osw], [t.domain or "" for t in osw]),
+        Split("appagent", [t.instruction for t in app], [t.domain or "" for t in app]),
+    ]
+
+
+def multi_features(extractor: TextFeatureExtractor, texts: list[str], specs: list[FeatureSpec], batch_size: int = 16) -> dict[str, torch.Tensor]:
+    """``{spec.key(): h [n, d]}`` for all specs, one forward per batch, cached on disk."""
+    tag = hashlib.sha256((extractor.cache_namespace() + "|".join(s.key() for s in specs)).encode()).hexdigest()[:16]
+    path = cache_dir() / "tune" / f"{tag}.pt"
+    store: dict[str, torch.Tensor] = torch.load(path) if path.exists() else {}
+    keys = [hashlib.sha256(t.strip().encode()).hexdigest()[:24] for t in texts]
+    todo = sorted({k: t for k, t in zip(keys, texts) if k not in store}.items(), key=lambda kv: len(kv[1]))
+    for s in tqdm(range(0, len(todo), batch_size), desc=f"features {extractor.template.name} chat={extractor.spec.chat}"):
+        part = todo[s : s + batch_size]
+        rests = extractor.check_length([Query(t) for _, t in part])
+        outs = extractor.hidden_multi(rests, specs)
+        for i, (k, _) in enumerate(part):
+            store[k] = torch.stack([o[i] for o in outs])
+        if s // batch_size % 8 == 7 or s + batch_size >= len(todo):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(store, path)
+    stacked = torch.stack([store[k] for k in keys])  # [n, n_specs, d]
+    return {spec.key(): stacked[:, j] for j, spec in enumerate(specs)}
+
+
+def centroid_reference(train: TrainingSet, splits: list[Split], pool: AgentPool) -> dict[str, float]:
+    from agentlab.similarity import default_encoder
+
+    enc = default_encoder()
+    x = torch.tensor(enc.encode(train.texts))
+    y = torch.tensor(train.labels)
+    cent = torch.stack([x[y == k].mean(0) for k in range(len(train.agents))])
+    cent = torch.nn.functional.normalize(cent, dim=-1)
+    out = {}
+    for sp in splits:
+        q = torch.tensor(enc.encode(sp.texts))
+        pred = (q @ cent.T).argmax(1)
+        out[sp.name] = routing_accuracy([train.agents[i] for i in pred], sp.domains, pool).accuracy
+    return out
+
+
+def run_one(
+    extractor: TextFeatureExtractor,
+    feats_train: torch.Tensor,
+    feats_eval: dict[str, torch.Tensor],
+    train: TrainingSet,
+    splits: list[Split],
+    cfg: TrainConfig,
+    pool: AgentPool,
+) -> dict[str, float]:
+    w, b = extractor.word_head()
+    lse_tr = torch.logsumexp(extractor.vocab_logits(feats_train), -1)
+    init = initial_weights(cfg, train.agents, extractor.tokenizer, w, feats_train.shape[1])
+    head = AgentHead(len(train.agents), feats_train.shape[1], logit_bias=cfg.logit_bias, init=init)
+    m = train_head(head, feats_train, lse_tr, torch.tensor(train.labels), cfg, progress=False)
+    res = {"train_loss": m["loss"], "train_acc": m["train_acc"], "seconds": m["seconds"]}
+    with torch.no_grad():
+        for sp in splits:
+            h = feats_eval[sp.name]
+            lse = torch.logsumexp(extractor.vocab_logits(h), -1)
+            pred = head.agent_logits(h).argmax(1)
+            res[sp.name] = routing_accuracy([train.agents[i] for i in pred], sp.domains, pool).accuracy
+            # How often the agent token beats every word token at the first position.
+            word_max = extractor.vocab_logits(h).max(1).values
+            res[f"{sp.name}_agent_wins"] = float((head.agent_logits(h).max(1).values > word_max).float().mean())
+            del lse
+    return res
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--templates", nargs="+", default=["router_agenttoken"])
+    ap.add_argument("--chat", nargs="+", default=["1"], help="1 = wrap in the chat template, 0 = raw")
+    ap.add_argument("--source", default="all")
+    ap.add_argument("--per-agent", type=int, default=None)
+    ap.add_argument("--grid", default="quick", choices=["quick", "train", "full"])
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    from agentlab.llm import load_local
+
+    backend = load_local()
+    pool = AgentPool.from_dir()
+    train = load_training_set(pool, per_agent=args.per_agent, source=args.source)
+    splits = eval_splits()
+    t0 = time.time()
+    ref = centroid_reference(train, splits, pool)
+    rows: list[dict[str, object]] = [{"method": "minilm-centroid (reference)", **ref, "seconds": time.time() - t0}]
+    print(f"reference minilm centroid: {ref}  train examples={len(train)}", flush=True)
+
+    train_grid = {
+        "quick": [TrainConfig()],
+        "train": [
+            TrainConfig(),
+            TrainConfig.preset("paper"),
+            TrainConfig(init="random"),
+            TrainConfig(init="zeros"),
+            TrainConfig(logit_bias=5.0),
+            TrainConfig(logit_bias=10.0),
+            TrainConfig(lr=3e-3, epochs=100),
+            TrainConfig(lr=3e-2, epochs=20),
+            TrainConfig(weight_decay=0.1),
+        ],
+    }
+    for template in args.templates:
+        for chat in args.chat:
+            fx = TextFeatureExtractor(backend, template, FeatureSpec(chat=chat == "1"))
+            specs = LAYER_SPECS if args.grid != "train" else [FeatureSpec(chat=chat == "1")]
+            specs = [s.model_copy(update={"chat": chat == "1"}) for s in specs]
+            tr = multi_features(fx, train.texts, specs)
+            ev = {sp.name: multi_features(fx, sp.texts, specs) for sp in splits}
+            for spec in specs:
+                configs = train_grid["train"] if args.grid in ("train", "full") and spec.is_next_token else train_grid["quick"]
+                for cfg in configs:
+                    res = run_one(fx, tr[spec.key()], {k: v[spec.key()] for k, v in ev.items()}, train, splits, cfg, pool)
+                    row = {
+                        "template": template,
+                        "chat": chat == "1",
+                        "layer": "final" if spec.layer is None else spec.layer,
+                        "pool": spec.pool,
+                        "train": cfg.model_dump(exclude_defaults=True),
+                        **res,
+                    }
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+    if args.out:
+        from agentlab.fileio import atomic_write_json
+
+        atomic_write_json(args.out, {"train_examples": len(train), "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
