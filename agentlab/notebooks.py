@@ -6,6 +6,7 @@ the first failing notebook and says which cell failed, and leaves in the run fol
 
 - ``NN_name.ipynb``  the executed copy (also the failed one, up to the failing cell),
 - ``NN_name.html``   its static HTML export (offline: plotly.js inlined, no CDN scripts),
+- ``NN_name.page.png`` a headless-Chromium screenshot of that page (``page_screenshots``),
 - ``figures/NN_name/<figure>.html|.png``  every figure the notebook showed,
 - ``report.json``    what ran, how long, which figures, and any failure.
 
@@ -61,6 +62,8 @@ class RunParams(BaseModel):
     common: dict[str, Any] = Field(default_factory=dict)
     notebooks: dict[str, dict[str, Any]] = Field(default_factory=dict)
     export_png: bool = True
+    #: also save a screenshot of each executed notebook's HTML page (``NN_name.page.png``)
+    page_screenshots: bool = False
     docs_img: Path | None = None
     cell_timeout_s: int = 1800
     source: str = "<defaults>"
@@ -317,6 +320,13 @@ def run_notebooks(
                 result.html = str(export_html(executed, executed.with_suffix(".html")))
             except Exception as exc:  # never hide the notebook's own error behind an export error
                 report.warnings.append(f"{nb.stem}: HTML export failed: {exc}")
+        if cfg.page_screenshots and result.html:
+            try:
+                from agentlab.viz.chromium import screenshot
+
+                screenshot(result.html, executed.with_suffix(".page.png"), width=1280, height=4000, budget_ms=8000)
+            except EnvironmentUnavailableError as exc:
+                report.warnings.append(f"{nb.stem}: page screenshot skipped: {exc}")
         figures = [asdict(f) for f in read_manifest(fig_dir)]
         if failure is None and cfg.export_png and figures:
             try:
