@@ -33,6 +33,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("models", "agentlab.llm.cli"),
     ("notebooks", "agentlab.notebooks"),
     ("run", "agentlab.notebooks:main_job"),
+    ("agent", "agentlab.agents.cli"),
 ]
 
 

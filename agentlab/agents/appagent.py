@@ -78,6 +78,11 @@ class _NullRecorder:
         return None
 
 
+def action_example(space: str) -> str:
+    """A short example call for the prompt's format line (the first action's docstring example)."""
+    return A.docstring_example(A.action_classes(space)[0]) or "tap(2)"
+
+
 def target_element(action: A.Action, obs: Observation) -> Element | None:
     """The element an action affects: its numbered element, or the text field for typing."""
     n = action.element_ref
@@ -195,7 +200,7 @@ class AppAgent:
                     "appagent_deploy", failures, self.platform(env),
                     task=task, app=cfg.app, ui=self.ui_text(obs),
                     docs=f"\nWhat these elements do (learned earlier):\n{docs}\n" if docs else "",
-                    actions=A.action_space_doc(space), last_summary=summary, feedback=feedback,
+                    actions=A.action_space_doc(space), example=action_example(space), last_summary=summary, feedback=feedback,
                 )
                 parsed: ActReply | None = None
                 try:

@@ -59,7 +59,7 @@ def _reflect(agent: AppAgent, rec: Any, env: Env, task: str, before: Observation
 
 
 def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Path | None) -> EpisodeResult:
-    from agentlab.agents.appagent import EpisodeResult, screen_changed, target_element
+    from agentlab.agents.appagent import EpisodeResult, action_example, screen_changed, target_element
 
     cfg = agent.config
     space = env.action_space
@@ -74,7 +74,7 @@ def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Pat
             reply = agent.ask(
                 "appagent_explore_act", failures, agent.platform(env),
                 app=cfg.app, task=task, ui=agent.ui_text(obs, hide=useless),
-                actions=A.action_space_doc(space), last_summary=summary,
+                actions=A.action_space_doc(space), example=action_example(space), last_summary=summary,
             )
             parsed: ActReply | None = None
             try:

@@ -1,0 +1,204 @@
+"""``agentlab agent``: explore an app, record/learn a demonstration, deploy, replay, inspect.
+
+Every run writes a trajectory under ``runs/<run>/<episode>/`` and prints where. The model
+comes from ``--llm-config`` (YAML) or ``AGENTLAB_LLM_*`` (default: embedded SmolLM2);
+the agent's settings from ``--config`` (YAML with :class:`AppAgentConfig` fields), which
+command-line options override.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+app = typer.Typer(help="The AppAgent agent: explore, demo, learn, deploy, replay, episodes, docs.", no_args_is_help=True)
+
+_APP = typer.Option(..., "--app", help="App name: the documentation folder data/docs/<app>/.")
+_ENV = typer.Option("android", "--env", help="android or desktop.")
+_SERIAL = typer.Option(None, "--serial", help="Device serial (`adb devices`); default: the only device.")
+_HOST = typer.Option("127.0.0.1", "--adb-host")
+_PORT = typer.Option(5037, "--adb-port")
+_IME = typer.Option("input", "--ime", help="input (ASCII only) or adbkeyboard (ADBKeyboard IME installed).")
+_RUN = typer.Option(None, "--run", help="Run folder name under runs/ (default: <phase>-<date>).")
+_EPISODE = typer.Option(None, "--episode", help="Episode folder name (default: a timestamp).")
+_CONFIG = typer.Option(None, "--config", help="YAML with AppAgentConfig fields.")
+_LLM = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2).")
+_DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/docs).")
+
+
+def _config(path: Optional[Path], **overrides: Any):  # type: ignore[no-untyped-def]
+    import yaml
+    from pydantic import ValidationError
+
+    from agentlab.agents.appagent import AppAgentConfig
+    from agentlab.errors import ConfigError
+
+    raw: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = yaml.safe_load(path.read_text("utf-8")) or {}
+        except FileNotFoundError:
+            raise ConfigError("config file not found", where=path) from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"not valid YAML ({exc})", where=path) from None
+        raw = raw.get("agent", raw) if isinstance(raw, dict) else {}
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return AppAgentConfig(**raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=path or "options") from None
+
+
+def _llm(path: Optional[Path]):  # type: ignore[no-untyped-def]
+    from agentlab.llm import LLMConfig, load_backend
+
+    return load_backend(LLMConfig.from_yaml(path) if path else LLMConfig.from_env())
+
+
+def _env(kind: str, serial: Optional[str], host: str, port: int, ime: str):  # type: ignore[no-untyped-def]
+    from agentlab.errors import ConfigError
+
+    if kind == "android":
+        from agentlab.envs import AndroidEnv
+
+        return AndroidEnv(serial=serial, adb_host=host, adb_port=port, ime=ime)  # type: ignore[arg-type]
+    if kind == "desktop":
+        from agentlab.envs import DesktopEnv
+
+        return DesktopEnv()
+    raise ConfigError(f"--env must be android or desktop, got {kind!r}")
+
+
+def _episode_dir(run: Optional[str], episode: Optional[str], phase: str) -> Path:
+    from agentlab.paths import runs_dir
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return runs_dir() / (run or f"{phase}-{time.strftime('%Y%m%d')}") / (episode or stamp)
+
+
+def _report(res) -> None:  # type: ignore[no-untyped-def]
+    typer.echo(f"{res.status}: {res.steps} action(s), {res.llm_calls} LLM call(s); trajectory: {res.path}")
+    if res.error:
+        typer.echo(f"last error: {res.error}")
+    if res.status == "failed":
+        raise typer.Exit(1)
+
+
+@app.command()
+def explore(
+    task: str = typer.Option(..., "--task", help="Goal that guides exploration."),
+    app_name: str = _APP, env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT,
+    ime: str = _IME, run: Optional[str] = _RUN, episode: Optional[str] = _EPISODE, config: Optional[Path] = _CONFIG,
+    llm_config: Optional[Path] = _LLM, docs_dir: Optional[Path] = _DOCS,
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds"),
+) -> None:
+    """Explore the app on a device, writing per-element documentation."""
+    from agentlab.agents.appagent import AppAgent
+
+    cfg = _config(config, app=app_name, docs_dir=docs_dir, max_rounds=max_rounds)
+    agent = AppAgent(_llm(llm_config), cfg)
+    with _env(env, serial, adb_host, adb_port, ime) as e:
+        res = agent.explore(e, task, _episode_dir(run, episode, "explore"))
+    typer.echo(f"documented: {', '.join(res.extra.get('documented', [])) or 'nothing'}")
+    _report(res)
+
+
+@app.command()
+def deploy(
+    task: str = typer.Option(..., "--task"),
+    app_name: str = _APP, env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT,
+    ime: str = _IME, run: Optional[str] = _RUN, episode: Optional[str] = _EPISODE, config: Optional[Path] = _CONFIG,
+    llm_config: Optional[Path] = _LLM, docs_dir: Optional[Path] = _DOCS,
+    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+    no_docs: bool = typer.Option(False, "--no-docs", help="Do not show element documentation (baseline)."),
+) -> None:
+    """Carry out a task on the device, step by step."""
+    from agentlab.agents.appagent import AppAgent
+
+    cfg = _config(config, app=app_name, docs_dir=docs_dir, max_steps=max_steps, use_docs=False if no_docs else None)
+    agent = AppAgent(_llm(llm_config), cfg)
+    with _env(env, serial, adb_host, adb_port, ime) as e:
+        res = agent.deploy(e, task, _episode_dir(run, episode, "deploy"))
+    typer.echo(f"summary: {res.summary}")
+    _report(res)
+
+
+@app.command()
+def demo(
+    task: str = typer.Option(..., "--task", help="What the demonstration shows."),
+    env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
+    run: Optional[str] = _RUN, episode: Optional[str] = _EPISODE,
+) -> None:
+    """Record a human demonstration: type one action per line (tap(3), text("hi"), back(), exit())."""
+    from agentlab.agents.explore import record_demo
+    from agentlab.envs import actions as A
+    from agentlab.trajectory import TrajectoryRecorder
+
+    with _env(env, serial, adb_host, adb_port, ime) as e:
+        rec = TrajectoryRecorder(_episode_dir(run, episode, "demo"), task=task, env=type(e).__name__, agent="human")
+        typer.echo("Actions:\n" + A.action_space_doc(e.action_space) + "\nEnd with exit() / stop() or end of input.")
+
+        def show(obs):  # type: ignore[no-untyped-def]
+            typer.echo("\n" + obs.summary() + "\n> ", nl=False)
+
+        n = record_demo(e, rec, sys.stdin, on_screen=show, on_error=lambda m: typer.echo(f"not done: {m}\n> ", err=True, nl=False))
+    typer.echo(f"\nrecorded {n} action(s): {rec.path}")
+
+
+@app.command()
+def learn(
+    demo_dir: Path = typer.Argument(..., help="Episode folder of a recorded demonstration."),
+    app_name: str = _APP, config: Optional[Path] = _CONFIG, llm_config: Optional[Path] = _LLM, docs_dir: Optional[Path] = _DOCS,
+) -> None:
+    """Write element documentation from a recorded demonstration (no device needed)."""
+    from agentlab.agents.appagent import AppAgent
+
+    agent = AppAgent(_llm(llm_config), _config(config, app=app_name, docs_dir=docs_dir))
+    out = agent.learn_from_demo(demo_dir)
+    typer.echo(f"documented {len(out['documented'])} element(s) from {out['steps']} step(s); skipped {out['skipped']}")
+    for err in out["errors"]:
+        typer.echo(f"  {err}", err=True)
+
+
+@app.command()
+def replay(
+    episode_dir: Path = typer.Argument(..., help="runs/<run>/<episode> to replay."),
+    env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
+    record_to: Optional[Path] = typer.Option(None, "--record-to", help="Record the replay as a new episode here."),
+) -> None:
+    """Re-apply an episode's actions on a device (elements found again by uid)."""
+    from agentlab.trajectory import TrajectoryRecorder, load_trajectory, replay as do_replay
+
+    traj = load_trajectory(episode_dir)
+    with _env(env, serial, adb_host, adb_port, ime) as e:
+        rec = TrajectoryRecorder(record_to, task=traj.meta.task, env=type(e).__name__, agent="replay") if record_to else None
+        results = do_replay(traj, e, recorder=rec)
+    typer.echo(f"replayed {len(results)} action(s) from {episode_dir}")
+
+
+@app.command()
+def episodes(run_dir: Path = typer.Argument(..., help="runs/<run>")) -> None:
+    """List a run's episodes: name, status, steps, task."""
+    from agentlab.trajectory import list_episodes
+
+    for e in list_episodes(run_dir):
+        typer.echo(f"{e.episode}\t{e.status}\t{e.steps} steps\t{e.task or ''}")
+
+
+@app.command()
+def docs(app_name: str = _APP, docs_dir: Optional[Path] = _DOCS) -> None:
+    """Show the documentation learned for an app."""
+    from agentlab.agents.docs_store import DocStore
+
+    store = DocStore(app_name, docs_dir)
+    for uid in store.documented():
+        d = store.get(uid)
+        if d:
+            typer.echo(f"{uid} ({d.label}): " + "; ".join(f"{k}: {v}" for k, v in d.docs.items()))
+    useless = sorted(store.useless())
+    typer.echo(f"useless: {', '.join(useless) or 'none'}")
