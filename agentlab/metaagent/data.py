@@ -73,6 +73,11 @@ def default_demos_path() -> Path:
     return data_dir() / "demos"
 
 
+def holds_dataset(path: Path) -> bool:
+    """True when ``path`` is a saved ``datasets`` folder (a Dataset or a DatasetDict)."""
+    return (path / "state.json").is_file() or (path / "dataset_dict.json").is_file()
+
+
 def _read_generated(pool: AgentPool, path: Path) -> dict[str, list[str]]:
     """Generated (non-seed) rows per pool agent from a ``datasets`` folder."""
     try:
@@ -114,7 +119,7 @@ def load_training_set(
 ) -> TrainingSet:
     """Labelled demonstrations for every agent of ``pool``.
 
-    ``demos_path`` defaults to ``data/demos`` when that folder exists; without a dataset only
+    ``demos_path`` defaults to ``data/demos`` when that folder holds a saved dataset; without a dataset only
     the documents' seed demonstrations are used (``source="generated"`` then fails).
     ``per_agent`` keeps at most that many examples per agent, seeds first, then a seeded
     random sample of generated ones, so runs with the same seed see the same data.
@@ -122,7 +127,7 @@ def load_training_set(
     """
     if source not in ("all", "seed", "generated"):
         raise DataError(f"unknown source '{source}'; use all, seed or generated")
-    if demos_path is None and default_demos_path().exists():
+    if demos_path is None and holds_dataset(default_demos_path()):
         demos_path = default_demos_path()
     generated: dict[str, list[str]] = {n: [] for n in pool.names}
     if source != "seed":

@@ -101,7 +101,7 @@ def train_head(
             if frozen is not None:
                 with torch.no_grad():
                     head.weight[frozen] = saved[frozen]
-            total += float(loss) * len(idx)
+            total += float(loss.detach()) * len(idx)
         epoch_loss = total / max(n, 1)
         bar.set_postfix(loss=f"{epoch_loss:.3f}")
     with torch.no_grad():

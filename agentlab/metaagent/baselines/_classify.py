@@ -1,10 +1,17 @@
 """What the two parameter-efficient baselines (LoRA, prompt tuning) share.
 
-Both put a small trainable piece on the frozen backbone, see the same router prompt as
-AgentToken (``router_agenttoken`` by default, so only the training method differs) and are
-trained to *generate* the answer ``###Name###`` with the ordinary language-model loss on
-the answer tokens. Ranking scores every pool agent's answer string in one packed forward
-pass (:mod:`._scoring`) and normalises the log-likelihoods over the pool.
+Both put a small trainable piece on the frozen backbone and are trained to *generate* the
+answer ``###Name###`` with the ordinary language-model loss on the answer tokens. Ranking
+scores every pool agent's answer string in one packed forward pass (:mod:`._scoring`) and
+normalises the log-likelihoods over the pool. The opening ``###`` every answer shares is
+teacher-forced as part of the prompt (it does not change the ranking; see
+:func:`._scoring.split_common_prefix`).
+
+Prompt: ``data/prompts/router_ft.txt`` by default, a one-line instruction plus the task.
+AgentToken's longer instruction header (``router_agenttoken``) does not help a model that
+learns the routing from data, and triples the per-example tokens, i.e. the CPU training
+time; pass ``template="router_agenttoken"`` to give the baselines exactly AgentToken's
+input (the training-cost benchmark does).
 
 CPU budget: examples are bucketed by length so a batch carries little padding, only the
 answer positions are projected onto the vocabulary, and a trained adapter is cached under
@@ -31,7 +38,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentlab.errors import CheckpointError, DataError
 from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.baselines._common import parse_options, rankings, read_sidecar, softmax_rows, write_sidecar
-from agentlab.metaagent.baselines._scoring import Packed, candidate_logprobs, forward_packed, pack
+from agentlab.metaagent.baselines._scoring import (
+    Packed,
+    candidate_logprobs,
+    forward_packed,
+    pack,
+    split_common_prefix,
+)
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import render_state
 from agentlab.metaagent.prompts import PromptTemplate, load_template
@@ -45,6 +58,10 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 
 
+#: Names that fix which answer prefix is teacher-forced (any pool shares at least ``###``).
+ANSWER_PROBE = ("A", "Zz9")
+
+
 def answer_text(name: str) -> str:
     """The answer every LM baseline produces and is scored on."""
     return f"###{name}###"
@@ -55,7 +72,7 @@ class AdapterConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    template: str = Field("router_agenttoken", description="router prompt (same as AgentToken's)")
+    template: str = Field("router_ft", description="router prompt template in data/prompts/")
     epochs: int = Field(3, ge=1)
     lr: float = Field(1e-3, gt=0)
     weight_decay: float = Field(0.0, ge=0)
@@ -142,6 +159,17 @@ class AdapterRouter(Router):
                 raise DataError(f"task is {len(x)} tokens with the prompt; the model's context is {limit}: {t[:60]!r}")
         return ids
 
+    def _answers(self, names: list[str]) -> tuple[list[int], list[list[int]]]:
+        """(token prefix shared by all answers, each answer's remaining tokens).
+
+        The shared prefix is computed over :data:`ANSWER_PROBE` plus ``names`` so training
+        (a few agents) and ranking (the pool) split answers identically.
+        """
+        ids = [self._encode(answer_text(n)) for n in names]
+        probe = [self._encode(answer_text(n)) for n in ANSWER_PROBE]
+        forced, _ = split_common_prefix(ids + probe)
+        return forced, [x[len(forced) :] for x in ids]
+
     def _logprobs(self, packed: Packed) -> torch.Tensor:
         logits = forward_packed(self._model(), packed, virtual=self._virtual())
         return candidate_logprobs(logits, packed)
@@ -196,9 +224,9 @@ class AdapterRouter(Router):
 
         t0 = time.perf_counter()
         self.prepare()
-        prompts = self._prompt_ids(train.texts, train.states)
-        answers = {a: self._encode(answer_text(a)) for a in train.agents}
-        targets = [answers[train.agents[y]] for y in train.labels]
+        forced, answers = self._answers(train.agents)
+        prompts = [p + forced for p in self._prompt_ids(train.texts, train.states)]
+        targets = [answers[y] for y in train.labels]
         params = self.trainable_parameters()
         for p in params:
             p.requires_grad_(True)
@@ -256,8 +284,8 @@ class AdapterRouter(Router):
             raise CheckpointError(f"the {self.name} router is not trained; call fit() or load()")
         names = names or self.pool.names
         states = states or [None] * len(tasks)
-        prompts = self._prompt_ids(tasks, states)
-        cands = [self._encode(answer_text(n)) for n in names]
+        forced, cands = self._answers(names)
+        prompts = [p + forced for p in self._prompt_ids(tasks, states)]
         pad = self.backend.tokenizer.pad_token_id
         out = torch.empty(len(tasks), len(names))
         bs = self.cfg.eval_batch_size

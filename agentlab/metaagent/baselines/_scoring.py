@@ -183,3 +183,19 @@ def forward_packed(
         )
         out = model(inputs_embeds=emb, **kwargs)
     return out.logits
+
+
+def split_common_prefix(cands: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Move the token prefix every candidate shares (the opening ``###``) out of the candidates.
+
+    ``P(prefix + c_i | prompt) = P(prefix | prompt) · P(c_i | prompt + prefix)`` and the first
+    factor is the same for every candidate, so the ranking over the pool is unchanged while
+    each candidate costs fewer tokens. At least one token of each candidate is kept.
+    """
+    if not cands:
+        return [], []
+    n = min(len(c) for c in cands) - 1
+    k = 0
+    while k < n and all(c[k] == cands[0][k] for c in cands):
+        k += 1
+    return list(cands[0][:k]), [list(c[k:]) for c in cands]
