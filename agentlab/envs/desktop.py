@@ -1,0 +1,459 @@
+"""A desktop an agent acts on through the mouse and keyboard (pyautogui on X11).
+
+``DesktopEnv(display=None)`` observes the screen (Pillow's X11 grab), lists numbered UI
+elements from the accessibility tree (AT-SPI, :mod:`agentlab.envs.a11y`) or, when no tree
+is available, a numbered grid over the screenshot, and carries out PC-Agent's action space
+(click, double click, type, select text, drag, scroll, hotkey, stop). Element numbers refer
+to the last observation.
+
+For a person's own desktop: ``confirm=True`` asks before every real action (a callback; the
+default asks on the terminal) and a declined action is recorded as skipped; pyautogui's
+fail-safe stays on (throw the mouse into a screen corner to stop the episode).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from PIL import Image
+
+from agentlab.envs import actions as A
+from agentlab.envs.a11y import A11yNode, A11yTree, nodes_to_elements, run_walker, tree_text, walk_tree
+from agentlab.envs.base import Element, Env, Observation, StepResult
+from agentlab.errors import EnvironmentUnavailableError, InvalidActionError
+
+log = logging.getLogger(__name__)
+
+ConfirmFn = Callable[[str, A.Action], bool]
+
+#: Key names agents commonly write that pyautogui spells differently.
+KEY_ALIASES = {"control": "ctrl", "return": "enter", "escape": "esc", "cmd": "win", "super": "win",
+               "meta": "win", "windows": "win", "del": "delete", "pgup": "pageup", "pgdn": "pagedown",
+               "ins": "insert", "spacebar": "space", "option": "alt", "arrowup": "up", "arrowdown": "down",
+               "arrowleft": "left", "arrowright": "right"}
+
+
+class Driver(Protocol):
+    """What DesktopEnv needs from the machine: pyautogui on X11, or a test double."""
+
+    def screenshot(self) -> Image.Image: ...
+    def click(self, x: int, y: int, clicks: int = 1) -> None: ...
+    def drag(self, start: tuple[int, int], end: tuple[int, int]) -> None: ...
+    def scroll(self, clicks: int, horizontal: bool, at: tuple[int, int] | None) -> None: ...
+    def write(self, text: str) -> None: ...
+    def hotkey(self, keys: tuple[str, ...]) -> None: ...
+    def untypeable(self, text: str) -> list[str]: ...
+    def key_names(self) -> frozenset[str]: ...
+
+
+def terminal_confirm(description: str, action: A.Action) -> bool:
+    """Default confirm callback: ask on the terminal; anything but y/yes declines."""
+    try:
+        answer = input(f"agentlab desktop: about to {description}. Do it? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def grid_elements(size: tuple[int, int], rows: int, cols: int) -> list[Element]:
+    """A numbered grid over the screen (row by row), for screens with no accessibility tree:
+    the agent can still say ``click(17)`` for "the cell around that spot"."""
+    w, h = size
+    out = []
+    for r in range(rows):
+        for c in range(cols):
+            x1, x2 = c * w // cols, (c + 1) * w // cols
+            y1, y2 = r * h // rows, (r + 1) * h // rows
+            out.append(Element(id=r * cols + c + 1, bbox=(x1, y1, x2, y2), role="grid cell",
+                               text=f"row {r + 1}, column {c + 1}", resource_id=None, clickable=True,
+                               focusable=False, uid=f"grid:{r},{c}"))
+    return out
+
+
+# -- pyautogui on X11 -----------------------------------------------------------------------
+def _x_error(display: str, exc: BaseException) -> EnvironmentUnavailableError:
+    name = type(exc).__name__
+    text = str(exc)
+    if isinstance(exc, KeyError) and "DISPLAY" in text:
+        return EnvironmentUnavailableError("no X display: set DISPLAY (e.g. :0 on your desktop) or pass "
+                                           "DesktopEnv(display=...); for a private one use agentlab.envs.xdisplay.virtual_display()")
+    if name == "XauthError" or "Xauthority" in text or "authoriz" in text.lower():
+        return EnvironmentUnavailableError(f"X display {display} refused the connection ({text.strip()}); set XAUTHORITY "
+                                           "to your session's cookie file (for Xvfb: an empty file)")
+    return EnvironmentUnavailableError(f"cannot connect to X display {display} ({name}: {text.strip()}); "
+                                       "is the X server running? (Wayland sessions need XWayland and DISPLAY)")
+
+
+class PyAutoGuiDriver:
+    """pyautogui bound to one X display (imported lazily; re-pointed if another was in use)."""
+
+    def __init__(self, display: str, xauthority: str | None, pause: float = 0.02) -> None:
+        self.display = display
+        self.xauthority = xauthority
+        self.pg = self._connect(pause)
+
+    def _connect(self, pause: float) -> Any:
+        os.environ["DISPLAY"] = self.display
+        if self.xauthority:
+            os.environ["XAUTHORITY"] = self.xauthority
+        try:
+            already = "pyautogui" in sys.modules
+            # python-xlib prints "no xauthority details" for an empty cookie file (Xvfb): not news.
+            with contextlib.redirect_stdout(io.StringIO()):
+                import pyautogui
+
+            x11 = pyautogui.platformModule
+            if already and not self._same_live_display(x11._display):
+                import importlib
+
+                with contextlib.redirect_stdout(io.StringIO()):
+                    importlib.reload(x11)  # reconnects and rebuilds the key map from the new server
+            w, h = pyautogui.size()
+        except Exception as exc:  # KeyError, Xlib.error.DisplayConnectionError, XauthError, ...
+            raise _x_error(self.display, exc) from None
+        pyautogui.FAILSAFE = True  # the user's emergency stop: mouse into a corner
+        pyautogui.FAILSAFE_POINTS = [(0, 0), (0, h - 1), (w - 1, 0), (w - 1, h - 1)]
+        pyautogui.PAUSE = pause
+        return pyautogui
+
+    def _same_live_display(self, conn: Any) -> bool:
+        """Whether pyautogui's existing connection is to our display and still alive (an
+        Xvfb that was stopped and restarted under the same name leaves a dead socket)."""
+        if conn.get_display_name() != self.display:
+            return False
+        try:
+            conn.get_input_focus()
+            return True
+        except Exception:
+            return False
+
+    def screenshot(self) -> Image.Image:
+        from PIL import ImageGrab
+
+        try:
+            return ImageGrab.grab(xdisplay=self.display).convert("RGB")
+        except OSError as exc:
+            raise _x_error(self.display, exc) from None
+
+    def click(self, x: int, y: int, clicks: int = 1) -> None:
+        self.pg.click(x, y, clicks=clicks, interval=0.05)
+
+    def drag(self, start: tuple[int, int], end: tuple[int, int]) -> None:
+        self.pg.moveTo(*start)
+        self.pg.dragTo(*end, duration=0.3, button="left")
+
+    def scroll(self, clicks: int, horizontal: bool, at: tuple[int, int] | None) -> None:
+        x, y = at if at else (None, None)
+        (self.pg.hscroll if horizontal else self.pg.scroll)(clicks, x=x, y=y)
+
+    def write(self, text: str) -> None:
+        bad = set(self.untypeable(text))
+        if not bad:
+            self.pg.write(text, interval=0.005)
+            return
+        self._write_with_spare_keycodes(text, bad)
+
+    def _write_with_spare_keycodes(self, text: str, extra: set[str]) -> None:
+        """Type characters the keyboard map lacks (non-ASCII) by binding each to an unused
+        keycode for the duration (both shift levels set, so capitals stay capitals - which
+        ``xdotool type`` gets wrong), then restore the map."""
+        from Xlib import X
+        from Xlib.ext.xtest import fake_input
+
+        d = self.pg.platformModule._display
+        lo, hi = d.display.info.min_keycode, d.display.info.max_keycode
+        table = d.get_keyboard_mapping(lo, hi - lo + 1)
+        width = len(table[0]) if table else 2
+        spare = [lo + i for i in range(len(table) - 1, -1, -1) if not any(table[i])]
+        chars = sorted(extra)
+        if len(spare) < len(chars):
+            raise InvalidActionError(f"cannot type {''.join(chars)!r}: the X keyboard map has no free keycodes")
+        codes = dict(zip(chars, spare))
+        try:
+            for ch, kc in codes.items():
+                ks = ord(ch) if ord(ch) < 0x100 else 0x01000000 | ord(ch)  # X11 Unicode keysyms
+                d.change_keyboard_mapping(kc, [(ks,) * width])
+            d.sync()
+            time.sleep(0.1)  # clients re-read the keymap on MappingNotify before the keys arrive
+            run = ""
+            for ch in text:
+                if ch not in codes:
+                    run += ch
+                    continue
+                if run:
+                    self.pg.write(run, interval=0.005)
+                    run = ""
+                fake_input(d, X.KeyPress, codes[ch])
+                fake_input(d, X.KeyRelease, codes[ch])
+                d.sync()
+                time.sleep(0.005)
+            if run:
+                self.pg.write(run, interval=0.005)
+            time.sleep(0.1)
+        finally:
+            for kc in codes.values():
+                d.change_keyboard_mapping(kc, [(0,) * width])
+            d.sync()
+
+    def hotkey(self, keys: tuple[str, ...]) -> None:
+        self.pg.hotkey(*keys, interval=0.03)
+
+    def untypeable(self, text: str) -> list[str]:
+        mapping = self.pg.platformModule.keyboardMapping
+        return sorted({c for c in text if mapping.get(c) is None})
+
+    def key_names(self) -> frozenset[str]:
+        return frozenset(self.pg.KEYBOARD_KEYS)
+
+
+# -- the environment ------------------------------------------------------------------------
+class DesktopEnv(Env):
+    """An X11 desktop (a person's own, or a :class:`~agentlab.envs.xdisplay.VirtualDisplay`).
+
+    ``display``: ``":0"``-style name, a ``VirtualDisplay`` (its DISPLAY, XAUTHORITY and session
+    bus are used), or None for ``$DISPLAY``. ``a11y``: "auto" uses the accessibility tree when it
+    is available and lists something, else the grid; "off" always uses the grid; "on" raises if
+    the tree cannot be read. ``app`` limits the tree to applications whose name contains it.
+    """
+
+    action_space = "desktop"
+
+    def __init__(
+        self,
+        display: Any = None,
+        *,
+        confirm: bool = False,
+        confirm_fn: ConfirmFn | None = None,
+        a11y: Literal["auto", "on", "off"] = "auto",
+        app: str = "",
+        grid: tuple[int, int] = (8, 12),
+        pause_s: float = 0.02,
+        settle_s: float = 0.4,
+        a11y_timeout_s: float = 20.0,
+        max_nodes: int = 3000,
+        driver: Driver | None = None,
+    ) -> None:
+        self.env_vars = self._display_env(display)
+        self.display = self.env_vars.get("DISPLAY", "")
+        self.confirm = confirm or confirm_fn is not None
+        self.confirm_fn: ConfirmFn = confirm_fn or terminal_confirm
+        self.a11y = a11y
+        self.app = app
+        self.grid = grid
+        self.settle_s = settle_s
+        self.a11y_timeout_s = a11y_timeout_s
+        self.max_nodes = max_nodes
+        self._pause = pause_s
+        self._driver = driver
+        self._last: Observation | None = None
+        self._nodes: list[A11yNode] = []
+        self.task: str | None = None
+
+    @staticmethod
+    def _display_env(display: Any) -> dict[str, str]:
+        env = dict(os.environ)
+        if display is not None and hasattr(display, "env"):  # a VirtualDisplay
+            env.update(display.env)
+            return env
+        if display is not None:
+            env["DISPLAY"] = str(display)
+        return env
+
+    @property
+    def driver(self) -> Driver:
+        if self._driver is None:
+            if not self.display:
+                raise _x_error("", KeyError("DISPLAY"))
+            self._driver = PyAutoGuiDriver(self.display, self.env_vars.get("XAUTHORITY"), self._pause)
+        return self._driver
+
+    # -- observing -------------------------------------------------------------------
+    def reset(self, task: str | None = None) -> Observation:
+        self.task = task
+        return self.observe()
+
+    def screenshot(self) -> Image.Image:
+        return self.driver.screenshot()
+
+    def accessibility_tree(self) -> A11yTree:
+        """The raw tree (all nodes, not just interactive ones), e.g. to check an app's state."""
+        return walk_tree(self.env_vars, app=self.app, max_nodes=self.max_nodes, timeout_s=self.a11y_timeout_s)
+
+    def observe(self) -> Observation:
+        shot = self.screenshot()
+        info: dict[str, Any] = {"screen": list(shot.size), "display": self.display}
+        elements: list[Element] = []
+        nodes: list[A11yNode] = []
+        text = ""
+        if self.a11y != "off":
+            try:
+                tree = self.accessibility_tree()
+                elements, nodes = nodes_to_elements(tree.nodes, shot.size)
+                text = tree_text(tree)
+                info.update(a11y_nodes=len(tree.nodes), a11y_truncated=tree.truncated,
+                            a11y_s=round(tree.elapsed_s, 3), apps=tree.apps)
+            except EnvironmentUnavailableError as exc:
+                if self.a11y == "on":
+                    raise
+                info["a11y_error"] = exc.message
+                log.info("no accessibility tree: %s", exc.message)
+        if elements:
+            info["source"] = "a11y"
+        else:
+            elements, nodes = grid_elements(shot.size, *self.grid), []
+            info["source"] = "grid"
+        obs = Observation(screenshot=shot, elements=elements, text=text, info=info)
+        self._last, self._nodes = obs, nodes
+        return obs
+
+    def observe_until(self, ready: Callable[[Observation], bool], timeout_s: float = 30.0,
+                      interval_s: float = 0.5) -> Observation:
+        """Observe until ``ready(obs)`` holds (an app that is still starting, a dialog that is
+        about to open); the last observation is returned either way, so check it."""
+        deadline = time.monotonic() + timeout_s
+        obs = self.observe()
+        while not ready(obs) and time.monotonic() < deadline:
+            time.sleep(interval_s)
+            obs = self.observe()
+        return obs
+
+    def observe_stable(self, timeout_s: float = 30.0, interval_s: float = 0.5) -> Observation:
+        """Observe until two observations in a row list the same elements at the same places:
+        an app whose window is mapped may still be laying itself out (LibreOffice moves its
+        toolbars for a second or two), and a click aimed at a stale box lands elsewhere."""
+        previous: list[tuple[str, str, tuple[int, int, int, int]]] | None = None
+
+        def same(obs: Observation) -> bool:
+            nonlocal previous
+            key = [(e.role, e.text, e.bbox) for e in obs.elements]
+            stable, previous = key == previous, key
+            return stable
+
+        return self.observe_until(same, timeout_s, interval_s)
+
+    # -- acting ----------------------------------------------------------------------
+    def step(self, action: A.Action) -> StepResult:
+        if self._last is None:
+            self.observe()
+        assert self._last is not None
+        if DESKTOP_SPACE not in getattr(action, "spaces", ()):
+            raise InvalidActionError(f"{action.to_call()} is not a desktop action; use one of "
+                                     + ", ".join(c.call_name + "()" for c in A.action_classes(DESKTOP_SPACE)))
+        if action.terminal:
+            return StepResult(self._last, done=True, info={"action": action.to_dict(), "executed": False})
+        plan = self._plan(action, self._last)  # validates element numbers etc. before asking
+        description = action.describe()
+        if self.confirm and not self.confirm_fn(description, action):
+            log.info("declined: %s", description)
+            return StepResult(self.observe(), done=False,
+                              info={"action": action.to_dict(), "executed": False, "skipped": True,
+                                    "reason": "declined by the user"})
+        try:
+            plan()
+        except Exception as exc:
+            if type(exc).__name__ == "FailSafeException":
+                raise EnvironmentUnavailableError("stopped by pyautogui's fail-safe (mouse in a screen corner); "
+                                                  "move the mouse away from the corners to continue") from None
+            raise
+        time.sleep(self.settle_s)
+        return StepResult(self.observe(), done=False, info={"action": action.to_dict(), "executed": True})
+
+    def _point(self, obs: Observation, element: int | None, x: int | None, y: int | None) -> tuple[int, int]:
+        if element is not None:
+            return obs.element(element).center
+        assert x is not None and y is not None
+        w, h = obs.screenshot.size if obs.screenshot is not None else (10**6, 10**6)
+        if not (0 <= x < w and 0 <= y < h):
+            raise InvalidActionError(f"point ({x}, {y}) is off the {w}x{h} screen")
+        return x, y
+
+    def _plan(self, action: A.Action, obs: Observation) -> Callable[[], None]:
+        """Check an action against the current screen and return the thunk that performs it;
+        nothing touches the machine until the thunk runs."""
+        d = self.driver
+        if isinstance(action, (A.Click, A.DoubleClick)):
+            p = self._point(obs, action.element, action.x, action.y)
+            clicks = 2 if isinstance(action, A.DoubleClick) else 1
+            return lambda: d.click(*p, clicks=clicks)
+        if isinstance(action, A.Type):
+            where = obs.element(action.element).center if action.element is not None else None
+            typer = self._typer(action.text)
+
+            def do_type() -> None:
+                if where is not None:
+                    d.click(*where)
+                typer(action.text)
+
+            return do_type
+        if isinstance(action, A.SelectText):
+            return self._plan_select(action, obs)
+        if isinstance(action, A.Drag):
+            a = obs.element(action.source).center if action.source is not None else action.start
+            b = obs.element(action.target).center if action.target is not None else action.end
+            assert a is not None and b is not None
+            return lambda: d.drag(a, b)
+        if isinstance(action, A.Scroll):
+            at = None
+            if action.element is not None:
+                at = obs.element(action.element).center
+            elif action.x is not None:
+                at = self._point(obs, None, action.x, action.y)
+            sign = 1 if action.direction in ("up", "left") else -1
+            horizontal = action.direction in ("left", "right")
+            return lambda: d.scroll(sign * action.amount * (-1 if horizontal else 1), horizontal, at)
+        if isinstance(action, A.Hotkey):
+            keys = tuple(KEY_ALIASES.get(k, k) for k in action.keys)
+            unknown = [k for k in keys if k not in d.key_names()]
+            if unknown:
+                raise InvalidActionError(f"unknown key(s) {unknown} in {action.to_call()}; use names like ctrl, shift, "
+                                         "alt, enter, tab, esc, f5, a")
+            return lambda: d.hotkey(keys)
+        raise InvalidActionError(f"{action.to_call()} is not supported by the desktop env")
+
+    def _typer(self, text: str) -> Callable[[str], None]:
+        real = isinstance(self.driver, PyAutoGuiDriver)  # which can bind spare keycodes
+        bad = [c for c in self.driver.untypeable(text) if not (real and c.isprintable())]
+        if bad:
+            raise InvalidActionError(f"cannot type {''.join(bad)!r}: not a key and not a printable character")
+        return self.driver.write
+
+    def _plan_select(self, action: A.SelectText, obs: Observation) -> Callable[[], None]:
+        d = self.driver
+        if action.start is not None and action.end is not None:
+            start, end = action.start, action.end
+            return lambda: d.drag(start, end)
+        # Select by text: find it in an element's text and select that range through AT-SPI.
+        candidates = [obs.element(action.element)] if action.element is not None else obs.elements
+        for el in candidates:
+            i = el.id - 1
+            if i >= len(self._nodes):
+                continue
+            node = self._nodes[i]
+            content = node.text if node.text is not None else node.name
+            pos = content.find(action.text)
+            if pos < 0:
+                continue
+            path, env, timeout = node.path, self.env_vars, self.a11y_timeout_s
+
+            def do_select(path: tuple[int, ...] = path, pos: int = pos) -> None:
+                out = run_walker(["select", str(list(path)), str(pos), str(pos + len(action.text))], env, timeout)
+                if not out.get("ok"):
+                    raise InvalidActionError(f"the application refused to select {action.text!r} in element {el.id}")
+
+            return do_select
+        raise InvalidActionError(f"no element on this screen shows the text {action.text!r}; "
+                                 "use select_text(start=(x1, y1), end=(x2, y2)) to drag-select")
+
+    def close(self) -> None:
+        self._last = None
+
+
+DESKTOP_SPACE = A.DESKTOP

@@ -1,0 +1,78 @@
+"""LibreOffice Calc under Xvfb: the env edits a real .xlsx through the keyboard and mouse,
+saves it through the keep-format dialog, and the project's evaluator reads it back."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from agentlab.envs import actions as A
+from agentlab.envs.desktop import DesktopEnv
+from agentlab.eval.exec_tasks import load_task, tasks_dir
+
+pytestmark = [pytest.mark.xvfb, pytest.mark.slow, pytest.mark.timeout(240)]
+
+
+def find(obs, pred, what):
+    for el in obs.elements:
+        if pred(el):
+            return el
+    raise AssertionError(f"no {what} on screen:\n{obs.summary()}")
+
+
+@pytest.fixture
+def calc(xdisplay, tmp_path, needs_a11y):
+    if not shutil.which("soffice"):
+        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
+    task = load_task(tasks_dir() / "calc-enter-total.json")
+    work = tmp_path / "work"
+    task.prepare(work)
+    for lock in work.glob(".~lock.*#"):
+        lock.unlink()  # a stale lock would open a modal "Document in Use" dialog
+    profile = tmp_path / "profile"  # a fresh user profile: no first-run or recovery dialogs
+    proc = xdisplay.launch(
+        ["soffice", "--calc", "--norestore", "--nologo", "--nodefault", "--nolockcheck",
+         f"-env:UserInstallation={profile.as_uri()}", str(work / "budget.xlsx")],
+        env={"SAL_USE_VCLPLUGIN": "gtk3"}, log_path=tmp_path / "soffice.log")
+    try:
+        xdisplay.wait_for_window("budget.xlsx", timeout_s=90, proc=None)
+        yield task, work
+    finally:
+        xdisplay.stop_app(proc)  # the whole group: oosplash and soffice.bin
+        left = subprocess.run(["pgrep", "-f", str(profile)], capture_output=True, text=True).stdout.split()
+        assert not left, f"LibreOffice processes survived: {left}"
+
+
+def test_calc_edit_and_save_xlsx(xdisplay, calc):
+    task, work = calc
+    target = work / "budget.xlsx"
+    before = target.stat().st_mtime_ns
+    assert task.evaluate(work).score == 0.0
+
+    env = DesktopEnv(display=xdisplay, app="soffice")
+    env.reset(task.instruction)
+    obs = env.observe_stable()  # the window is mapped before its toolbars settle
+    assert obs.info["source"] == "a11y" and obs.info["a11y_nodes"] < 3000  # cell table not walked
+    find(obs, lambda e: e.role == "menu" and e.text == "File", "File menu")
+    name_box = find(obs, lambda e: e.role == "text" and e.text == "A1", "Name Box showing A1")
+    env.step(A.Type("A4\n", element=name_box.id))  # jump to A4 through the Name Box
+    env.step(A.Type("Total\t60\n"))
+    obs = env.step(A.Hotkey("ctrl", "s")).observation
+
+    def keep_button(o):
+        return next((e for e in o.elements if e.role == "push button" and e.text.startswith("Use Excel")), None)
+
+    obs = env.observe_until(lambda o: keep_button(o) is not None, timeout_s=20)
+    keep = keep_button(obs)
+    assert keep is not None, f"no keep-format dialog:\n{obs.summary()}"
+    env.step(A.Click(element=keep.id))  # no window manager: click the button, not Enter
+    deadline = time.monotonic() + 20
+
+    while target.stat().st_mtime_ns == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.5)  # let LibreOffice finish writing
+    result = task.evaluate(work)
+    assert result.success, result.explain()
