@@ -34,6 +34,11 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("notebooks", "agentlab.notebooks"),
     ("run", "agentlab.notebooks:main_job"),
     ("agent", "agentlab.agents.cli"),
+    ("train", "agentlab.metaagent.cli:train"),
+    ("route", "agentlab.metaagent.cli:route"),
+    ("eval", "agentlab.metaagent.cli:eval_app"),
+    ("tasks", "agentlab.eval.tasks_cli"),
+    ("desktop", "agentlab.envs.desktop_cli"),
 ]
 
 

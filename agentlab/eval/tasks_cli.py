@@ -1,0 +1,81 @@
+"""``agentlab tasks``: list, check and score the project's execution tasks (data/tasks)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="Execution tasks: list, check (setup + reference solution), score a final state.",
+                  no_args_is_help=True)
+
+
+@app.command("list")
+def list_(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
+          as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """One line per task: id, env, domain, instruction."""
+    from agentlab.eval.exec_tasks import load_tasks
+
+    tasks = load_tasks(folder)
+    if as_json:
+        typer.echo(json.dumps([t.model_dump(exclude={"reference_solution"}) for t in tasks], indent=2))
+        return
+    for t in tasks:
+        typer.echo(f"{t.id:24s} {t.env:9s} {t.domain:8s} {t.instruction[:80]}")
+
+
+@app.command()
+def check(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
+          sandbox: str = typer.Option("auto", help="auto | bwrap | none")) -> None:
+    """For every task: the start state must score 0, and its reference solution, run in a
+    sandboxed workspace, must score 1. Exit 1 if any task fails."""
+    from agentlab.envs.workspace import Workspace, WorkspaceConfig
+    from agentlab.eval.exec_tasks import load_tasks
+
+    failed = 0
+    for t in load_tasks(folder):
+        with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:  # type: ignore[arg-type]
+            t.prepare(ws.root)
+            before = t.evaluate(ws.root).score
+            if t.reference_solution is None:
+                typer.echo(f"{t.id}: start {before:.2f}, no reference solution")
+                continue
+            sol = t.reference_solution
+            run = ws.run_python(sol.code) if sol.language == "python" else ws.run_bash(sol.code)
+            after = t.evaluate(ws.root)
+            ok = before == 0.0 and after.success and run.ok
+            failed += not ok
+            typer.echo(f"{'ok  ' if ok else 'FAIL'} {t.id}: start {before:.2f}, solved {after.score:.2f}"
+                       + ("" if run.ok else f" ({run.summary(300)})"))
+    if failed:
+        raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
+
+
+@app.command()
+def setup(task_id: str = typer.Argument(..., help="Task id (file name without .json)."),
+          target: Path = typer.Argument(..., help="Folder to write the start state into."),
+          folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
+    """Write a task's start files into TARGET (for a person or an agent to work on)."""
+    from agentlab.eval.exec_tasks import load_task, tasks_dir
+
+    task = load_task((folder or tasks_dir()) / f"{task_id}.json")
+    task.prepare(target)
+    typer.echo(f"{task.id}: start state written to {target}\n{task.instruction}")
+
+
+@app.command("eval")
+def eval_(task_id: str = typer.Argument(..., help="Task id (file name without .json)."),
+          state: Path = typer.Argument(..., help="Folder holding the final state."),
+          folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
+    """Score the final state in STATE against a task's evaluator (exit 1 unless it succeeds)."""
+    from agentlab.errors import DataError
+    from agentlab.eval.exec_tasks import load_task, tasks_dir
+
+    if not state.is_dir():
+        raise DataError("state folder not found", where=state)
+    result = load_task((folder or tasks_dir()) / f"{task_id}.json").evaluate(state)
+    typer.echo(result.explain())
+    if not result.success:
+        raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
