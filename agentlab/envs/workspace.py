@@ -308,7 +308,9 @@ class Workspace:
             cmd += ["--bind", str(extra), str(extra)]
         cmd += ["--bind", str(self.root), str(self.root), "--chdir", str(self.root)]
         cmd += ["--unshare-all"] + (["--share-net"] if self.config.network else [])
-        cmd += ["--die-with-parent", "--new-session", "--"]
+        # --cap-drop ALL matters when run as root: bwrap then keeps every capability, and a
+        # program could simply remount the read-only root writable.
+        cmd += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
         return cmd + argv
 
     def _run(self, argv: list[str], language: str, timeout_s: float | None, stdin: str | None) -> RunResult:

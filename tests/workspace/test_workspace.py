@@ -123,6 +123,22 @@ def test_sandbox_refuses_writes_outside_and_hides_home(tmp_path):
 
 
 @needs_bwrap
+def test_sandbox_cannot_remount_itself_writable(tmp_path):
+    # Regression: as root, bwrap keeps all capabilities unless told to drop them, and
+    # `mount -o remount,bind,rw` then turned a read-only path writable.
+    target = Path(__file__).resolve().parent
+    marker = target / f"remount-{uuid.uuid4().hex}.txt"
+    try:
+        with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap")) as w:
+            r = w.run_bash(f"mount -o remount,bind,rw /; echo mount=$?; touch {marker}; echo touch=$?")
+    finally:
+        leaked = marker.exists()
+        marker.unlink(missing_ok=True)
+    assert not leaked, "the sandbox remounted a read-only path writable"
+    assert "mount=0" not in r.stdout and "touch=1" in r.stdout
+
+
+@needs_bwrap
 def test_sandbox_allow_write_and_network_off(tmp_path):
     import socket
 
