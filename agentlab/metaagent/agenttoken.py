@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentlab.errors import ConfigError, DataError, UnknownAgentError
 from agentlab.llm.config import LLMConfig
@@ -30,6 +31,40 @@ from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
 from agentlab.pool import AgentPool
 
 log = logging.getLogger(__name__)
+
+
+class AgentTokenConfig(BaseModel):
+    """One AgentToken run: prompt, hidden-state choice, training data and hyper-parameters.
+
+    Loadable from YAML (``AgentTokenConfig.from_yaml``) and fillable from a notebook's
+    parameters cell; ``router_options()`` gives the router's keyword options.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = "router_agenttoken"
+    feature: FeatureSpec = FeatureSpec()
+    train: TrainConfig = TrainConfig()
+    max_word_tokens: int = 8
+    demos: Path | None = None
+    source: Literal["all", "seed", "generated"] = "all"
+    per_agent: int | None = None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "AgentTokenConfig":
+        import yaml
+
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text()) or {}
+            return cls(**raw)
+        except FileNotFoundError:
+            raise ConfigError("config file not found", where=path) from None
+        except (yaml.YAMLError, ValidationError, TypeError) as exc:
+            raise ConfigError(f"invalid AgentToken config ({str(exc).splitlines()[0]})", where=path) from None
+
+    def router_options(self) -> dict[str, Any]:
+        return {"template": self.template, "feature": self.feature, "train": self.train, "max_word_tokens": self.max_word_tokens}
 
 
 class AgentTokenRouter(Router):

@@ -1,0 +1,225 @@
+"""``agentlab train``, ``agentlab route`` and ``agentlab eval routing``: the MetaAgent from the shell.
+
+File formats (JSON lines):
+  tasks  ``{"id", "instruction"}`` (+ optional ``"state"``, a text rendering of the initial
+         screen; other fields ignored)
+  pred   ``{"id", "agent", "ranking": [[name, prob], ...], "plan": [{"agent", "subtask"}], "error"?}``
+  gold   ``{"id", "domain"}`` for single-agent tasks or ``{"id", "domains": [...]}`` for
+         multi-agent ones (+ optional ``"plan"`` of gold subtasks for SubtaskAcc)
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from agentlab.errors import DataError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TOKENS = "data/tokens"
+
+
+def _default_tokens() -> Path:
+    from agentlab.paths import data_dir
+
+    return data_dir() / "tokens"
+
+
+def _pool(agents: Optional[Path]):  # type: ignore[no-untyped-def]
+    from agentlab.pool import AgentPool
+
+    return AgentPool.from_dir(agents)
+
+
+def train(
+    demos: Optional[Path] = typer.Option(None, "--demos", help="Self-instruct dataset folder (default: data/demos if it holds one, else the documents' seed demonstrations)."),
+    out: Path = typer.Option(..., "--out", help="Checkpoint folder to write (tokens.safetensors + tokens.json)."),
+    add: Optional[str] = typer.Option(None, "--add", help="Enrol one new agent: train only its token on top of --tokens (default: --out if it exists, else data/tokens)."),
+    tokens: Optional[Path] = typer.Option(None, "--tokens", help="Existing checkpoint to extend with --add."),
+    config: Optional[Path] = typer.Option(None, "--config", help="AgentTokenConfig YAML (template, feature, train, ...)."),
+    preset: Optional[str] = typer.Option(None, "--preset", help="Training preset: default or paper (lr 4e-5, wd 1.0, 10 epochs)."),
+    per_agent: Optional[int] = typer.Option(None, "--per-agent", help="At most this many demonstrations per agent (seeds first)."),
+    source: Optional[str] = typer.Option(None, "--source", help="all | seed | generated"),
+    agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+) -> None:
+    """Train AgentToken agent tokens on a frozen backbone (or add one agent's token)."""
+    from agentlab.metaagent.agenttoken import AgentTokenConfig, AgentTokenRouter
+    from agentlab.metaagent.data import load_training_set
+    from agentlab.metaagent.train import TrainConfig
+
+    cfg = AgentTokenConfig.from_yaml(config) if config else AgentTokenConfig()
+    updates: dict[str, object] = {}
+    if preset:
+        updates["train"] = TrainConfig.preset(preset)
+    if demos is not None:
+        updates["demos"] = demos
+    if per_agent is not None:
+        updates["per_agent"] = per_agent
+    if source is not None:
+        updates["source"] = source
+    cfg = AgentTokenConfig(**{**cfg.model_dump(), **updates})
+    pool = _pool(agents)
+    data = load_training_set(pool, cfg.demos, per_agent=cfg.per_agent, source=cfg.source, seed=cfg.train.seed)
+    if add:
+        from agentlab.metaagent.checkpoint import paths_for
+
+        base = tokens or (out if paths_for(out)[1].exists() else _default_tokens())
+        router = AgentTokenRouter.load(base, pool)
+        m = router.add_agent(add, data)
+        router.save(out)
+        typer.echo(f"added {add} to {base} -> {out}: train_acc={m['train_acc']:.3f} loss={m['loss']:.3f} seconds={m['seconds']:.1f}")
+        return
+    router = AgentTokenRouter(pool, **cfg.router_options())
+    m = router.fit(data)
+    router.save(out)
+    typer.echo(
+        f"trained {len(router.agents)} agent tokens on {len(data)} demonstrations -> {out}: "
+        f"train_acc={m['train_acc']:.3f} loss={m['loss']:.3f} seconds={m['seconds_total']:.1f}"
+    )
+
+
+def _read_tasks(path: Path) -> list[dict]:
+    from agentlab.fileio import read_jsonl
+
+    tasks = read_jsonl(path, tolerate_torn_tail=False)
+    seen: set[str] = set()
+    for i, t in enumerate(tasks, start=1):
+        if "id" not in t or not isinstance(t.get("instruction"), str) or not t["instruction"].strip():
+            raise DataError("each line needs an 'id' and a non-empty 'instruction'", where=f"{path}:{i}")
+        t["id"] = str(t["id"])
+        if t["id"] in seen:
+            raise DataError(f"duplicate id '{t['id']}'", where=f"{path}:{i}")
+        seen.add(t["id"])
+    return tasks
+
+
+def route(
+    tasks: Path = typer.Option(..., "--tasks", help="JSONL of {id, instruction[, state]}."),
+    out: Path = typer.Option(..., "--out", help="Predictions JSONL to write."),
+    tokens: Optional[Path] = typer.Option(None, "--tokens", help="Trained router state (AgentToken checkpoint; default: the shipped data/tokens)."),
+    router: str = typer.Option("agenttoken", "--router", help="agenttoken | icl | lora | prompt | embedding"),
+    mode: str = typer.Option("router", "--mode", help="router (one agent) | manager (multi-agent plan)"),
+    k: int = typer.Option(5, "--k", help="Manager mode: documents of the top-K agents go into the prompt."),
+    demos: Optional[Path] = typer.Option(None, "--demos", help="Training data for baselines without saved state."),
+    agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+) -> None:
+    """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode)."""
+    from agentlab.errors import ConfigError
+    from agentlab.fileio import append_jsonl, read_jsonl, write_jsonl
+    from agentlab.metaagent.router import router_class
+
+    if mode not in ("router", "manager"):
+        raise ConfigError(f"--mode must be router or manager, not '{mode}'")
+    items = _read_tasks(tasks)
+    pool = _pool(agents)
+    cls = router_class(router)
+    if router == "agenttoken":
+        r = cls.load(tokens or _default_tokens(), pool)
+        for i, t in enumerate(items, start=1):
+            try:
+                r.extractor.check_length([_query(t)])
+            except DataError as exc:
+                raise DataError(exc.message, where=f"{tasks}:{i}") from None
+    elif tokens is not None:
+        r = cls.load(tokens, pool)
+    else:
+        from agentlab.metaagent.data import load_training_set
+
+        r = cls(pool)
+        r.fit(load_training_set(pool, demos))
+    texts = [t["instruction"] for t in items]
+    states = [t.get("state") for t in items]
+    states_arg = states if any(states) else None
+    if mode == "router":
+        results = r.route(texts, states_arg)
+        write_jsonl(out, [res.as_record(t["id"]) for t, res in zip(items, results)])
+        failed = sum(res.agent is None for res in results)
+        warned = sum(res.agent is not None and res.error is not None for res in results)
+        typer.echo(f"routed {len(items)} tasks with {router} -> {out} ({failed} failed, {warned} with a warning)")
+        return
+    # Manager mode generates per task: append each result so an interrupted run resumes.
+    from agentlab.llm import load_backend
+    from agentlab.metaagent.manager import Manager
+
+    manager = Manager(load_backend(getattr(r, "llm", None)))
+    done = {str(rec.get("id")) for rec in read_jsonl(out)} if out.exists() else set()
+    todo = [(t, s) for t, s in zip(items, states) if t["id"] not in done]
+    from tqdm.auto import tqdm
+
+    failed = 0
+    for t, s in tqdm(todo, desc="manager", unit="task"):
+        res = r.plan([t["instruction"]], manager, k=k, states=[s] if s else None)[0]
+        failed += res.agent is None
+        append_jsonl(out, res.as_record(t["id"]))
+    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done) with {router}+manager, k={k} -> {out} ({failed} failed)")
+
+
+def _query(t: dict):  # type: ignore[no-untyped-def]
+    from agentlab.metaagent.features import Query
+
+    return Query(t["instruction"], t.get("state"))
+
+
+eval_app = typer.Typer(help="Score predictions against gold labels.", no_args_is_help=True)
+
+
+@eval_app.command("routing")
+def eval_routing(
+    pred: Path = typer.Option(..., "--pred", help="Predictions JSONL from `agentlab route`."),
+    gold: Path = typer.Option(..., "--gold", help="Gold JSONL with domain (or domains) per id."),
+    k: int = typer.Option(5, "--k", help="Top-K for the recall of gold agents."),
+    agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the scores as JSON."),
+) -> None:
+    """Routing accuracy overall and per domain; AgentMatch, top-K recall (and SubtaskAcc) for multi-agent gold."""
+    from agentlab.eval.metrics import agent_match, routing_accuracy, subtask_accuracy, topk_recall
+    from agentlab.fileio import atomic_write_json, read_jsonl
+
+    pool = _pool(agents)
+    preds = {str(p.get("id")): p for p in read_jsonl(pred)}
+    golds = read_jsonl(gold, tolerate_torn_tail=False)
+    single, multi = [], []
+    for i, g in enumerate(golds, start=1):
+        if "domains" in g and isinstance(g["domains"], list) and len(g["domains"]) > 1:
+            multi.append(g)
+        elif "domain" in g or "domains" in g:
+            single.append(g)
+        else:
+            raise DataError("gold line needs 'domain' or 'domains'", where=f"{gold}:{i}")
+    missing = [str(g["id"]) for g in golds if str(g["id"]) not in preds]
+    scores: dict[str, object] = {"missing_predictions": len(missing)}
+    if single:
+        agents_pred = [preds.get(str(g["id"]), {}).get("agent") for g in single]
+        doms = [g["domain"] if "domain" in g else g["domains"][0] for g in single]
+        rep = routing_accuracy(agents_pred, doms, pool)
+        typer.echo(rep.table())
+        scores["routing"] = rep.as_dict()
+    if multi:
+        recs = [preds.get(str(g["id"]), {}) for g in multi]
+        plans = [[s["agent"] for s in r.get("plan", [])] or ([r["agent"]] if r.get("agent") else []) for r in recs]
+        sets = [g["domains"] for g in multi]
+        am = agent_match(plans, sets, pool)
+        rec = topk_recall([[n for n, _ in r.get("ranking", [])] for r in recs], sets, pool, k)
+        line = f"multi-agent tasks: {am.total}  AgentMatch {100 * am.accuracy:.1f}%  top-{k} recall {100 * rec:.1f}%"
+        scores["agent_match"], scores[f"top{k}_recall"] = am.accuracy, rec
+        with_plan = [(r, g) for r, g in zip(recs, multi) if g.get("plan")]
+        if with_plan:
+            from agentlab.similarity import default_scorer
+
+            sa = subtask_accuracy(
+                [[(s["agent"], s["subtask"]) for s in r.get("plan", [])] for r, _ in with_plan],
+                [[(s["agent"], s["subtask"]) for s in g["plan"]] for _, g in with_plan],
+                pool,
+                default_scorer(),
+            )
+            line += f"  SubtaskAcc {100 * sa.accuracy:.1f}% ({sa.total} gold subtasks)"
+            scores["subtask_acc"] = sa.accuracy
+        typer.echo(line)
+    if missing:
+        typer.echo(f"{len(missing)} gold task(s) have no prediction (counted wrong), e.g. {missing[0]}")
+    if json_out:
+        atomic_write_json(json_out, scores)

@@ -1,0 +1,88 @@
+"""`agentlab train / route / eval routing` end to end on a tiny pool and task file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentlab.cli import main
+from agentlab.paths import agents_dir
+
+AGENTS = {"SheetAgent": "desktop", "SpotifyAgent": "mobile", "MailAgent": "desktop"}
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cli")
+    for name, platform in AGENTS.items():
+        (root / "agents" / platform).mkdir(parents=True, exist_ok=True)
+        shutil.copy(agents_dir() / platform / f"{name}.md", root / "agents" / platform / f"{name}.md")
+    (root / "cfg.yaml").write_text("train:\n  epochs: 20\nsource: seed\nper_agent: 4\n")
+    tasks = [
+        {"id": "t1", "instruction": "Sort budget.xlsx by the Amount column", "extra": 1},
+        {"id": "t2", "instruction": "Play some jazz on Spotify"},
+        {"id": "t3", "instruction": "Send the minutes to the whole team by email", "state": "Thunderbird is open"},
+    ]
+    (root / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    gold = [{"id": "t1", "domain": "calc"}, {"id": "t2", "domain": "spotify"}, {"id": "t3", "domain": "thunderbird"}]
+    (root / "gold.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gold))
+    return root
+
+
+def test_train_route_eval(workdir: Path, capsys) -> None:
+    w = workdir
+    rc = _run(["train", "--out", str(w / "ck"), "--agents", str(w / "agents"), "--config", str(w / "cfg.yaml")])
+    assert rc == 0, capsys.readouterr().err
+    assert "trained 3 agent tokens" in capsys.readouterr().out
+    rc = _run(["route", "--tasks", str(w / "tasks.jsonl"), "--tokens", str(w / "ck"), "--agents", str(w / "agents"), "--out", str(w / "pred.jsonl")])
+    assert rc == 0, capsys.readouterr().err
+    preds = [json.loads(l) for l in (w / "pred.jsonl").read_text().splitlines()]
+    assert [p["id"] for p in preds] == ["t1", "t2", "t3"]
+    for p in preds:
+        assert p["agent"] in AGENTS and p["plan"] == []
+        assert abs(sum(prob for _, prob in p["ranking"]) - 1) < 1e-5 and len(p["ranking"]) == 3
+    capsys.readouterr()
+    rc = _run(["eval", "routing", "--pred", str(w / "pred.jsonl"), "--gold", str(w / "gold.jsonl"), "--json", str(w / "s.json")])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "overall" in out and "spotify" in out
+    scores = json.loads((w / "s.json").read_text())
+    correct = sum(p["agent"] == g for p, g in zip(preds, ["SheetAgent", "SpotifyAgent", "MailAgent"]))
+    assert abs(scores["routing"]["accuracy"] - correct / 3) < 1e-9
+
+
+def test_multi_agent_gold_scores(workdir: Path, capsys) -> None:
+    w = workdir
+    pred = {"id": "m1", "agent": "SheetAgent", "ranking": [["SheetAgent", 0.6], ["MailAgent", 0.3], ["SpotifyAgent", 0.1]],
+            "plan": [{"agent": "SheetAgent", "subtask": "sum the column"}, {"agent": "MailAgent", "subtask": "email the file"}]}
+    (w / "mp.jsonl").write_text(json.dumps(pred) + "\n")
+    (w / "mg.jsonl").write_text(json.dumps({"id": "m1", "domains": ["calc", "thunderbird"]}) + "\n")
+    assert _run(["eval", "routing", "--pred", str(w / "mp.jsonl"), "--gold", str(w / "mg.jsonl"), "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "AgentMatch 100.0%" in out and "top-1 recall 50.0%" in out
+
+
+def test_bad_task_file_is_one_line_error(workdir: Path) -> None:
+    bad = workdir / "bad.jsonl"
+    bad.write_text('{"id": "a", "instruction": "ok"}\n{"id": "b"}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentlab.cli", "route", "--tasks", str(bad), "--out", str(workdir / "x.jsonl")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode != 0
+    err = proc.stderr.strip()
+    assert err.count("\n") == 0 and f"{bad}:2" in err and "instruction" in err
+    assert not (workdir / "x.jsonl").exists()
