@@ -37,9 +37,6 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("train", "agentlab.metaagent.cli:train"),
     ("route", "agentlab.metaagent.cli:route"),
     ("eval", "agentlab.metaagent.cli:eval_app"),
-    ("train", "agentlab.metaagent.cli:train"),
-    ("route", "agentlab.metaagent.cli:route"),
-    ("eval", "agentlab.metaagent.cli:eval_app"),
     ("tasks", "agentlab.eval.tasks_cli"),
     ("desktop", "agentlab.envs.desktop_cli"),
 ]
