@@ -56,7 +56,7 @@ def test_click_type_select_by_element_number(xdisplay, demo_app, needs_a11y):
     obs = env.step(A.Click(element=by_text(env.observe(), "Greet").id)).observation
     assert demo_app.wait_for("greeting", "Hello, Ana Li!")["greeting"] == "Hello, Ana Li!"
     obs = env.step(A.DoubleClick(element=by_text(obs, "Dark mode").id)).observation
-    assert demo_app.state()["dark_mode"] is False  # toggled twice
+    assert demo_app.wait_for("dark_mode", False)["dark_mode"] is False  # toggled twice
     env.step(A.Click(element=by_text(obs, "Dark mode").id))
     assert demo_app.wait_for("dark_mode", True)["dark_mode"] is True
 
