@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     _mount()
     try:
-        app(args=argv, standalone_mode=False)
+        # In non-standalone mode click returns typer.Exit's code instead of exiting.
+        rv = app(args=argv, standalone_mode=False)
+        if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
+            sys.exit(rv)
     except AgentlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

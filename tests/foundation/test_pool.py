@@ -169,3 +169,21 @@ def test_pool_cli_validate_list_enroll(tmp_path: Path) -> None:
     res = runner.invoke(app, ["pool", "validate", str(bad_dir)])
     assert res.exit_code == 2
     assert f"{bad_dir / 'TestAgent.md'}:7: unknown domain 'nope'" in res.output
+
+
+def test_console_script_exit_codes(tmp_path: Path) -> None:
+    """The real entry point (not CliRunner) must propagate typer.Exit codes."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    write(bad, GOOD.replace("domain: calc", "domain: nope"))
+    cmd = [sys.executable, "-c", "from agentlab.cli import main; main()", "pool", "validate"]
+    res = subprocess.run(cmd + [str(bad)], capture_output=True, text=True)
+    assert res.returncode == 2 and "unknown domain 'nope'" in res.stderr
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([sys.executable, "-c", "from agentlab.cli import main; main()", "pool", "list", "--dir", str(bad)],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and res.stderr.startswith("error: ") and "Traceback" not in res.stderr
