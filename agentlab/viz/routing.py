@@ -154,19 +154,25 @@ def token_projection(
 
 
 def loss_curves(
-    curves: Mapping[str, Sequence[float]],
+    curves: Mapping[str, Sequence[float] | tuple[Sequence[float], Sequence[float]]],
     *,
     title: str = "Training loss",
     xaxis_title: str = "epoch",
     yaxis_title: str = "cross-entropy",
 ) -> "go.Figure":
-    """One line per named curve (steps are 1..n)."""
+    """One line per named curve: a list of values (x = 1..n) or an ``(xs, ys)`` pair."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for name, ys in curves.items():
-        ys = list(ys)
-        fig.add_trace(go.Scatter(x=list(range(1, len(ys) + 1)), y=ys, mode="lines+markers", name=name))
+    for name, curve in curves.items():
+        if isinstance(curve, tuple) and len(curve) == 2 and all(isinstance(c, Sequence) for c in curve):
+            xs, ys = list(curve[0]), list(curve[1])
+        else:
+            ys = list(curve)  # type: ignore[arg-type]
+            xs = list(range(1, len(ys) + 1))
+        if len(xs) != len(ys):
+            raise ValueError(f"curve {name!r}: {len(xs)} x values for {len(ys)} y values")
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name))
     fig.update_layout(title=title, xaxis_title=xaxis_title, yaxis_title=yaxis_title, width=800, height=420)
     return fig
 

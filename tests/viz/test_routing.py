@@ -61,3 +61,10 @@ def test_curves_and_tables():
     fig = table_figure([{"method": "AgentToken", "params": 17280}, {"method": "LoRA", "params": 1.5e5, "note": "x"}])
     assert list(fig.data[0].header.values) == ["<b>method</b>", "<b>params</b>", "<b>note</b>"]
     assert list(fig.data[0].cells.values[1]) == ["17280", "1.5e+05"]
+
+
+def test_loss_curves_accept_explicit_x():
+    fig = loss_curves({"a": ([1, 5, 10], [3.0, 1.0, 0.5])})
+    assert list(fig.data[0].x) == [1, 5, 10]
+    with pytest.raises(ValueError):
+        loss_curves({"a": ([1, 2], [1.0, 2.0, 3.0])})

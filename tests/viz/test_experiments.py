@@ -1,0 +1,52 @@
+"""Notebook helpers: hold-out split, nearest neighbours, pool growth orders."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from agentlab.errors import ConfigError
+from agentlab.metaagent.data import TrainingSet
+from agentlab.viz.experiments import addition_order, holdout_split, nearest_neighbours
+
+
+def _set(sizes):
+    agents = [f"A{i}" for i in range(len(sizes))]
+    labels = [i for i, n in enumerate(sizes) for _ in range(n)]
+    return TrainingSet(agents=agents, texts=[f"t{j}" for j in range(len(labels))], labels=labels,
+                       domains=["d"] * len(labels))
+
+
+def test_holdout_is_stratified_disjoint_and_keeps_every_agent():
+    data = _set([12, 4, 1])
+    train, held = holdout_split(data, 0.25, seed=1)
+    assert Counter(held.labels) == {0: 3, 1: 1}  # ceil(0.25 n), but never an agent's only example
+    assert Counter(train.labels) == {0: 9, 1: 3, 2: 1}
+    assert not set(train.texts) & set(held.texts)
+    assert holdout_split(data, 0.25, seed=1)[1].texts == held.texts  # seeded
+    assert len(holdout_split(data, 0.0)[1]) == 0
+    with pytest.raises(ConfigError):
+        holdout_split(data, 1.0)
+
+
+def test_nearest_neighbours_by_cosine():
+    w = np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 1.0, 0], [0, 0, 5.0]])
+    nn = nearest_neighbours(w, ["a", "b", "c", "d"], k=2)
+    assert nn["a"][0][0] == "b" and nn["a"][0][1] == pytest.approx(0.9 / np.hypot(0.9, 0.1))
+    assert nn["c"][0][0] == "b"
+    assert all(n != "a" for n, _ in nn["a"])
+
+
+def test_addition_orders(pool):
+    gui = addition_order(pool, "gui_first", seed=0)
+    kinds = [pool.get(n).interface for n in gui]
+    n_gui = kinds.count("GUI")
+    assert kinds == ["GUI"] * n_gui + ["CLI"] * (len(kinds) - n_gui)
+    assert sorted(gui) == sorted(pool.names)
+    cli = addition_order(pool, "cli_first", seed=0)
+    assert pool.get(cli[0]).interface == "CLI"
+    assert addition_order(pool, "random", seed=3) == addition_order(pool, "random", seed=3) != pool.names
+    with pytest.raises(ConfigError):
+        addition_order(pool, "alphabetical")
