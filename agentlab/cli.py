@@ -39,6 +39,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("eval", "agentlab.metaagent.cli:eval_app"),
     ("tasks", "agentlab.eval.tasks_cli"),
     ("desktop", "agentlab.envs.desktop_cli"),
+    ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),
 ]
 
 

@@ -1,0 +1,91 @@
+"""``agentlab selfinstruct``: grow the agents' demonstrations (resumable), or only calibrate.
+
+Mounted as one top-level command (``agentlab.selfinstruct.cli:selfinstruct`` in
+``agentlab/cli.py``). Heavy libraries load inside the command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="Self-instruct demonstrations with BERTScore filtering.", add_completion=False)
+
+
+@app.command("selfinstruct")
+def selfinstruct(
+    agents: Optional[list[str]] = typer.Option(None, "--agents", "-a", help="Agent name(s); repeat the option. Default: all."),
+    per_agent: Optional[int] = typer.Option(None, "--per-agent", "-n", help="Target demonstrations per agent, seeds included (default 100)."),
+    generator: Optional[str] = typer.Option(
+        None, "--generator", "-g",
+        help="Generator LM: 'embedded' (default SmolLM2-135M), an LLM config YAML, "
+        "'openai:<base_url>:<model>', or a local model folder / .gguf file.",
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default data/demos)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="SelfInstructConfig YAML; options given here override it."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round budget per agent."),
+    thresholds: Optional[Path] = typer.Option(None, "--thresholds", help="Use this thresholds.json instead of calibrating."),
+    coverage: Optional[float] = typer.Option(None, "--coverage", help="Calibration: central band of same-domain pair scores."),
+    chat: bool = typer.Option(False, "--chat", help="Chat-style prompt (for capable chat models) instead of completion-style."),
+    fresh: bool = typer.Option(False, "--fresh", help="Discard the journal in --out and start over."),
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", help="Minutes after which no new round starts (resumable)."),
+    calibrate_only: bool = typer.Option(False, "--calibrate-only", help="Only compute and print thresholds (Figure-7 analog)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide progress bars."),
+) -> None:
+    """Generate demonstrations per agent with a generator LM, filtered by Algorithm 1 (BERTScore band)."""
+    from agentlab.selfinstruct.config import SelfInstructConfig, parse_generator
+
+    cfg = SelfInstructConfig.from_yaml(config) if config else SelfInstructConfig()
+    updates: dict[str, object] = {}
+    if agents:
+        updates["agents"] = list(agents)
+    if per_agent is not None:
+        updates["per_agent"] = per_agent
+    if generator is not None:
+        updates["generator"] = parse_generator(generator)
+    if out is not None:
+        updates["out_dir"] = out
+    if max_rounds is not None:
+        updates["max_rounds"] = max_rounds
+    if thresholds is not None:
+        updates["thresholds"] = thresholds
+    if coverage is not None:
+        updates["coverage"] = coverage
+    if chat:
+        updates["prompt_style"] = "chat"
+    if fresh:
+        updates["fresh"] = True
+    if time_budget is not None:
+        updates["time_budget_min"] = time_budget
+    cfg = SelfInstructConfig.model_validate({**cfg.model_dump(), **updates})
+
+    from agentlab.pool import AgentPool
+
+    pool = AgentPool.from_dir()
+    for name in cfg.agents or []:
+        pool.get(name)  # unknown agent: one line, before any model loads
+    if cfg.thresholds is not None:
+        from agentlab.selfinstruct.config import Thresholds
+
+        Thresholds.load(cfg.thresholds)  # tau1 > tau2 or a broken file: one line, before models load
+    if calibrate_only:
+        from agentlab.selfinstruct.pipeline import load_scorer, resolve_thresholds
+
+        th = resolve_thresholds(cfg, pool, load_scorer(cfg))
+        typer.echo(th.model_dump_json(indent=2, exclude_none=True))
+        return
+    from agentlab.selfinstruct.pipeline import run_selfinstruct
+
+    report = run_selfinstruct(cfg, pool=pool, progress=not no_progress)
+    t = report.totals()
+    for a in report.agents:
+        typer.echo(
+            f"{a.agent:14s} {a.total:4d} demos ({a.generated} generated in {a.rounds} rounds, "
+            f"accept {a.acceptance_rate:.0%}, leaked {a.leaked}) {a.stopped or 'not finished'}"
+        )
+    typer.echo(
+        f"wrote {report.out_dir}: {t['demonstrations']} demonstrations, {report.run_candidates} candidates this run "
+        f"({report.candidates_per_min:.1f}/min), report.md beside it"
+    )

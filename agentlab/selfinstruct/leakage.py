@@ -1,0 +1,50 @@
+"""Leakage filter: generated demonstrations must not be (near-)copies of benchmark test tasks.
+
+The paper "applies BertScore filtering to exclude any overlap with test tasks". A candidate
+whose BERTScore with any OSWorld / OSWorld-multi / AppAgent instruction exceeds
+``leakage_tau`` is dropped and counted per agent. The benchmark lists are read only here and
+in evaluation, never shown to the generator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agentlab.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class LeakageCheck:
+    """Per-candidate maximum BERTScore against the benchmark tasks and the closest task."""
+
+    max_score: np.ndarray
+    nearest: list[str]
+    leaked: np.ndarray  # bool
+
+
+class LeakageFilter:
+    """Scores candidates against every benchmark instruction (one batched call per check)."""
+
+    def __init__(self, scorer: object, tasks: list[str], tau: float) -> None:
+        if not 0.0 < tau <= 1.0:
+            raise ConfigError(f"leakage_tau={tau} must lie in (0, 1]")
+        self.scorer = scorer
+        self.tasks = list(dict.fromkeys(t for t in tasks if t.strip()))
+        self.tau = float(tau)
+
+    @classmethod
+    def from_benchmarks(cls, scorer: object, tau: float) -> "LeakageFilter":
+        from agentlab.eval.benchmarks import all_instructions
+
+        return cls(scorer, all_instructions(), tau)
+
+    def check(self, candidates: list[str]) -> LeakageCheck:
+        if not candidates or not self.tasks:
+            z = np.zeros(len(candidates), dtype=np.float32)
+            return LeakageCheck(z, [""] * len(candidates), z.astype(bool))
+        mat = self.scorer.matrix(candidates, self.tasks)  # type: ignore[attr-defined]
+        best = mat.argmax(axis=1)
+        mx = mat[np.arange(len(candidates)), best]
+        return LeakageCheck(mx, [self.tasks[j] for j in best], mx > self.tau)

@@ -1,0 +1,351 @@
+"""The self-instruct loop: generate, leakage-check and filter in rounds until each agent has N demos.
+
+Agents are served round-robin (one round each, then the next round), so a run cut short by a
+time budget or Ctrl-C leaves every agent equally advanced; each finished round is committed to
+the journal before the next starts, and a rerun resumes from there.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentlab.errors import ConfigError
+from agentlab.pool import AgentDocument, AgentPool
+from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
+from agentlab.selfinstruct.filter import score_and_filter
+from agentlab.selfinstruct.generate import (
+    GenerationSettings,
+    load_template,
+    make_prompts,
+    normalize,
+    parse_outputs,
+    run_generator,
+    sampling_params,
+)
+from agentlab.selfinstruct.leakage import LeakageFilter
+from agentlab.selfinstruct.report import AgentReport, SelfInstructReport, build_agent_report
+from agentlab.selfinstruct.store import AgentState, Journal, seeds_hash, write_datasets
+
+log = logging.getLogger(__name__)
+
+
+def load_scorer(cfg: SelfInstructConfig):  # type: ignore[no-untyped-def]
+    """The exact batched BERTScore used everywhere in self-instruct (MiniLM unless configured)."""
+    from agentlab.selfinstruct.fastscore import FastBertScore
+    from agentlab.similarity import BertScorer, default_scorer
+
+    base = (
+        BertScorer(cfg.scorer_model, num_layers=cfg.scorer_layers)
+        if cfg.scorer_model is not None
+        else default_scorer(cfg.scorer_layers)
+    )
+    return FastBertScore(base)
+
+
+def resolve_thresholds(cfg: SelfInstructConfig, pool: AgentPool, scorer: object) -> Thresholds:
+    """Load the configured thresholds (checked against the scorer) or calibrate from the pool."""
+    desc = scorer.describe()  # type: ignore[attr-defined]
+    if cfg.thresholds is not None:
+        th = Thresholds.load(cfg.thresholds)
+        if (th.scorer, th.num_layers) != (desc["scorer"], desc["num_layers"]):
+            raise ConfigError(
+                f"thresholds were calibrated for {th.scorer} layer {th.num_layers} but the scorer is "
+                f"{desc['scorer']} layer {desc['num_layers']}; recalibrate (omit --thresholds)",
+                where=cfg.thresholds,
+            )
+        if cfg.leakage_tau is not None:
+            th = th.model_copy(update={"leakage_tau": cfg.leakage_tau})
+        return th
+    from agentlab.selfinstruct.calibrate import calibrate
+
+    return calibrate(
+        pool, scorer, coverage=cfg.coverage, per_domain=cfg.per_domain,
+        leakage_tau=cfg.leakage_tau, leakage_quantile=cfg.leakage_quantile, target_size=cfg.per_agent,
+    )
+
+
+def _seed_rows(doc: AgentDocument, scorer: object, leak: LeakageFilter | None) -> list[dict[str, Any]]:
+    texts = [d.text for d in doc.demonstrations]
+    mat = scorer.matrix(texts, texts)  # type: ignore[attr-defined]
+    off = ~np.eye(len(texts), dtype=bool)
+    leak_scores = leak.check(texts).max_score if leak else np.full(len(texts), np.nan)
+    rows = []
+    for i, t in enumerate(texts):
+        others = mat[i][off[i]] if len(texts) > 1 else np.array([np.nan])
+        rows.append(
+            dict(
+                agent=doc.name, domain=doc.domain, text=t, source="seed", round=0, generator="human",
+                min_score=float(others.min()), max_score=float(others.max()), mean_score=float(others.mean()),
+                priority=None, leak_score=float(leak_scores[i]),
+            )
+        )
+    return rows
+
+
+@dataclass
+class _Run:
+    cfg: SelfInstructConfig
+    pool: AgentPool
+    docs: list[AgentDocument]
+    scorer: Any
+    thresholds: Thresholds
+    journal: Journal
+    leak: LeakageFilter | None
+    generator_id: str
+    states: dict[str, AgentState] = field(default_factory=dict)
+    seed_rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    backend: Any = None
+    run_candidates: int = 0
+    run_accepted: int = 0
+
+
+def _generator_id(cfg: SelfInstructConfig) -> str:
+    g = cfg.generator
+    return f"{g.kind}:{g.model}" + (f"@{g.base_url}" if g.base_url else "")
+
+
+def run_selfinstruct(
+    cfg: SelfInstructConfig | None = None,
+    *,
+    pool: AgentPool | None = None,
+    backend: Any = None,
+    scorer: Any = None,
+    progress: bool = True,
+) -> SelfInstructReport:
+    """Run (or resume) self-instruct for the configured agents; return the run report.
+
+    ``backend``/``scorer`` may be passed in to share already-loaded models (tests, notebooks).
+    Nothing already accepted is ever lost: each round is committed before the next begins.
+    """
+    cfg = cfg or SelfInstructConfig()
+    t0 = time.monotonic()
+    pool = pool or AgentPool.from_dir()
+    docs = [pool.get(n) for n in cfg.agents] if cfg.agents else list(pool)
+    scorer = scorer or load_scorer(cfg)
+    thresholds = resolve_thresholds(cfg, pool, scorer)
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    template = load_template(cfg.prompt_style)
+    journal = Journal(out)
+    header = {
+        "thresholds": thresholds.model_dump(exclude_none=True),
+        "prompt_sha": template.sha,
+        "prompt_style": cfg.prompt_style,
+        "generator": _generator_id(cfg),
+        "seeds": {d.name: seeds_hash([x.text for x in d.demonstrations]) for d in docs},
+    }
+    journal.start(header, fresh=cfg.fresh)
+    thresholds.save(out / "thresholds.json")
+    leak = LeakageFilter.from_benchmarks(scorer, thresholds.leakage_tau) if cfg.leakage else None
+    run = _Run(cfg, pool, docs, scorer, thresholds, journal, leak, _generator_id(cfg), backend=backend)
+    run.states = journal.state()
+    # Agents already in the journal but not selected now stay in the dataset untouched.
+    all_docs = {d.name: d for d in docs}
+    for name in run.states:
+        if name not in all_docs and name in pool:
+            all_docs[name] = pool.get(name)
+    for d in all_docs.values():
+        run.seed_rows[d.name] = _seed_rows(d, scorer, leak)
+        run.states.setdefault(d.name, AgentState(d.name))
+
+    settings = GenerationSettings(
+        prompts=cfg.prompts_per_round if cfg.prompt_style == "completion" else 1,
+        per_prompt=cfg.sequences_per_prompt,
+        shots=cfg.shots,
+        max_new_tokens=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        min_words=cfg.min_words,
+        max_chars=cfg.max_chars,
+    )
+    if cfg.torch_threads:
+        import torch
+
+        torch.set_num_threads(cfg.torch_threads)
+    budget_hit = _loop(run, settings, template, progress, t0)
+    _materialise(run, all_docs)
+    elapsed = time.monotonic() - t0
+    reports = [
+        build_agent_report(
+            d, run.states[d.name], run.seed_rows[d.name], thresholds.band(d.domain), scorer, cfg.report_samples
+        )
+        for d in docs
+    ]
+    report = SelfInstructReport(
+        agents=reports,
+        thresholds=thresholds,
+        generator=run.generator_id,
+        out_dir=str(out),
+        elapsed_s=elapsed,
+        run_candidates=run.run_candidates,
+        run_accepted=run.run_accepted,
+        time_budget_hit=budget_hit,
+        candidates=[c for d in docs for c in run.states[d.name].candidates],
+    )
+    report.write(out)
+    return report
+
+
+def _materialise(run: _Run, all_docs: dict[str, AgentDocument]) -> None:
+    seeds = [r for name in all_docs for r in run.seed_rows[name]]
+    write_datasets(Path(run.cfg.out_dir), seeds, run.states)
+
+
+def _active(run: _Run) -> list[AgentDocument]:
+    cfg = run.cfg
+    out = []
+    for d in run.docs:
+        st = run.states[d.name]
+        have = len(d.demonstrations) + len(st.rows)
+        if st.stopped:
+            continue
+        if have >= cfg.per_agent:
+            st.stopped = f"reached {cfg.per_agent} demonstrations"
+            continue
+        if st.rounds >= cfg.max_rounds:
+            st.stopped = f"round budget spent ({cfg.max_rounds} rounds)"
+            continue
+        out.append(d)
+    return out
+
+
+def _loop(run: _Run, settings: GenerationSettings, template: Any, progress: bool, t0: float) -> bool:
+    """Round-robin over active agents, ``agents_per_batch`` agents per generate call."""
+    from tqdm.auto import tqdm
+
+    cfg = run.cfg
+    active = _active(run)
+    if not active:
+        return False
+    if run.backend is None:
+        from agentlab.llm import load_backend
+
+        run.backend = load_backend(cfg.generator)
+    remaining = sum(cfg.max_rounds - run.states[d.name].rounds for d in active)
+    bar = tqdm(total=remaining, desc="self-instruct rounds", disable=not progress, unit="round")
+    try:
+        while active:
+            for g in range(0, len(active), cfg.agents_per_batch):
+                if cfg.time_budget_min is not None and time.monotonic() - t0 > 60 * cfg.time_budget_min:
+                    log.warning("time budget of %.1f min reached; rerun to resume", cfg.time_budget_min)
+                    return True
+                group = active[g : g + cfg.agents_per_batch]
+                _group_round(run, group, settings, template)
+                bar.update(len(group))
+                bar.set_postfix(last=group[-1].name)
+            active = _active(run)
+    finally:
+        bar.close()
+    return False
+
+
+def _group_round(run: _Run, group: list[AgentDocument], settings: GenerationSettings, template: Any) -> None:
+    """One round for each agent of ``group``: one batched generate call, then per-agent filtering."""
+    cfg = run.cfg
+    t = time.monotonic()
+    prompts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    contexts = []
+    for doc in group:
+        st = run.states[doc.name]
+        rnd = st.rounds + 1
+        current = [d.text for d in doc.demonstrations] + [r["text"] for r in st.rows]
+        known = {normalize(x) for x in current} | {normalize(c["text"]) for c in st.candidates}
+        rng = random.Random(f"{cfg.seed}:{doc.name}:{rnd}")
+        ps = make_prompts(template, doc, current, settings, rng)
+        spans.append((len(prompts), len(prompts) + len(ps)))
+        prompts.extend(ps)
+        contexts.append((doc, rnd, current, known))
+    seed = cfg.seed * 100_003 + sum(run.states[d.name].rounds for d in group) * 7919 + sum(map(ord, group[0].name))
+    outs = run_generator(run.backend, prompts, sampling_params(settings, seed), cfg.prompt_style)
+    gen_seconds = (time.monotonic() - t) / len(group)
+    for (doc, rnd, current, known), (a, b) in zip(contexts, spans):
+        parsed = parse_outputs(outs[a:b], settings, known, cfg.prompt_style)
+        _finish_round(run, doc, rnd, current, parsed, gen_seconds)
+    _materialise_one(run)
+
+
+def _finish_round(
+    run: _Run, doc: AgentDocument, rnd: int, current: list[str], parsed: Any, gen_seconds: float
+) -> None:
+    """Leakage check, Algorithm 1 against the agent's current set, then commit the round."""
+    cfg, st = run.cfg, run.states[doc.name]
+    t = time.monotonic()
+    raw_lines = len(parsed.candidates) + sum(parsed.reasons.values())
+    cands = parsed.candidates
+    band = run.thresholds.band(doc.domain)
+    cand_rows: list[dict[str, Any]] = []
+    accepted_rows: list[dict[str, Any]] = []
+    leaked = 0
+    if cands:
+        lk = run.leak.check(cands) if run.leak else None
+        keep = [i for i in range(len(cands)) if lk is None or not lk.leaked[i]]
+        leaked = len(cands) - len(keep)
+        base = dict(agent=doc.name, domain=doc.domain, round=rnd, generator=run.generator_id)
+        if lk is not None:
+            for i in range(len(cands)):
+                if lk.leaked[i]:
+                    cand_rows.append(dict(base, text=cands[i], status="leak", leak_score=float(lk.max_score[i]),
+                                          nearest_task=lk.nearest[i]))
+        kept = [cands[i] for i in keep]
+        res, ce, cc = score_and_filter(run.scorer, kept, current, band.tau1, band.tau2)
+        room = cfg.per_agent - len(current)
+        taken = res.accepted[: max(0, room)]
+        for dec in res.decisions:
+            i = keep[dec.index]
+            status = dec.reason if not dec.accepted else ("accepted" if dec.index in taken else "surplus")
+            cand_rows.append(dict(
+                base, text=dec.text, status=status, priority=dec.d, rank=dec.rank,
+                min_existing=dec.min_existing, max_existing=dec.max_existing, mean_existing=dec.mean_existing,
+                violating_score=dec.violating_score,
+                leak_score=float(lk.max_score[i]) if lk is not None else None,
+                nearest_task=lk.nearest[i] if lk is not None else None,
+            ))
+        for k, j in enumerate(taken):
+            # scores against everything it was checked with: S_i and the items accepted before it
+            scores = np.concatenate([ce[j], cc[j, taken[:k]]])
+            accepted_rows.append(dict(
+                agent=doc.name, domain=doc.domain, text=kept[j], source="generated", round=rnd,
+                generator=run.generator_id, min_score=float(scores.min()), max_score=float(scores.max()),
+                mean_score=float(scores.mean()), priority=float(res.decisions[j].d),
+                leak_score=float(lk.max_score[keep[j]]) if lk is not None else None,
+            ))
+    empty_streak = 0 if cands else st.empty_streak + 1
+    record = dict(
+        agent=doc.name, round=rnd, accepted=accepted_rows, candidates=cand_rows,
+        parse=dict(parsed.reasons), samples_dropped=parsed.dropped, raw_lines=raw_lines,
+        leaked=leaked, empty_streak=empty_streak, seconds=round(gen_seconds + time.monotonic() - t, 3),
+    )
+    run.journal.commit_round(record)
+    # the in-memory state follows the journal exactly
+    st.rows.extend(accepted_rows)
+    st.candidates.extend(cand_rows)
+    st.rounds, st.empty_streak = rnd, empty_streak
+    st.raw_lines += raw_lines
+    st.leaked += leaked
+    st.seconds += record["seconds"]
+    for k, v in parsed.reasons.items():
+        st.parse[k] = st.parse.get(k, 0) + v
+    run.run_candidates += len(cands)
+    run.run_accepted += len(accepted_rows)
+    if empty_streak >= cfg.patience:
+        msg = (
+            f"generator returned nothing usable for {empty_streak} rounds in a row "
+            f"(dropped lines: {dict(parsed.reasons) or 'none returned'}); stopped {doc.name}, "
+            f"keeping its {len(st.rows)} accepted demonstrations"
+        )
+        log.warning("%s: %s", doc.name, msg)
+        st.stopped = msg
+        run.journal.commit_stop(doc.name, msg)
+
+
+def _materialise_one(run: _Run) -> None:
+    seeds = [r for name in run.seed_rows for r in run.seed_rows[name]]
+    write_datasets(Path(run.cfg.out_dir), seeds, run.states)
