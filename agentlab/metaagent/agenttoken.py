@@ -115,12 +115,6 @@ class AgentTokenRouter(Router):
         return [Query(t, states[i] if states else None) for i, t in enumerate(tasks)]
 
     # ------------------------------------------------------------------ training
-    def _labels(self, train: TrainingSet, agents: list[str]) -> tuple[list[int], torch.Tensor]:
-        """Examples whose agent is in ``agents``, relabelled to that order."""
-        pos = {a: i for i, a in enumerate(agents)}
-        keep = [i for i, y in enumerate(train.labels) if train.agents[y] in pos]
-        return keep, torch.tensor([pos[train.agents[train.labels[i]]] for i in keep])
-
     def fit(self, train: TrainingSet) -> dict[str, float]:
         """Train one token per agent of ``train.agents`` (the row order) from scratch."""
         for a in train.agents:
@@ -155,8 +149,8 @@ class AgentTokenRouter(Router):
         if name not in train.agents or train.counts()[name] == 0:
             raise DataError(f"no demonstrations for new agent '{name}'")
         agents = self.agents + [name]
-        keep, labels = self._labels(train, agents)
-        sub = train.subset(keep)
+        sub = train.restrict(agents)
+        labels = torch.tensor(sub.labels)
         feats = self.features(self._queries(sub.texts, sub.states))
         cfg = self.train_config
         w, _ = self.extractor.word_head()

@@ -63,6 +63,18 @@ class TrainingSet:
             states=[self.states[i] for i in idx],
         )
 
+    def restrict(self, agents: list[str]) -> "TrainingSet":
+        """Only the examples of ``agents``, relabelled so ``agents`` is the new label order."""
+        pos = {a: i for i, a in enumerate(agents)}
+        keep = [i for i, y in enumerate(self.labels) if self.agents[y] in pos]
+        return TrainingSet(
+            agents=list(agents),
+            texts=[self.texts[i] for i in keep],
+            labels=[pos[self.agents[self.labels[i]]] for i in keep],
+            domains=[self.domains[i] for i in keep],
+            states=[self.states[i] for i in keep],
+        )
+
     def only(self, agent: str) -> "TrainingSet":
         """The examples of one agent (labels keep indexing the full agent list)."""
         k = self.agents.index(agent)

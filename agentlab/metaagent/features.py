@@ -182,9 +182,11 @@ class TextFeatureExtractor:
         for i, r in enumerate(rests):
             ids[i, : len(r)] = torch.tensor(r)
             mask[i, p : p + len(r)] = 1
-        cache = copy.deepcopy(self._prefix())
-        if n > 1:
-            cache.batch_repeat_interleave(n)
+        cache = None
+        if p:
+            cache = copy.deepcopy(self._prefix())
+            if n > 1:
+                cache.batch_repeat_interleave(n)
         positions = torch.arange(p, p + longest).unsqueeze(0).expand(n, -1)
         out = self.model.base_model(
             input_ids=ids.to(self.device),
