@@ -8,7 +8,7 @@ pool's pairwise BERTScores), :func:`load_demos` (the shipped dataset).
 
 from __future__ import annotations
 
-from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
+from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds, sample_config
 from agentlab.selfinstruct.filter import FilterResult, greedy_filter
 
 __all__ = [
@@ -16,6 +16,8 @@ __all__ = [
     "SelfInstructConfig",
     "Thresholds",
     "calibrate",
+    "domain_distributions",
+    "sample_config",
     "greedy_filter",
     "load_demos",
     "run_selfinstruct",
@@ -31,6 +33,10 @@ def __getattr__(name: str):  # lazy: keep `import agentlab.selfinstruct` free of
         from agentlab.selfinstruct.calibrate import calibrate
 
         return calibrate
+    if name == "domain_distributions":
+        from agentlab.selfinstruct.calibrate import domain_distributions
+
+        return domain_distributions
     if name == "load_demos":
         from agentlab.selfinstruct.store import load_demos
 

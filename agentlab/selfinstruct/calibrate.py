@@ -187,3 +187,13 @@ def acceptance_curve(
     cs, cc = full[:, : len(seeds)], full[:, len(seeds) :]
     ss = np.zeros((len(seeds), len(seeds)))
     return [AcceptanceCurve(cov, band, replay(ss, cs, cc, band, round_size)) for cov, band in sorted(bands.items())]
+
+
+def domain_distributions(pool: AgentPool | None = None, scorer: object | None = None) -> dict[str, PairwiseDistribution]:
+    """Figure-7 analog for notebooks: per-domain pairwise BERTScores of the pool's own demos."""
+    if scorer is None:
+        from agentlab.selfinstruct.config import SelfInstructConfig
+        from agentlab.selfinstruct.pipeline import load_scorer
+
+        scorer = load_scorer(SelfInstructConfig())
+    return pairwise_distribution(pool or AgentPool.from_dir(), scorer)

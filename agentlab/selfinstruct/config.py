@@ -174,3 +174,17 @@ def parse_generator(spec: str | None) -> LLMConfig:
     if path.suffix in (".yaml", ".yml"):
         return LLMConfig.from_yaml(path)
     return LLMConfig(kind="local", model=spec)
+
+
+def sample_config(out_dir: str | Path, agents: list[str] | None = None, rounds: int = 1) -> SelfInstructConfig:
+    """The small regeneration ``make run`` does (notebook 02): one agent, one round, the shipped
+    thresholds, written to ``out_dir`` (never over the shipped data)."""
+    shipped = default_out_dir() / "thresholds.json"
+    return SelfInstructConfig(
+        agents=agents or ["SpotifyAgent"],
+        max_rounds=rounds,
+        out_dir=Path(out_dir),
+        thresholds=shipped if shipped.is_file() else None,
+        fresh=True,
+        torch_threads=1,
+    )
