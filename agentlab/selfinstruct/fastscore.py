@@ -85,15 +85,30 @@ class FastBertScore:
         return torch.cat(embs), torch.cat(ws), torch.cat(seg)
 
     # ------------------------------------------------------------------ scores
-    @torch.no_grad()
     def matrix(self, cands: list[str], refs: list[str], *, chunk: int = 256) -> np.ndarray:
         """F1 of every candidate against every reference: ``[len(cands), len(refs)]``."""
+        return self.prf(cands, refs, chunk=chunk)[2]
+
+    def degenerate(self, cands: list[str], refs: list[str]) -> np.ndarray:
+        """Pairs where precision or recall is <= 0, so the F1 formula ``2PR/(P+R)`` is meaningless.
+
+        MiniLM token cosines can be negative; for unrelated sentences P and R can straddle 0 and
+        bert-score's F1 then takes any value (P=0.026, R=-0.027 gives F1=1.157). The pipeline keeps
+        bert-score's F1 as is (faithful); this is for diagnostics and reports.
+        """
+        p, r, _ = self.prf(cands, refs)
+        return (p <= 0) | (r <= 0)
+
+    @torch.no_grad()
+    def prf(self, cands: list[str], refs: list[str], *, chunk: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Precision, recall and F1 matrices, each ``[len(cands), len(refs)]``."""
         if not cands or not refs:
-            return np.zeros((len(cands), len(refs)), dtype=np.float32)
+            z = np.zeros((len(cands), len(refs)), dtype=np.float32)
+            return z, z, z
         self._embed_missing(list(cands) + list(refs))
         R, wr, sr = self._stack(refs)
         n = len(refs)
-        rows = []
+        ps, rs, fs = [], [], []
         for start in range(0, len(cands), chunk):
             part = cands[start : start + chunk]
             C, wc, sc = self._stack(part)
@@ -114,8 +129,11 @@ class FastBertScore:
             # empty sentences ([CLS][SEP] only) score 0, as in bert-score
             F[wc.new_zeros(m).index_add_(0, sc, wc) == 0] = 0.0
             F[:, wr.new_zeros(n).index_add_(0, sr, wr) == 0] = 0.0
-            rows.append(F)
-        return torch.cat(rows).numpy().astype(np.float32)
+            ps.append(P)
+            rs.append(Rr)
+            fs.append(F)
+        as_np = lambda xs: torch.cat(xs).numpy().astype(np.float32)  # noqa: E731
+        return as_np(ps), as_np(rs), as_np(fs)
 
     def pairs(self, cands: list[str], refs: list[str]) -> np.ndarray:
         """F1 for aligned pairs (computed from the matrix of distinct sentences)."""

@@ -89,3 +89,14 @@ def test_inverted_thresholds_are_one_clear_error(tmp_path) -> None:  # type: ign
     )
     with pytest.raises(ConfigError, match=r"per_domain.calc: tau1=0.5 is greater than tau2=0.3"):
         Thresholds.load(bad)
+
+
+def test_degenerate_pairs_are_reproduced_faithfully_and_flagged(scorer, fast) -> None:  # type: ignore[no-untyped-def]
+    # Unrelated sentences whose precision and recall straddle zero: bert-score's F1 = 2PR/(P+R) blows up.
+    a = "The reason for the exception is Google Chrome's security and privacy."
+    b = "Could you convert all `.doc` files in current directory to PDF all at once in the command line?"
+    p, r, f = fast.prf([a], [b])
+    _, _, f_bs = scorer._scorer.score([a], [b])
+    assert f[0, 0] == pytest.approx(float(f_bs[0]), abs=1e-4) and f[0, 0] > 1.0
+    assert p[0, 0] * r[0, 0] < 0
+    assert fast.degenerate([a, A[0]], [b, B[0]]).tolist() == [[True, False], [False, False]]
