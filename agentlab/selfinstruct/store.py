@@ -78,8 +78,17 @@ class Journal:
         return read_jsonl(self.path) if self.exists() else []
 
     def header(self) -> dict[str, Any] | None:
+        """The first line, with seed hashes of agents that joined later (``header_update``) merged in."""
         recs = self.records()
-        return recs[0] if recs and recs[0].get("type") == "header" else None
+        if not recs or recs[0].get("type") != "header":
+            return None
+        head = dict(recs[0])
+        seeds = dict(head.get("seeds", {}))
+        for r in recs[1:]:
+            if r.get("type") == "header_update":
+                seeds = {**r.get("seeds", {}), **seeds}
+        head["seeds"] = seeds
+        return head
 
     def start(self, header: dict[str, Any], *, fresh: bool) -> None:
         """Begin a run: write a header, or check that the existing one matches this run."""
@@ -107,9 +116,10 @@ class Journal:
                 "rerun with --fresh",
                 where=self.path,
             )
-        if set(header.get("seeds", {})) - set(old.get("seeds", {})):
-            # new agents joining a resumed run: record their seed hashes
-            append_jsonl(self.path, {"type": "header_update", "seeds": header["seeds"]})
+        new = {a: h for a, h in header.get("seeds", {}).items() if a not in old.get("seeds", {})}
+        if new:
+            # agents joining a resumed run: record their seed hashes
+            append_jsonl(self.path, {"type": "header_update", "seeds": new})
 
     def commit_round(self, record: dict[str, Any]) -> None:
         append_jsonl(self.path, {"type": "round", **record})

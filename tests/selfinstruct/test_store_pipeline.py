@@ -133,3 +133,13 @@ def run_selfinstruct_quiet(cfg, pool, backend, fast):  # type: ignore[no-untyped
     from agentlab.selfinstruct.pipeline import run_selfinstruct
 
     return run_selfinstruct(cfg, pool=pool, backend=backend, scorer=fast, progress=False)
+
+
+def test_agents_joining_a_resumed_run_are_checked_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    j = Journal(tmp_path)
+    base = {"thresholds": {}, "prompt_sha": "p", "prompt_style": "completion", "generator": "g"}
+    j.start({**base, "seeds": {"A": "a1"}}, fresh=False)
+    j.start({**base, "seeds": {"B": "b1"}}, fresh=False)  # B joins later
+    assert j.header()["seeds"] == {"A": "a1", "B": "b1"}
+    with pytest.raises(CheckpointError, match="demonstrations of B changed"):
+        j.start({**base, "seeds": {"B": "b2"}}, fresh=False)
