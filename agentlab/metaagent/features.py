@@ -59,13 +59,16 @@ class FeatureSpec(BaseModel):
     continue with word tokens. Other settings (an intermediate layer, or the mean over the
     task's tokens) pass that state through the model's final norm and the same head: a
     variant for the tuning study that only supports first-position ranking.
+    ``chat=True`` wraps the prompt in the model's chat template (a user turn, then the
+    assistant turn starts); on SmolLM2-135M that routed worse than the raw prompt, whose
+    last words ask the model for the application name (see the tuning study).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     layer: int | None = None
     pool: Literal["last", "mean"] = "last"
-    chat: bool = True
+    chat: bool = False
 
     @property
     def is_next_token(self) -> bool:

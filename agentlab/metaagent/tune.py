@@ -120,10 +120,11 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--templates", nargs="+", default=["router_agenttoken"])
     ap.add_argument("--chat", nargs="+", default=["1"], help="1 = wrap in the chat template, 0 = raw")
-    ap.add_argument("--source", default="all")
+    ap.add_argument("--source", default="seed", help="training data: seed | all | generated")
     ap.add_argument("--per-agent", type=int, default=None)
     ap.add_argument("--grid", default="quick", choices=["quick", "train", "full"])
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None, help="write all rows as JSON")
+    ap.add_argument("--md", type=Path, default=None, help="write the rows as a Markdown table")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     from agentlab.llm import load_local
@@ -176,6 +177,28 @@ def main(argv: list[str] | None = None) -> None:
         from agentlab.fileio import atomic_write_json
 
         atomic_write_json(args.out, {"train_examples": len(train), "rows": rows})
+    if args.md:
+        from agentlab.fileio import atomic_write_text
+
+        atomic_write_text(args.md, markdown_table(rows))
+
+
+def markdown_table(rows: list[dict[str, object]]) -> str:
+    """One line per run: prompt, chat, hidden state, training changes, accuracies, agent-token wins."""
+    head = "| template | chat | layer | pool | training (changes from default) | OSWorld acc | AppAgent acc | agent token wins (OSW/App) |\n"
+    head += "|---|---|---|---|---|---|---|---|\n"
+    lines = []
+    for r in rows:
+        if "template" not in r:
+            lines.append(f"| {r['method']} | | | | | {100 * float(r['osworld']):.1f}% | {100 * float(r['appagent']):.1f}% | |")
+            continue
+        wins = f"{100 * float(r['osworld_agent_wins']):.0f}% / {100 * float(r['appagent_agent_wins']):.0f}%"
+        train = json.dumps(r["train"]) if r["train"] else "default"
+        lines.append(
+            f"| {r['template']} | {'yes' if r['chat'] else 'no'} | {r['layer']} | {r['pool']} | {train} | "
+            f"{100 * float(r['osworld']):.1f}% | {100 * float(r['appagent']):.1f}% | {wins} |"
+        )
+    return head + "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
