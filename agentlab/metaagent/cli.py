@@ -75,6 +75,7 @@ def train(
         return
     router = AgentTokenRouter(pool, **cfg.router_options())
     m = router.fit(data)
+    router.history[-1].update(source=cfg.source, demos=str(cfg.demos) if cfg.demos else None, per_agent=cfg.per_agent)
     router.save(out)
     typer.echo(
         f"trained {len(router.agents)} agent tokens on {len(data)} demonstrations -> {out}: "

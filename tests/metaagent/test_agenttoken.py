@@ -101,3 +101,29 @@ def test_unknown_router_kind_and_untrained_router(pool) -> None:
         router_class("oracle")
     with pytest.raises(ConfigError, match="no tokens"):
         AgentTokenRouter(pool, use_cache=False).rank(["x"])
+
+
+def test_manager_mode_uses_top_k_documents(small) -> None:
+    from agentlab.llm.base import LLMBackend
+    from agentlab.metaagent.manager import Manager
+
+    class Recorder(LLMBackend):
+        model_id = "recorder"
+        prompts: list[str] = []
+
+        def chat(self, messages, params=None):  # type: ignore[override]
+            self.prompts.append(messages[0].content)
+            return ["###SheetAgent: total the column###\n###MailAgent: email the sheet###"]
+
+        def complete(self, prompt, params=None):  # type: ignore[override]
+            raise AssertionError
+
+    sub, router, _ = small
+    task = "Total column C of budget.xlsx and email it to Bob"
+    res = router.plan([task], Manager(Recorder()), k=2)[0]
+    top2 = [n for n, _ in router.rank([task])[0][:2]]
+    assert [s.agent for s in res.plan] == ["SheetAgent", "MailAgent"] and res.agent == "SheetAgent"
+    assert res.ranking == router.rank([task])[0]
+    prompt = Recorder.prompts[-1]
+    assert all(f"Agent: {n} " in prompt for n in top2)
+    assert sum(f"Agent: {n} " in prompt for n in AGENTS) == 2
