@@ -1,21 +1,24 @@
 """Small computations the notebooks need between the package's results and the plots.
 
 Kept here (not in notebook cells) so they are tested: a stratified hold-out split of a
-training set, nearest neighbours in token space, and the agent orders used to grow a pool.
+training set, nearest neighbours in token space, the agent orders used to grow a pool, and
+scripted demonstrations whose element numbers are looked up on the live screen.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from agentlab.errors import ConfigError
+from agentlab.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
+    from agentlab.envs.base import Observation
     from agentlab.metaagent.data import TrainingSet
     from agentlab.pool import AgentPool
 
@@ -77,3 +80,25 @@ def addition_order(pool: "AgentPool", strategy: str, seed: int = 0) -> list[str]
     rng.shuffle(first)
     rng.shuffle(rest)
     return first + rest
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+def element_number(obs: "Observation", text: str) -> int:
+    """The number of the first element whose visible text starts with ``text`` (case-insensitive)."""
+    want = text.strip().lower()
+    for el in obs.elements:
+        if el.text.strip().lower().startswith(want):
+            return el.id
+    have = ", ".join(repr(e.text) for e in obs.elements[:20]) or "no labelled elements"
+    raise DataError(f"no element whose text starts with {text!r} on this screen ({have})")
+
+
+def scripted_lines(script: Sequence[str], latest: Callable[[], "Observation"]) -> Iterator[str]:
+    """A scripted demonstration for :func:`agentlab.agents.record_demo`: each line is an action
+    whose ``{Text}`` placeholders become the number of that element on the screen as it is when
+    the line is needed (``latest()`` returns it), e.g. ``"click({Greet})"``, ``'type("Ada")'``."""
+    for line in script:
+        obs = latest()
+        yield _PLACEHOLDER.sub(lambda m: str(element_number(obs, m.group(1))), line)

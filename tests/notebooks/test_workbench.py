@@ -38,8 +38,46 @@ def test_every_notebook_ran_and_left_copies_and_figures(tiny_run):
 def test_exploration_notebook_shows_pool_benchmarks_and_scores(tiny_run):
     report = json.loads((tiny_run / "report.json").read_text())
     nb01 = next(n for n in report["notebooks"] if n["name"].startswith("01"))
-    assert {f["name"] for f in nb01["figures"]} >= {"pool_overview", "benchmark_tasks", "bertscore_by_domain"}
+    assert {f["name"] for f in nb01["figures"]} >= {"pool_overview", "benchmark_tasks", "bertscore_by_domain", "explored_screen"}
     nb = nbformat.read(nb01["executed"], as_version=4)
     text = "".join(o.get("text", "") for o in _outputs(nb))
     assert "pool: 30 agents" in text
-    assert "scored 18 pairs in 3 domains" in text  # tiny: 4 demos x 3 domains -> 6 pairs each
+    # tiny: calc and writer have 24 demonstrations each, clock 12: 276 + 276 + 66 same-domain pairs
+    assert "scored 618 pairs in 3 domains" in text
+    assert "exploration: " in text or "exploration stopped with an error" in text
+    assert (tiny_run / "exploration" / "gtk_demo" / "traj.jsonl").is_file()
+
+
+def test_trajectories_notebook_recorded_and_replayed_real_episodes(tiny_run):
+    from agentlab.trajectory import list_episodes
+
+    episodes = {e.episode: e for e in list_episodes(tiny_run / "trajectories")}
+    assert {"demonstration", "appagent_00"} <= set(episodes)
+    assert episodes["demonstration"].status == "done" and episodes["demonstration"].steps == 5
+    assert (tiny_run / "trajectories" / "demonstration" / "step_000_som.png").is_file()
+    nb = nbformat.read(tiny_run / "05_trajectories.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for o in _outputs(nb))
+    assert "'greeting': 'Hello, Ada!'" in text  # the app's own state after the scripted demonstration
+    assert "same as the demonstration's: True" in text
+
+
+@pytest.mark.skipif(__import__("agentlab.viz.chromium", fromlist=["x"]).find_chromium() is None,
+                    reason="no chromium installed (scripts/sysdeps.sh installs it)")
+def test_trajectories_html_renders_figures_and_screenshots_in_chromium(tiny_run):
+    from PIL import Image
+
+    from agentlab.viz.chromium import dump_dom, screenshot
+
+    page = tiny_run / "05_trajectories.html"
+    dom = dump_dom(page, budget_ms=8000)
+    graphs = dom.count('class="plotly-graph-div')
+    drawn = dom.count('class="main-svg"')
+    assert graphs >= 4  # inspector timelines (2) + exported timelines (2)
+    assert drawn >= graphs  # plotly drew every figure (it adds its svg layers only when it runs)
+    steps = dom.count('class="agentlab-step"')
+    assert steps >= 5  # the demonstration's screenshots, with actions drawn, embedded in the page
+    assert dom.count('src="data:image/png;base64,') >= steps + 1  # + the close-up image
+    shot = screenshot(page, tiny_run / "05_trajectories.page.png", width=1280, height=4000, budget_ms=8000)
+    img = Image.open(shot).convert("L")
+    assert img.size == (1280, 4000)
+    assert len(set(img.resize((64, 200)).getdata())) > 20  # a rendered page, not a blank one

@@ -50,3 +50,22 @@ def test_addition_orders(pool):
     assert addition_order(pool, "random", seed=3) == addition_order(pool, "random", seed=3) != pool.names
     with pytest.raises(ConfigError):
         addition_order(pool, "alphabetical")
+
+
+def test_scripted_lines_resolve_elements_on_the_latest_screen():
+    from agentlab.envs.base import Element, Observation
+    from agentlab.errors import DataError
+    from agentlab.viz.experiments import scripted_lines
+
+    def el(i, text):
+        return Element(id=i, bbox=(0, 0, 10, 10), role="push button", text=text, resource_id=None, clickable=True)
+
+    screens = [Observation(None, [el(1, "Add one"), el(2, "Greet")]), Observation(None, [el(7, "Greet now")])]
+    current = {"obs": screens[0]}
+    lines = scripted_lines(["click({add})", 'type("Ada")', "click({Greet})"], lambda: current["obs"])
+    assert next(lines) == "click(1)"
+    assert next(lines) == 'type("Ada")'
+    current["obs"] = screens[1]  # the screen changed: numbers come from the new one
+    assert next(lines) == "click(7)"
+    with pytest.raises(DataError, match="no element whose text starts with 'Reset'"):
+        next(scripted_lines(["click({Reset})"], lambda: screens[0]))
