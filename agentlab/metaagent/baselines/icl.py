@@ -1,0 +1,272 @@
+"""ICL router: every agent document in the prompt, the model names the agent (paper's Appendix G.2).
+
+Two outputs per task, both from the frozen backbone with no training:
+
+- ``route``: greedy generation, parsed for ``###Name###`` (:func:`parse_agent_name`). This
+  is the paper's ICL router; an answer without a pool agent is a failure with the reason.
+- ``rank``: the log-likelihood of each agent's answer ``###Name###`` as the continuation
+  of the prompt, normalised over the pool (softmax of the summed token log-probs), so the
+  router gives a full distribution like every other router. Sum, not mean, because the
+  sum is the probability of the whole answer; it favours names with fewer tokens, which is
+  the model's real preference, not an artefact (``length_norm=True`` switches to the mean).
+
+Cost: the documents are identical for every task, so the prompt up to the task is
+encoded once into a key/value cache (chunked prefill) and each task only pays for its own
+tokens plus the packed candidate answers (:mod:`._scoring`).
+
+Context: documents stop fitting long before the pool is large (30 agents x ~230 tokens
+already fill most of SmolLM2's 8,192). With ``max_demos=None`` the router keeps as many
+demonstrations per document (up to ``max_demos_cap``) as fit; when not even the bare
+documents fit it raises :class:`ContextOverflowError` saying how many tokens were needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.errors import ConfigError, DataError
+from agentlab.llm.base import ChatMessage
+from agentlab.llm.config import LLMConfig
+from agentlab.metaagent.baselines._classify import ANSWER_PROBE, answer_text
+from agentlab.metaagent.baselines._common import parse_options, rankings, softmax_rows
+from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack, split_common_prefix
+from agentlab.metaagent.data import TrainingSet
+from agentlab.metaagent.manager import render_state
+from agentlab.metaagent.prompts import PromptTemplate, load_template
+from agentlab.metaagent.router import RouteResult, Router
+from agentlab.pool import AgentPool
+
+log = logging.getLogger(__name__)
+
+_TASK, _STATE = "\x00TASK\x00", "\x00STATE\x00"
+NAME_RE = re.compile(r"#{2,}[ \t]*([A-Za-z][A-Za-z0-9_]*)[ \t]*#{2,}")
+OPEN_RE = re.compile(r"#{2,}[ \t]*([A-Za-z][A-Za-z0-9_]*)")
+
+
+class ContextOverflowError(ConfigError):
+    """The agent documents (or a task) do not fit the backbone's context window."""
+
+
+@dataclass
+class ParsedName:
+    agent: str | None
+    problem: str | None = None  # failure reason, or a warning when agent is set
+
+
+def parse_agent_name(text: str, names: list[str]) -> ParsedName:
+    """The agent named in a router answer.
+
+    Accepts ``###Name###`` (first pool name wins; case-insensitive), then an unterminated
+    ``###Name`` (small models often stop early), then -- flagged with a warning -- the first
+    pool name mentioned as a whole word. Anything else is a failure with the reason.
+    """
+    canon = {n.lower(): n for n in names}
+    unknown: list[str] = []
+    for rx, note in ((NAME_RE, None), (OPEN_RE, "answer lacks the closing ###")):
+        for m in rx.finditer(text):
+            real = canon.get(m.group(1).lower())
+            if real is not None:
+                return ParsedName(real, note)
+            unknown.append(m.group(1))
+    if names:
+        words = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b", re.I)
+        m = words.search(text)
+        if m:
+            return ParsedName(canon[m.group(1).lower()], "answer not in ###Name### form; took the first agent name mentioned")
+    if unknown:
+        return ParsedName(None, f"answer names unknown agent(s): {', '.join(dict.fromkeys(unknown))}")
+    snippet = text.strip().replace("\n", " ")[:80]
+    return ParsedName(None, f"no ###Name### in the answer: {snippet!r}")
+
+
+class ICLRouterConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = "router_icl"
+    max_demos: int | None = Field(None, ge=0, description="demonstrations per document; None = as many as fit")
+    max_demos_cap: int = Field(3, ge=0)
+    reserve_tokens: int = Field(256, ge=16, description="context kept free for the task, state and answer")
+    max_new_tokens: int = Field(16, ge=1)
+    chat: bool = True
+    length_norm: bool = False
+    prefill_chunk: int = Field(1024, ge=16)
+    progress: bool = True
+
+
+def _crop(cache: Any, length: int) -> None:
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
+
+
+class ICLRouter(Router):
+    """All documents in context; generation for ``route``, name likelihood for ``rank``."""
+
+    name = "icl"
+    manager_uses_all_documents = True
+
+    def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
+        super().__init__(pool, llm, **options)
+        self.cfg = parse_options(ICLRouterConfig, options, self.name)
+        self.template: PromptTemplate = load_template(self.cfg.template)
+        pos = [self.template.text.find("{" + f + "}") for f in ("documents", "state", "task")]
+        if pos[0] < 0 or pos[2] < 0 or (pos[1] >= 0 and pos[1] < pos[0]) or pos[2] < pos[0]:
+            raise ConfigError("an ICL template needs {documents} before {state} and {task}", where=self.template.path)
+        self._backend = None
+        self._cache = None
+        self._key: tuple[str, ...] | None = None
+        self.prefix_ids: list[int] = []
+        self.suffix_text = ""
+        self.demos_used: int | None = None
+
+    @property
+    def backend(self):  # type: ignore[no-untyped-def]
+        if self._backend is None:
+            from agentlab.llm import load_local
+
+            self._backend = load_local(self.llm)
+        return self._backend
+
+    def fit(self, train: TrainingSet) -> dict[str, float]:
+        """Nothing to train: the documents (with their demonstrations) are the router's knowledge."""
+        return {"seconds": 0.0, "examples": 0.0}
+
+    # ------------------------------------------------------------------ prompt
+    def _split(self, max_demos: int) -> tuple[str, str]:
+        documents = "\n\n".join(d.render(max_demos) for d in self.pool)
+        text = self.template.render(documents=documents, task=_TASK, state=_STATE)
+        if self.cfg.chat:
+            text = self.backend.chat_prompt([ChatMessage("user", text)])
+        cut = min(i for i in (text.find(_TASK), text.find(_STATE)) if i >= 0)
+        return text[:cut], text[cut:]
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.backend.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def prompt_tokens(self, max_demos: int) -> int:
+        """Tokens of the shared prompt part (instructions + all documents) for ``max_demos``."""
+        return len(self._encode(self._split(max_demos)[0]))
+
+    def _choose_demos(self) -> tuple[int, list[int], str]:
+        limit = self.backend.context_length
+        candidates = [self.cfg.max_demos] if self.cfg.max_demos is not None else range(self.cfg.max_demos_cap, -1, -1)
+        need = None
+        for k in candidates:
+            prefix, suffix = self._split(k)
+            ids = self._encode(prefix)
+            if len(ids) + self.cfg.reserve_tokens <= limit:
+                return k, ids, suffix
+            need = len(ids)
+        raise ContextOverflowError(
+            f"{len(self.pool)} agent documents need {need} prompt tokens "
+            f"(+{self.cfg.reserve_tokens} reserved for the task) with "
+            f"{candidates[-1] if isinstance(candidates, list) else 0} demonstration(s) each, "
+            f"but the model's context is {limit}; use fewer agents or a longer-context backbone",
+            where=self.template.path,
+        )
+
+    @torch.no_grad()
+    def _ensure_prefix(self) -> None:
+        """Encode instructions + documents once into a key/value cache."""
+        key = tuple(self.pool.names)
+        if self._cache is not None and self._key == key:
+            return
+        from transformers import DynamicCache
+
+        t0 = time.perf_counter()
+        self.demos_used, self.prefix_ids, self.suffix_text = self._choose_demos()
+        model = self.backend.model
+        cache = DynamicCache(config=model.config)
+        ids = torch.tensor([self.prefix_ids], device=self.backend.device)
+        for s in range(0, ids.shape[1], self.cfg.prefill_chunk):
+            model(input_ids=ids[:, s : s + self.cfg.prefill_chunk], past_key_values=cache, use_cache=True, logits_to_keep=1)
+        self._cache, self._key = cache, key
+        log.info(
+            "ICL prefix: %d agents, %d demo(s) each, %d tokens, encoded in %.1fs",
+            len(self.pool), self.demos_used, len(self.prefix_ids), time.perf_counter() - t0,
+        )
+
+    def _suffix_ids(self, task: str, state: str | None) -> list[int]:
+        text = self.suffix_text.replace(_STATE, render_state(state)).replace(_TASK, task.strip())
+        ids = self._encode(text)
+        if len(self.prefix_ids) + len(ids) + 32 > self.backend.context_length:
+            raise DataError(
+                f"task does not fit: prompt {len(self.prefix_ids)} + task {len(ids)} tokens exceed the "
+                f"context of {self.backend.context_length}: {task[:60]!r}"
+            )
+        return ids
+
+    # ------------------------------------------------------------------ ranking
+    @torch.no_grad()
+    def scores(self, tasks: list[str], states: list[str | None] | None = None) -> np.ndarray:
+        """Summed (or mean, with ``length_norm``) log-likelihood of each pool agent's answer."""
+        from tqdm.auto import tqdm
+
+        self._ensure_prefix()
+        names = self.pool.names
+        states = states or [None] * len(tasks)
+        answers = [self._encode(answer_text(n)) for n in names]
+        forced, _ = split_common_prefix(answers + [self._encode(answer_text(n)) for n in ANSWER_PROBE])
+        cands = [a[len(forced) :] for a in answers]
+        lengths = torch.tensor([len(c) for c in cands], dtype=torch.float32)
+        past = len(self.prefix_ids)
+        out = np.empty((len(tasks), len(names)))
+        pad = self.backend.tokenizer.pad_token_id
+        for i, (task, state) in enumerate(tqdm(list(zip(tasks, states)), desc="icl rank", disable=not self.cfg.progress, leave=False)):
+            query = self._suffix_ids(task, state) + forced
+            packed = pack([query], [cands], pad_id=pad, past_len=past)
+            try:
+                logits = forward_packed(self.backend.model, packed, past_key_values=self._cache)
+            finally:
+                _crop(self._cache, past)
+            lp = candidate_logprobs(logits, packed)[0].cpu()
+            out[i] = (lp / lengths if self.cfg.length_norm else lp).numpy()
+        return out
+
+    def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+        if not tasks:
+            return []
+        return rankings(self.pool.names, softmax_rows(self.scores(tasks, states)))
+
+    # ------------------------------------------------------------------ generation
+    @torch.no_grad()
+    def generate(self, task: str, state: str | None = None) -> str:
+        """Greedy answer after the cached documents, stopped at the closing ``###`` or end of turn."""
+        self._ensure_prefix()
+        tok, model = self.backend.tokenizer, self.backend.model
+        past = len(self.prefix_ids)
+        ids = torch.tensor([self._suffix_ids(task, state)], device=self.backend.device)
+        out: list[int] = []
+        try:
+            for _ in range(self.cfg.max_new_tokens):
+                logits = model(input_ids=ids, past_key_values=self._cache, use_cache=True, logits_to_keep=1).logits
+                nxt = int(logits[0, -1].argmax())
+                if nxt == tok.eos_token_id:
+                    break
+                out.append(nxt)
+                text = tok.decode(out, skip_special_tokens=True)
+                if NAME_RE.search(text) or ("\n" in text.strip()):
+                    break
+                ids = torch.tensor([[nxt]], device=self.backend.device)
+        finally:
+            _crop(self._cache, past)
+        return tok.decode(out, skip_special_tokens=True)
+
+    def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
+        """The paper's ICL router: the generated, parsed name (ranking attached for reference)."""
+        states = states or [None] * len(tasks)
+        ranks = self.rank(tasks, states)
+        out = []
+        for task, state, ranking in zip(tasks, states, ranks):
+            raw = self.generate(task, state)
+            parsed = parse_agent_name(raw, self.pool.names)
+            out.append(RouteResult(agent=parsed.agent, ranking=ranking, error=parsed.problem, raw=raw))
+        return out
