@@ -44,7 +44,7 @@ def test_context_overflow_is_reported(pool):
     docs = [replace(d, name=f"{d.name}{i}") for i in range(2) for d in pool.agents]
     router = ICLRouter(AgentPool(docs), max_demos=0)
     with pytest.raises(ContextOverflowError, match=r"60 agent documents need \d+ prompt tokens"):
-        router._ensure_prefix()
+        router.lm
 
 
 def test_demos_shrink_to_fit(pool):
@@ -76,7 +76,7 @@ def test_rank_and_route_on_cached_prefix(pool, backend):
     # Scores differ by log P("###"), the same for every candidate.
     assert np.allclose(got - got.max(), ref - ref.max(), atol=5e-3)
     # The cache is back to the prefix after use, and route() parses a generation.
-    assert router._cache.get_seq_length() == len(router.prefix_ids)
+    assert router.lm.cache.get_seq_length() == len(router.prefix_ids)
     res = router.route(tasks[:1])[0]
     assert res.raw is not None and (res.agent in small.names or res.error)
-    assert router._cache.get_seq_length() == len(router.prefix_ids)
+    assert router.lm.cache.get_seq_length() == len(router.prefix_ids)

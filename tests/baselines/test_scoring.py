@@ -52,3 +52,26 @@ def test_packed_on_shared_cache(backend):
         got = candidate_logprobs(forward_packed(model, packed, past_key_values=cache), packed)
     for c, cand in enumerate(names):
         assert got[0, c].item() == pytest.approx(_naive(model, None, prefix + suffix, cand), abs=2e-3)
+
+
+def test_buffered_cache_matches_dynamic(backend):
+    """The in-place cache gives the same logits as transformers' DynamicCache, across crops."""
+    from transformers import DynamicCache
+
+    from agentlab.metaagent.baselines._prefix import crop_to, make_cache
+
+    model = backend.model
+    ids = backend.tokenizer("Agents: CalcAgent edits sheets. VLCAgent plays media. Task:", return_tensors="pt")["input_ids"]
+    a, b = make_cache(model, capacity=8), DynamicCache(config=model.config)  # capacity 8 forces growth
+    with torch.no_grad():
+        for cache in (a, b):
+            model(input_ids=ids, past_key_values=cache, use_cache=True)
+        n = ids.shape[1]
+        for step in ([[42, 43]], [[7]]):
+            x = torch.tensor(step)
+            la = model(input_ids=x, past_key_values=a, use_cache=True).logits
+            lb = model(input_ids=x, past_key_values=b, use_cache=True).logits
+            assert torch.allclose(la, lb, atol=1e-4)
+            crop_to(a, n)
+            crop_to(b, n)
+            assert a.get_seq_length() == b.get_seq_length() == n

@@ -11,8 +11,8 @@ Two outputs per task, both from the frozen backbone with no training:
   the model's real preference, not an artefact (``length_norm=True`` switches to the mean).
 
 Cost: the documents are identical for every task, so the prompt up to the task is
-encoded once into a key/value cache (chunked prefill) and each task only pays for its own
-tokens plus the packed candidate answers (:mod:`._scoring`).
+encoded once into a key/value cache (:class:`._prefix.PrefixLM`) and each task only pays
+for its own tokens plus the packed candidate answers (:mod:`._scoring`).
 
 Context: documents stop fitting long before the pool is large (30 agents x ~230 tokens
 already fill most of SmolLM2's 8,192). With ``max_demos=None`` the router keeps as many
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +36,8 @@ from agentlab.llm.base import ChatMessage
 from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.baselines._classify import ANSWER_PROBE, answer_text
 from agentlab.metaagent.baselines._common import parse_options, rankings, softmax_rows
-from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack, split_common_prefix
+from agentlab.metaagent.baselines._prefix import PrefixLM
+from agentlab.metaagent.baselines._scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import render_state
 from agentlab.metaagent.prompts import PromptTemplate, load_template
@@ -101,12 +101,6 @@ class ICLRouterConfig(BaseModel):
     progress: bool = True
 
 
-def _crop(cache: Any, length: int) -> None:
-    extra = cache.get_seq_length() - length
-    if extra > 0:
-        cache.crop(-extra)
-
-
 class ICLRouter(Router):
     """All documents in context; generation for ``route``, name likelihood for ``rank``."""
 
@@ -121,9 +115,8 @@ class ICLRouter(Router):
         if pos[0] < 0 or pos[2] < 0 or (pos[1] >= 0 and pos[1] < pos[0]) or pos[2] < pos[0]:
             raise ConfigError("an ICL template needs {documents} before {state} and {task}", where=self.template.path)
         self._backend = None
-        self._cache = None
+        self._lm: PrefixLM | None = None
         self._key: tuple[str, ...] | None = None
-        self.prefix_ids: list[int] = []
         self.suffix_text = ""
         self.demos_used: int | None = None
 
@@ -173,28 +166,22 @@ class ICLRouter(Router):
             where=self.template.path,
         )
 
-    @torch.no_grad()
-    def _ensure_prefix(self) -> None:
-        """Encode instructions + documents once into a key/value cache."""
-        key = tuple(self.pool.names)
-        if self._cache is not None and self._key == key:
-            return
-        from transformers import DynamicCache
+    @property
+    def prefix_ids(self) -> list[int]:
+        return self.lm.prefix_ids
 
-        t0 = time.perf_counter()
-        self.demos_used, self.prefix_ids, self.suffix_text = self._choose_demos()
-        model = self.backend.model
-        cache = DynamicCache(config=model.config)
-        ids = torch.tensor([self.prefix_ids], device=self.backend.device)
-        for s in range(0, ids.shape[1], self.cfg.prefill_chunk):
-            model(input_ids=ids[:, s : s + self.cfg.prefill_chunk], past_key_values=cache, use_cache=True, logits_to_keep=1)
-        self._cache, self._key = cache, key
-        log.info(
-            "ICL prefix: %d agents, %d demo(s) each, %d tokens, encoded in %.1fs",
-            len(self.pool), self.demos_used, len(self.prefix_ids), time.perf_counter() - t0,
-        )
+    @property
+    def lm(self) -> PrefixLM:
+        """Instructions + all documents, encoded once per pool (rebuilt if the pool changes)."""
+        key = tuple(self.pool.names)
+        if self._lm is None or self._key != key:
+            self.demos_used, ids, self.suffix_text = self._choose_demos()
+            self._lm, self._key = PrefixLM(self.backend, ids, chunk=self.cfg.prefill_chunk), key
+            log.info("ICL prompt: %d agents, %d demonstration(s) each, %d tokens", len(self.pool), self.demos_used, len(ids))
+        return self._lm
 
     def _suffix_ids(self, task: str, state: str | None) -> list[int]:
+        self.lm  # noqa: B018 - builds the prompt split on first use
         text = self.suffix_text.replace(_STATE, render_state(state)).replace(_TASK, task.strip())
         ids = self._encode(text)
         if len(self.prefix_ids) + len(ids) + 32 > self.backend.context_length:
@@ -205,29 +192,20 @@ class ICLRouter(Router):
         return ids
 
     # ------------------------------------------------------------------ ranking
-    @torch.no_grad()
     def scores(self, tasks: list[str], states: list[str | None] | None = None) -> np.ndarray:
         """Summed (or mean, with ``length_norm``) log-likelihood of each pool agent's answer."""
         from tqdm.auto import tqdm
 
-        self._ensure_prefix()
-        names = self.pool.names
+        lm = self.lm
         states = states or [None] * len(tasks)
-        answers = [self._encode(answer_text(n)) for n in names]
+        answers = [self._encode(answer_text(n)) for n in self.pool.names]
         forced, _ = split_common_prefix(answers + [self._encode(answer_text(n)) for n in ANSWER_PROBE])
         cands = [a[len(forced) :] for a in answers]
         lengths = torch.tensor([len(c) for c in cands], dtype=torch.float32)
-        past = len(self.prefix_ids)
-        out = np.empty((len(tasks), len(names)))
-        pad = self.backend.tokenizer.pad_token_id
-        for i, (task, state) in enumerate(tqdm(list(zip(tasks, states)), desc="icl rank", disable=not self.cfg.progress, leave=False)):
-            query = self._suffix_ids(task, state) + forced
-            packed = pack([query], [cands], pad_id=pad, past_len=past)
-            try:
-                logits = forward_packed(self.backend.model, packed, past_key_values=self._cache)
-            finally:
-                _crop(self._cache, past)
-            lp = candidate_logprobs(logits, packed)[0].cpu()
+        out = np.empty((len(tasks), len(cands)))
+        pairs = list(zip(tasks, states))
+        for i, (task, state) in enumerate(tqdm(pairs, desc="icl rank", disable=not self.cfg.progress, leave=False)):
+            lp = lm.score(self._suffix_ids(task, state) + forced, cands)
             out[i] = (lp / lengths if self.cfg.length_norm else lp).numpy()
         return out
 
@@ -237,28 +215,10 @@ class ICLRouter(Router):
         return rankings(self.pool.names, softmax_rows(self.scores(tasks, states)))
 
     # ------------------------------------------------------------------ generation
-    @torch.no_grad()
     def generate(self, task: str, state: str | None = None) -> str:
-        """Greedy answer after the cached documents, stopped at the closing ``###`` or end of turn."""
-        self._ensure_prefix()
-        tok, model = self.backend.tokenizer, self.backend.model
-        past = len(self.prefix_ids)
-        ids = torch.tensor([self._suffix_ids(task, state)], device=self.backend.device)
-        out: list[int] = []
-        try:
-            for _ in range(self.cfg.max_new_tokens):
-                logits = model(input_ids=ids, past_key_values=self._cache, use_cache=True, logits_to_keep=1).logits
-                nxt = int(logits[0, -1].argmax())
-                if nxt == tok.eos_token_id:
-                    break
-                out.append(nxt)
-                text = tok.decode(out, skip_special_tokens=True)
-                if NAME_RE.search(text) or ("\n" in text.strip()):
-                    break
-                ids = torch.tensor([[nxt]], device=self.backend.device)
-        finally:
-            _crop(self._cache, past)
-        return tok.decode(out, skip_special_tokens=True)
+        """Greedy answer after the cached documents, stopped at the closing ``###`` or a new line."""
+        stop = lambda text: bool(NAME_RE.search(text)) or "\n" in text.strip()  # noqa: E731
+        return self.lm.generate(self._suffix_ids(task, state), self.cfg.max_new_tokens, stop)
 
     def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
         """The paper's ICL router: the generated, parsed name (ranking attached for reference)."""
