@@ -2,16 +2,21 @@
 
 Kept here (not in notebook cells) so they are tested: a stratified hold-out split of a
 training set, nearest neighbours in token space, the agent orders used to grow a pool, and
-scripted demonstrations whose element numbers are looked up on the live screen.
+scripted demonstrations whose element numbers are looked up on the live screen, and the
+cost of fitting a router (time, memory, trainable parameters).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -102,3 +107,69 @@ def scripted_lines(script: Sequence[str], latest: Callable[[], "Observation"]) -
     for line in script:
         obs = latest()
         yield _PLACEHOLDER.sub(lambda m: str(element_number(obs, m.group(1))), line)
+
+
+@dataclass
+class FitCost:
+    """What one ``router.fit`` cost (the Table 5 analog)."""
+
+    seconds: float
+    #: peak growth of the process's resident memory during the fit (MiB; None off Linux). Process
+    #: level and sampled every 20 ms: a fair comparison of routers fitted one after another in one
+    #: process once the shared backbone is loaded, not an exact allocation count.
+    peak_rss_mib: float | None
+    trainable_parameters: int
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def trainable_parameters(router: object) -> int:
+    """Parameters a router trains: AgentToken's ``W_A`` rows, an adapter's weights, else 0
+    (the embedding router stores class centroids; ICL trains nothing)."""
+    head = getattr(router, "head", None)
+    if head is not None and hasattr(head, "weight"):
+        return int(head.weight.numel())
+    params = getattr(router, "trainable_parameters", None)
+    if callable(params):
+        return int(sum(p.numel() for p in params()))
+    return 0
+
+
+def measure_fit(router: Any, train: "TrainingSet") -> tuple[dict[str, float], FitCost]:
+    """Fit ``router`` on ``train`` while timing it and sampling the process's memory."""
+    base = _rss_bytes()
+    peak = [base or 0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.02):
+            now = _rss_bytes()
+            if now is not None and now > peak[0]:
+                peak[0] = now
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    t0 = time.perf_counter()
+    try:
+        metrics = router.fit(train)
+    finally:
+        stop.set()
+        thread.join()
+    seconds = time.perf_counter() - t0
+    end = _rss_bytes()
+    if end is not None:
+        peak[0] = max(peak[0], end)
+    mib = (peak[0] - base) / 2**20 if base is not None else None
+    return metrics, FitCost(seconds=seconds, peak_rss_mib=mib, trainable_parameters=trainable_parameters(router))
+
+
+def domain_coverage(agents: Sequence[str], pool: "AgentPool", gold_domains: Sequence[str]) -> float:
+    """Share of tasks whose domain some agent of ``agents`` serves (the ceiling of routing accuracy)."""
+    served = {pool.get(a).domain for a in agents}
+    return sum(d in served for d in gold_domains) / len(gold_domains) if gold_domains else 0.0

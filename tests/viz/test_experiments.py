@@ -69,3 +69,45 @@ def test_scripted_lines_resolve_elements_on_the_latest_screen():
     assert next(lines) == "click(7)"
     with pytest.raises(DataError, match="no element whose text starts with 'Reset'"):
         next(scripted_lines(["click({Reset})"], lambda: screens[0]))
+
+
+def test_measure_fit_times_and_sees_memory_growth():
+    import time as _time
+
+    from agentlab.viz.experiments import measure_fit
+
+    class Grows:
+        def fit(self, train):
+            self.blob = bytearray(64 * 2**20)  # 64 MiB, touched
+            for i in range(0, len(self.blob), 4096):
+                self.blob[i] = 1
+            _time.sleep(0.1)
+            return {"loss": 1.0}
+
+    metrics, cost = measure_fit(Grows(), None)
+    assert metrics == {"loss": 1.0}
+    assert cost.seconds >= 0.1
+    assert cost.peak_rss_mib is not None and 50 < cost.peak_rss_mib < 400
+    assert cost.trainable_parameters == 0
+
+
+def test_trainable_parameters_and_coverage(pool):
+    import torch
+
+    from agentlab.viz.experiments import domain_coverage, trainable_parameters
+
+    class Head:
+        weight = torch.zeros(3, 5)
+
+    class WithHead:
+        head = Head()
+
+    class WithAdapter:
+        head = None
+
+        def trainable_parameters(self):
+            return [torch.zeros(2, 2), torch.zeros(7)]
+
+    assert trainable_parameters(WithHead()) == 15
+    assert trainable_parameters(WithAdapter()) == 11
+    assert domain_coverage(["SheetAgent"], pool, ["calc", "calc", "writer", "clock"]) == 0.5
