@@ -44,13 +44,19 @@ class AgentHead(nn.Module):
         z = self.agent_logits(h)
         return z - torch.logsumexp(torch.cat([vocab_lse.float().unsqueeze(1), z], dim=1), dim=1, keepdim=True)
 
-    def loss(self, h: torch.Tensor, vocab_lse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def loss(
+        self, h: torch.Tensor, vocab_lse: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Mean cross-entropy of the gold agent token over the full vocabulary.
 
         ``-(W_A h)_y + logsumexp([logsumexp(W_V h), W_A h])`` equals the cross-entropy of
-        target ``|V| + y`` over ``[W_V h; W_A h]`` because logsumexp nests.
+        target ``|V| + y`` over ``[W_V h; W_A h]`` because logsumexp nests. Optional per-example
+        ``weights`` give a weighted mean (class balancing).
         """
-        return -self.log_probs(h, vocab_lse).gather(1, labels.view(-1, 1)).mean()
+        nll = -self.log_probs(h, vocab_lse).gather(1, labels.view(-1, 1)).squeeze(1)
+        if weights is None:
+            return nll.mean()
+        return (nll * weights).sum() / weights.sum()
 
     def agent_probs(self, h: torch.Tensor) -> torch.Tensor:
         """Softmax over the agent rows only (the ranking): ``[n, |A|]``, rows sum to 1."""

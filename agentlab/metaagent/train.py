@@ -33,6 +33,7 @@ class TrainConfig(BaseModel):
     init: Literal["random", "name_mean", "zeros"] = "name_mean"
     init_scale: float = 1.0
     logit_bias: float = 0.0
+    balance: bool = False  # weight examples so every agent counts equally (uneven generated data)
     seed: int = 0
 
     @classmethod
@@ -85,6 +86,10 @@ def train_head(
         saved = head.weight.detach().clone()
     opt = torch.optim.AdamW([head.weight], lr=cfg.lr, weight_decay=cfg.weight_decay)
     n = len(labels)
+    weights: torch.Tensor | None = None
+    if cfg.balance:
+        counts = torch.bincount(labels, minlength=head.n_agents).float()
+        weights = (1.0 / counts.clamp(min=1))[labels]
     epoch_loss = float("nan")
     bar = tqdm(range(cfg.epochs), desc="agent tokens", unit="epoch", disable=not progress)
     for _ in bar:
@@ -92,7 +97,7 @@ def train_head(
         total = 0.0
         for s in range(0, n, cfg.batch_size):
             idx = perm[s : s + cfg.batch_size]
-            loss = head.loss(h[idx], vocab_lse[idx], labels[idx])
+            loss = head.loss(h[idx], vocab_lse[idx], labels[idx], None if weights is None else weights[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if frozen is not None:

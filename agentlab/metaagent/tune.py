@@ -150,6 +150,8 @@ def main(argv: list[str] | None = None) -> None:
             TrainConfig(lr=3e-3, epochs=100),
             TrainConfig(lr=3e-2, epochs=20),
             TrainConfig(weight_decay=0.1),
+            TrainConfig(balance=True),
+            TrainConfig(balance=True, lr=3e-3, epochs=100),
         ],
     }
     for template in args.templates:

@@ -90,3 +90,24 @@ def test_unreadable_cache_shard_is_recomputed(fx, tmp_path: Path) -> None:
     again = HiddenCache(fx, root=tmp_path)
     again.get(TASKS[:1], progress=False)
     assert again.computed == 1
+
+
+def test_balanced_training_weights_each_agent_equally() -> None:
+    from agentlab.metaagent.train import TrainConfig, train_head
+
+    torch.manual_seed(0)
+    h, lse = torch.randn(12, 8), torch.randn(12)
+    labels = torch.tensor([0] * 10 + [1] * 2)
+    head = AgentHead(2, 8, init=torch.randn(2, 8))
+    w = torch.tensor([1 / 10] * 10 + [1 / 2] * 2)
+    per = -head.log_probs(h, lse).gather(1, labels.view(-1, 1)).squeeze(1)
+    expected = (per[:10].mean() + per[10:].mean()) / 2
+    assert torch.allclose(head.loss(h, lse, labels, w), expected)
+    assert torch.allclose(head.loss(h, lse, labels, torch.ones(12)), head.loss(h, lse, labels))
+    a, b = AgentHead(2, 8), AgentHead(2, 8)
+    train_head(a, h, lse, labels, TrainConfig(epochs=3, balance=True), progress=False)
+    train_head(b, h, lse, labels, TrainConfig(epochs=3), progress=False)
+    assert not torch.equal(a.weight, b.weight)
+    c = AgentHead(2, 8)
+    train_head(c, h, lse, labels, TrainConfig(epochs=3, balance=True), progress=False)
+    assert torch.equal(a.weight, c.weight)  # deterministic for a seed
