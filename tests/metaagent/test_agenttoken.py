@@ -127,3 +127,12 @@ def test_manager_mode_uses_top_k_documents(small) -> None:
     prompt = Recorder.prompts[-1]
     assert all(f"Agent: {n} " in prompt for n in top2)
     assert sum(f"Agent: {n} " in prompt for n in AGENTS) == 2
+
+
+def test_task_longer_than_context_is_one_line_error(small) -> None:
+    from agentlab.errors import DataError
+
+    sub, router, _ = small
+    with pytest.raises(DataError, match="does not fit the 8192-token context") as err:
+        router.rank(["open the file " * 3000])
+    assert "\n" not in str(err.value)
