@@ -168,7 +168,7 @@ class SelfInstructReport:
             lines.append(
                 f"| {a.agent} | {a.domain} | [{a.tau1:.3f}, {a.tau2:.3f}] | {a.seeds} | {a.generated} | {a.total} | "
                 f"{a.rounds} | {a.raw_lines} | {a.candidates} | {drops} | {a.leaked} | {a.band_rejects['below_tau1']} | "
-                f"{a.band_rejects['above_tau2']} | {a.acceptance_rate:.1%} | {a.mean_pairwise:.3f} | {a.stopped or 'running'} |"
+                f"{a.band_rejects['above_tau2']} | {a.acceptance_rate:.1%} | {a.mean_pairwise:.3f} | {a.stopped or ('not finished (time budget)' if self.time_budget_hit else 'not finished')} |"
             )
         lines += ["", "## Samples (accepted and rejected, with scores against the set at the time)", ""]
         fmt = lambda v: "-" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.3f}"  # noqa: E731
