@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     for template in args.templates:
         for chat in args.chat:
             fx = TextFeatureExtractor(backend, template, FeatureSpec(chat=chat == "1"))
-            specs = LAYER_SPECS if args.grid != "train" else [FeatureSpec(chat=chat == "1")]
+            n_layers = int(backend.model.config.num_hidden_layers)
+            layer_specs = [s for s in LAYER_SPECS if s.layer is None or s.layer <= n_layers]
+            specs = layer_specs if args.grid != "train" else [FeatureSpec(chat=chat == "1")]
             specs = [s.model_copy(update={"chat": chat == "1"}) for s in specs]
             tr = multi_features(fx, train.texts, specs)
             ev = {sp.name: multi_features(fx, sp.texts, specs) for sp in splits}
