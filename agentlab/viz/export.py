@@ -169,7 +169,7 @@ def show_image(img: "Image.Image", name: str | None = None, *, readme: bool = Fa
         img = img.resize((max_width, round(img.height * max_width / img.width)))
     buf = io.BytesIO()
     img.save(buf, format="PNG", optimize=True)
-    display(IPImage(data=buf.getvalue(), format="png"))
+    display(IPImage(data=buf.getvalue(), format="png", alt=safe.replace("_", " ")))
     if _STATE.figures_dir is not None:
         from agentlab.fileio import atomic_write_bytes
 
