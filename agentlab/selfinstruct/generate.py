@@ -29,7 +29,7 @@ from agentlab.pool import AgentDocument
 #: Reasons a generated line is dropped before scoring, in the order they are checked.
 PARSE_REASONS = ("chatter", "truncated", "too_short", "too_long", "non_task", "duplicate", "known")
 
-_MARKER = re.compile(r"^\s*(?:\(?\d{1,3}\s*[.):-]|[-*•–·>]|#+)\s*")
+_MARKER = re.compile(r"^\s*(?:\(?\d{1,3}\s*[.):-]|\(?[A-Za-z]\)|[A-Z][.:](?=\s)|[-*•–·>]|#+)\s*")
 _LABEL = re.compile(r"^(?:request|task|user|example|instruction|query|new request)\s*\d*\s*[:\-]\s*", re.I)
 _QUOTES = "\"'“”‘’`"
 _CHATTER = re.compile(

@@ -11,6 +11,9 @@ def test_clean_line_strips_markers_labels_and_quotes() -> None:
     assert clean_line("* “Pin the chat with Anna to the top.”") == "Pin the chat with Anna to the top."
     assert clean_line('3) Request: "Mute the video for me"') == "Mute the video for me"
     assert clean_line("• Task 2: Rename the sheet to Q3") == "Rename the sheet to Q3"
+    assert clean_line("B) Visit a restaurant in San Francisco.") == "Visit a restaurant in San Francisco."
+    assert clean_line("A: Mute the chat with Bob.") == "Mute the chat with Bob."
+    assert clean_line("A cat video, please play it") == "A cat video, please play it"
 
 
 def test_messy_output_counts_each_reason() -> None:
