@@ -1,0 +1,211 @@
+"""Table-4 analog: per-domain routing accuracy of AgentToken and every baseline, same backbone and data.
+
+Test tasks: OSWorld single-app (268) and AppAgent (45), judged by domain (the chosen
+agent's domain must equal the task's; ``agentlab.eval.metrics.routing_accuracy``).
+Training data: the pool's demonstrations plus the self-instruct data in ``data/demos``
+(``load_training_set``), capped at ``--per-agent`` per agent so every router sees the
+identical set -- never benchmark tasks (exact overlaps abort the run).
+
+Routers (each ``route()``, i.e. what ``agentlab route`` would answer):
+agenttoken (greedy decoding over V ∪ A, A's default training config), embedding (MiniLM
+centroid), icl (all documents in context, generated ``###Name###``; also the
+answer-likelihood ranking as ``icl_rank``), lora and prompt (peft on the frozen backbone).
+ICL is evaluated on a stratified subset (``--icl-per-domain``) because every task attends
+over ~7,500 prompt tokens on CPU.
+
+    python benchmarks/routing.py [--quick] [--routers agenttoken,embedding,icl,lora,prompt]
+        [--per-agent 16] [--per-domain N] [--icl-per-domain 4] [--icl-max N] [--epochs 2] [--results PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import RESULTS, evenly, log, measure, pct, stratified, summary_line, write_result  # noqa: E402
+
+ALL = ["agenttoken", "embedding", "icl", "lora", "prompt"]
+OSWORLD_ORDER = ["os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode", "gimp"]
+APPAGENT_ORDER = ["maps", "x", "telegram", "temu", "youtube", "spotify", "yelp", "gmail", "clock"]
+
+
+def build(kind: str, pool, epochs: int, cache: bool):  # type: ignore[no-untyped-def]
+    if kind == "agenttoken":
+        from agentlab.metaagent.agenttoken import AgentTokenRouter
+
+        return AgentTokenRouter(pool, progress=False)
+    if kind == "embedding":
+        from agentlab.metaagent.baselines.embedding import EmbeddingRouter
+
+        return EmbeddingRouter(pool)
+    if kind == "icl":
+        from agentlab.metaagent.baselines.icl import ICLRouter
+
+        return ICLRouter(pool, progress=False)
+    if kind == "lora":
+        from agentlab.metaagent.baselines.lora import LoRARouter
+
+        return LoRARouter(pool, epochs=epochs, progress=False, cache=cache)
+    if kind == "prompt":
+        from agentlab.metaagent.baselines.prompt_tuning import PromptTuningRouter
+
+        return PromptTuningRouter(pool, epochs=epochs, progress=False, cache=cache)
+    raise SystemExit(f"unknown router '{kind}'; choose from {', '.join(ALL)}")
+
+
+def leak_check(train, tasks) -> None:  # type: ignore[no-untyped-def]
+    seen = {t.strip().lower() for t in train.texts}
+    leaks = [t.instruction for t in tasks if t.instruction.strip().lower() in seen]
+    if leaks:
+        raise SystemExit(f"{len(leaks)} benchmark task(s) appear verbatim in the training data, e.g. {leaks[0]!r}")
+
+
+def main(argv: list[str] | None = None) -> dict[str, float | None]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="1 task/domain, 4 demos/agent, 1 epoch, 6 ICL tasks")
+    ap.add_argument("--routers", default=",".join(ALL))
+    ap.add_argument("--per-agent", type=int, default=None, help="training examples per agent (default 16; quick 4)")
+    ap.add_argument("--per-domain", type=int, default=None, help="test tasks per domain (default all; quick 2)")
+    ap.add_argument("--icl-per-domain", type=int, default=None, help="ICL test tasks per domain (default 4; quick 1)")
+    ap.add_argument("--icl-max", type=int, default=None, help="at most this many ICL test tasks (quick 6)")
+    ap.add_argument("--epochs", type=int, default=None, help="LoRA / prompt-tuning epochs (default 2; quick 1)")
+    ap.add_argument("--limit", type=int, default=None, help="at most this many test tasks (smoke tests)")
+    ap.add_argument("--all-data", action=argparse.BooleanOptionalAction, default=None,
+                    help="also train agenttoken/embedding on ALL demonstrations (default: on unless --quick)")
+    ap.add_argument("--no-cache", action="store_true", help="retrain LoRA / prompt tuning even if a trained adapter is cached")
+    ap.add_argument("--results", type=Path, default=RESULTS / "routing.md")
+    args = ap.parse_args(argv)
+    q = args.quick
+    per_agent = args.per_agent if args.per_agent is not None else (4 if q else 16)
+    per_domain = args.per_domain if args.per_domain is not None else (1 if q else None)
+    icl_max = args.icl_max if args.icl_max is not None else (6 if q else None)
+    icl_per_domain = args.icl_per_domain if args.icl_per_domain is not None else (1 if q else 4)
+    epochs = args.epochs if args.epochs is not None else (1 if q else 2)
+    all_data = args.all_data if args.all_data is not None else not q
+    routers = [r.strip() for r in args.routers.split(",") if r.strip()]
+
+    from agentlab.eval.benchmarks import load_appagent, load_osworld
+    from agentlab.eval.metrics import routing_accuracy
+    from agentlab.metaagent.data import load_training_set
+    from agentlab.pool import AgentPool
+
+    pool = AgentPool.from_dir()
+    tasks = stratified(load_osworld(), per_domain) + stratified(load_appagent(), per_domain)
+    if args.limit:
+        tasks = tasks[: args.limit]
+    train = load_training_set(pool, per_agent=per_agent, seed=0)
+    leak_check(train, tasks)
+    log(f"{len(tasks)} test tasks; {len(train)} training examples ({per_agent} per agent at most)")
+
+    runs: list[tuple[str, str, object]] = [(r, r, train) for r in routers]
+    if all_data:
+        full = load_training_set(pool, seed=0)
+        leak_check(full, tasks)
+        runs += [(f"{r}@all", r, full) for r in ("agenttoken", "embedding") if r in routers]
+
+    cols: dict[str, dict[str, object]] = {}
+    for label, kind, data in runs:
+        router = build(kind, pool, epochs, cache=not args.no_cache)
+        evaluated = evenly(stratified(tasks, icl_per_domain), icl_max) if kind == "icl" else tasks
+        with measure() as fit_m:
+            fit = router.fit(data)  # type: ignore[arg-type]
+        with measure() as run_m:
+            res = router.route([t.instruction for t in evaluated])
+        pred = [r.agent for r in res]
+        gold = [t.domain for t in evaluated]
+        rep = routing_accuracy(pred, gold, pool)
+        col: dict[str, object] = {
+            "report": rep,
+            "n": len(evaluated),
+            "train_n": len(data),  # type: ignore[arg-type]
+            "fit_s": float(fit.get("seconds", fit_m.seconds)),
+            "cached": bool(fit.get("cached")),
+            "per_task_s": run_m.seconds / max(len(evaluated), 1),
+            "warnings": sum(r.agent is not None and r.error is not None for r in res),
+        }
+        for bench in ("osworld", "appagent"):
+            idx = [i for i, t in enumerate(evaluated) if t.benchmark == bench]
+            if idx:
+                col[bench] = routing_accuracy([pred[i] for i in idx], [gold[i] for i in idx], pool).accuracy
+        if kind == "icl":
+            top = [r.ranking[0][0] if r.ranking else None for r in res]
+            col["rank_acc"] = routing_accuracy(top, gold, pool).accuracy
+            col["strict"] = sum(r.agent is not None and r.error is None for r in res) / max(len(res), 1)
+            col["prompt_tokens"] = len(router.prefix_ids)  # type: ignore[attr-defined]
+            col["demos"] = router.demos_used  # type: ignore[attr-defined]
+        cols[label] = col
+        log(
+            f"{label}: acc {rep.accuracy:.3f} on {len(evaluated)} tasks (failures {rep.failures}); "
+            f"fit {col['fit_s']:.1f}s{' (cached)' if col['cached'] else ''}, {col['per_task_s']:.2f}s/task"
+        )
+        del router
+        gc.collect()
+
+    # ------------------------------------------------------------------ report
+    labels = list(cols)
+    body = [
+        f"Test tasks: {len(tasks)} ({sum(t.benchmark == 'osworld' for t in tasks)} OSWorld single-app, "
+        f"{sum(t.benchmark == 'appagent' for t in tasks)} AppAgent), judged by domain. Training: "
+        f"{len(train)} demonstrations ({per_agent} per agent at most: seeds first, then self-instruct), "
+        f"identical for every router; `@all` rows use all {len(full) if all_data else '-'} demonstrations. "
+        f"LoRA / prompt tuning: {epochs} epoch(s). Backbone: embedded SmolLM2-135M-Instruct (CPU).",
+        "",
+        "Routing accuracy (%) per domain; ICL on a stratified subset (n per cell in parentheses where it differs).",
+        "",
+        "| domain | n | " + " | ".join(labels) + " |",
+        "|---|---|" + "---|" * len(labels),
+    ]
+    domains = [d for d in OSWORLD_ORDER + APPAGENT_ORDER if any(t.domain == d for t in tasks)]
+    domains += sorted({t.domain for t in tasks} - set(domains))
+    for d in domains:
+        n = sum(t.domain == d for t in tasks)
+        cells = []
+        for lb in labels:
+            s = cols[lb]["report"].per_domain.get(d)  # type: ignore[attr-defined]
+            cells.append("-" if s is None else pct(s.accuracy) + ("" if s.total == n else f" ({s.total})"))
+        body.append(f"| {d} | {n} | " + " | ".join(cells) + " |")
+    for bench, name in (("osworld", "OSWorld"), ("appagent", "AppAgent")):
+        body.append(f"| **{name}** | | " + " | ".join(pct(cols[lb].get(bench)) for lb in labels) + " |")  # type: ignore[arg-type]
+    body.append("| **all** | | " + " | ".join(f"**{pct(cols[lb]['report'].accuracy)}**" for lb in labels) + " |")  # type: ignore[attr-defined]
+    body += [
+        "",
+        "| router | tasks | train examples | fit s | route s/task | no agent | warnings |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for lb in labels:
+        c = cols[lb]
+        body.append(
+            f"| {lb} | {c['n']} | {c['train_n']} | {c['fit_s']:.1f}{' (cached adapter)' if c['cached'] else ''} | "
+            f"{c['per_task_s']:.2f} | {c['report'].failures} | {c['warnings']} |"  # type: ignore[attr-defined]
+        )
+    if "icl" in cols:
+        c = cols["icl"]
+        body += [
+            "",
+            f"ICL: {c['prompt_tokens']} prompt tokens for {len(pool)} documents with {c['demos']} demonstration(s) each "
+            f"(more do not fit the 8,192-token context with room for the task). Strict `###Name###` answers naming a "
+            f"pool agent: {pct(c['strict'])}%; accuracy of the answer-likelihood ranking's top-1 (`icl_rank`): "
+            f"{pct(c['rank_acc'])}%.",  # type: ignore[arg-type]
+        ]
+    body += [
+        "",
+        "fit s: wall time of `fit()` in this run, or of the original training when a cached adapter was reused. "
+        "route s/task: wall time of `route()` divided by tasks. Machine shared with other jobs: times are indicative.",
+    ]
+    summary = {lb.replace("@", "_"): cols[lb]["report"].accuracy for lb in labels}  # type: ignore[attr-defined]
+    if "icl" in cols:
+        summary["icl_rank"] = cols["icl"]["rank_acc"]  # type: ignore[assignment]
+    head = {k: summary.get(k) for k in ALL if k in summary}
+    line = summary_line({**head, **{k: v for k, v in summary.items() if k not in head}})
+    write_result(args.results, "Routing accuracy per domain (Table-4 analog)", body, line)
+    print("\n".join(body))
+    print(line, flush=True)
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The benchmark scripts run end to end on tiny settings and end with a key=value summary line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+
+
+def run(script: str, *args: str, timeout: float = 900) -> str:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def summary(stdout: str) -> dict[str, str]:
+    last = [ln for ln in stdout.splitlines() if ln.strip()][-1]
+    return dict(kv.split("=", 1) for kv in last.split())
+
+
+def test_run_all_discovers_every_benchmark():
+    out = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--list"], capture_output=True, text=True, check=True).stdout.split()
+    for name in ("routing", "training_cost", "pool_scale", "multi_agent"):
+        assert name in out
+    assert "_common" not in out and "run_all" not in out and "collect_results" not in out
+    bad = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--only", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown benchmark" in bad.stderr
+
+
+@pytest.mark.slow
+def test_routing_smoke(tmp_path):
+    res = tmp_path / "routing.md"
+    out = run("routing.py", "--quick", "--routers", "embedding,agenttoken", "--limit", "3", "--per-agent", "2", "--results", str(res))
+    s = summary(out)
+    assert set(s) == {"agenttoken", "embedding"}
+    assert all(0.0 <= float(v) <= 1.0 for v in s.values())
+    text = res.read_text()
+    assert "Command: `python benchmarks/routing.py --quick" in text and "| **all** |" in text
+
+
+@pytest.mark.slow
+def test_training_cost_smoke(tmp_path):
+    res = tmp_path / "tc.md"
+    out = run("training_cost.py", "--agents", "3", "--per-agent", "1", "--epochs", "1", "--results", str(res))
+    s = summary(out)
+    assert float(s["speedup_vs_lora"]) > 0 and float(s["memory_ratio_vs_lora"]) > 0
+    assert "| agenttoken | 1,728 |" in res.read_text()  # 3 agents x 576 dims
+
+
+@pytest.mark.slow
+def test_pool_scale_smoke(tmp_path):
+    res = tmp_path / "ps.md"
+    out = run("pool_scale.py", "--sizes", "30,60", "--tasks", "2", "--icl-tasks", "0", "--results", str(res))
+    s = summary(out)
+    assert float(s["latency_ratio_60_vs_30"]) > 0
+    assert 30 <= int(s["icl_max_agents"]) < 60  # 30 documents fit without demonstrations, 60 do not
+
+
+@pytest.mark.slow
+def test_multi_agent_smoke(tmp_path):
+    res = tmp_path / "ma.md"
+    out = run("multi_agent.py", "--tasks", "1", "--methods", "agenttoken", "--max-new-tokens", "12", "--results", str(res))
+    s = summary(out)
+    assert 0.0 <= float(s["agenttoken_top5_recall"]) <= 1.0
+    assert "AgentMatch" in res.read_text()
