@@ -294,13 +294,14 @@ class Workspace:
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
         assert self.root is not None
         cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        hidden = [h for h in self._hidden() if h.exists()]
+        # /tmp is replaced by an empty tmpfs like the hidden folders; the interpreter (a venv
+        # in a checkout under /tmp, say) is bound back read-only after the tmpfs mounts.
+        hidden = [h for h in self._hidden() if h.exists()] + [Path("/tmp").resolve()]
         for h in hidden:
             cmd += ["--tmpfs", str(h)]
         for need in self._needed():
             if any(h == need or h in need.parents for h in hidden):
                 cmd += ["--ro-bind", str(need), str(need)]
-        cmd += ["--tmpfs", "/tmp"]
         for extra in self.config.allow_write:
             extra = Path(extra).resolve()
             if not extra.exists():
