@@ -6,10 +6,10 @@ prompt (``data/prompts/manager.txt``, Appendix G.3 structure) on the same backbo
 
 - AgentToken (shipped tokens): the top-K agents by agent-token probability, only their
   documents in the manager prompt (``Router.plan``; K=5 default).
-- ICL: every document in the manager prompt (the paper's ICL manager), with as many
-  demonstrations per document as fit the context (room kept for the answer and one retry);
-  its top-K recall comes from the ICL answer-likelihood ranking. Documents are in pool
-  order so their key/value cache is computed once for all tasks (``PrefixCachedBackend``).
+- ICL: every document in the manager prompt (the paper's ICL manager; ``ICLRouter.plan``),
+  with as many demonstrations per document as fit the context (room kept for the answer
+  and one retry); its top-K recall comes from the ICL answer-likelihood ranking. Documents
+  are in pool order so their key/value cache is computed once for all tasks.
 
 AgentMatch: the set of domains of the plan's agents equals the gold set. Top-K recall: the
 fraction of gold domains among the top-K ranked agents' domains. SubtaskAcc needs gold
@@ -29,29 +29,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, evenly, log, pct, summary_line, write_result  # noqa: E402
-
-SENTINEL = "\x00TASK\x00"
-
-
-def icl_manager(backend, pool, max_new_tokens: int):  # type: ignore[no-untyped-def]
-    """A Manager over all documents with a cached prefix; demonstrations shrink until it fits."""
-    from agentlab.errors import ConfigError
-    from agentlab.llm.base import ChatMessage
-    from agentlab.metaagent.baselines._prefix import PrefixCachedBackend
-    from agentlab.metaagent.manager import Manager
-
-    docs = list(pool.agents)
-    room = 2 * max_new_tokens + 200  # the answer, and one retry with the correction message
-    for demos in (3, 2, 1, 0):
-        probe = Manager(backend, max_new_tokens=max_new_tokens, max_demos=demos)
-        full = backend.chat_prompt([ChatMessage("user", probe.prompt(SENTINEL, docs))])
-        prefix = full[: full.index(SENTINEL)]
-        tokens = backend.count_tokens(full)
-        if tokens + room <= backend.context_length:
-            cached = PrefixCachedBackend(backend, prefix)
-            return Manager(cached, max_new_tokens=max_new_tokens, max_demos=demos), docs, demos, tokens, cached
-    raise ConfigError(f"the manager prompt with all {len(docs)} documents does not fit the context even without demonstrations")
-
 
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -97,12 +74,14 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
         elif method == "icl":
             from agentlab.metaagent.baselines.icl import ICLRouter
 
-            ranker = ICLRouter(pool, progress=False)
-            rankings = [[n for n, _ in r] for r in ranker.rank(texts)]
-            del ranker
-            manager, docs, demos, tokens, cached = icl_manager(backend, pool, args.max_new_tokens)
-            results = [manager.plan(t, docs) for t in texts]
-            docs_note = f"all {len(docs)}"
+            router = ICLRouter(pool, progress=False)
+            manager = Manager(backend, max_new_tokens=args.max_new_tokens)
+            results = router.plan(texts, manager)
+            rankings = [[n for n, _ in r.ranking] for r in results]
+            full = router.manager_for_all(manager)
+            demos = full.max_demos
+            tokens = statistics.mean(backend.count_tokens(full.prompt(t, list(pool.agents))) for t in texts)
+            docs_note = f"all {len(pool)}"
         else:
             raise SystemExit(f"unknown method '{method}' (agenttoken, icl)")
         secs = (time.perf_counter() - t0) / len(tasks)

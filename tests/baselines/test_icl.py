@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from agentlab.llm.base import ChatMessage
 from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack
 from agentlab.metaagent.baselines.icl import ContextOverflowError, ICLRouter, parse_agent_name
 from agentlab.pool import AgentPool
@@ -80,3 +81,33 @@ def test_rank_and_route_on_cached_prefix(pool, backend):
     res = router.route(tasks[:1])[0]
     assert res.raw is not None and (res.agent in small.names or res.error)
     assert router.lm.cache.get_seq_length() == len(router.prefix_ids)
+
+
+def test_manager_for_all_fits_the_context(pool, backend):
+    from agentlab.metaagent.manager import Manager
+
+    router = ICLRouter(pool)
+    manager = Manager(backend, max_new_tokens=64)
+    full = router.manager_for_all(manager)
+    prompt = backend.chat_prompt([ChatMessage("user", full.prompt("x", list(pool.agents)))])
+    assert backend.count_tokens(prompt) + 2 * 64 + 200 <= backend.context_length
+    assert full.max_demos < 3  # three demonstrations per document cannot fit for 30 agents
+    assert router.manager_for_all(manager) is full  # built once, reused
+    big = ICLRouter(AgentPool([replace(d, name=f"{d.name}{i}") for i in range(2) for d in pool.agents]))
+    with pytest.raises(ContextOverflowError, match="60 documents"):
+        big.manager_for_all(manager)
+
+
+@pytest.mark.slow
+def test_icl_manager_plans_over_all_documents(pool, backend):
+    from agentlab.metaagent.manager import Manager
+
+    small = pool.subset(["SheetAgent", "VLCAgent", "ClockAgent"])
+    router = ICLRouter(small, progress=False)
+    manager = Manager(backend, max_new_tokens=12)
+    res = router.plan(["Play the video, then set an alarm for 7 am"], manager)[0]
+    assert sorted(n for n, _ in res.ranking) == sorted(small.names)
+    assert res.plan or res.error  # a parsed plan or a stated failure, never silence
+    cached = router.manager_for_all(manager).backend
+    assert cached.hits >= 1 and cached.misses == 0  # the documents prefix was reused
+    assert router.manager_demos == 3  # three short documents fit with all demonstrations

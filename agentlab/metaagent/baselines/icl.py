@@ -36,10 +36,10 @@ from agentlab.llm.base import ChatMessage
 from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.baselines._classify import ANSWER_PROBE, answer_text
 from agentlab.metaagent.baselines._common import parse_options, rankings, softmax_rows
-from agentlab.metaagent.baselines._prefix import PrefixLM
+from agentlab.metaagent.baselines._prefix import PrefixCachedBackend, PrefixLM
 from agentlab.metaagent.baselines._scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
-from agentlab.metaagent.manager import render_state
+from agentlab.metaagent.manager import Manager, render_state
 from agentlab.metaagent.prompts import PromptTemplate, load_template
 from agentlab.metaagent.router import RouteResult, Router
 from agentlab.pool import AgentPool
@@ -119,6 +119,8 @@ class ICLRouter(Router):
         self._key: tuple[str, ...] | None = None
         self.suffix_text = ""
         self.demos_used: int | None = None
+        self._manager: tuple[tuple[object, ...], Manager] | None = None
+        self.manager_demos: int | None = None
 
     @property
     def backend(self):  # type: ignore[no-untyped-def]
@@ -230,3 +232,64 @@ class ICLRouter(Router):
             parsed = parse_agent_name(raw, self.pool.names)
             out.append(RouteResult(agent=parsed.agent, ranking=ranking, error=parsed.problem, raw=raw))
         return out
+
+    # ------------------------------------------------------------------ manager mode
+    def manager_for_all(self, manager: Manager) -> Manager:
+        """``manager`` over *all* documents (the paper's ICL manager), made to fit the context.
+
+        Demonstrations per document shrink (from ``max_demos_cap``) until the prompt plus the
+        answer budget and one corrective retry fit. On a local backend the prompt part before
+        the task is cached once (:class:`PrefixCachedBackend`), so later tasks only pay for
+        their own tokens. Built once per (manager, pool) and reused across calls.
+        """
+        key = (id(manager), id(manager.backend), manager.template.sha256, manager.params.max_new_tokens, tuple(self.pool.names))
+        if self._manager is not None and self._manager[0] == key:
+            return self._manager[1]
+        backend = manager.backend
+        new = manager.params.max_new_tokens
+        docs = list(self.pool.agents)
+        limit = int(getattr(backend, "context_length", 0) or 0)
+        local = hasattr(backend, "model") and hasattr(backend, "chat_prompt")
+        need = 0
+        for demos in range(self.cfg.max_demos_cap, -1, -1):
+            probe = Manager(backend, manager.template, max_new_tokens=new, max_demos=demos)
+            plain = probe.prompt(_TASK, docs)
+            with_state = probe.prompt(_TASK, docs, state=_STATE)
+            if local:
+                plain = backend.chat_prompt([ChatMessage("user", plain)])
+                with_state = backend.chat_prompt([ChatMessage("user", with_state)])
+            need = backend.count_tokens(plain) if hasattr(backend, "count_tokens") else 0
+            if not limit or need + 2 * new + 200 <= limit:
+                break
+        else:
+            raise ContextOverflowError(
+                f"the manager prompt with all {len(docs)} documents needs {need} tokens without demonstrations, "
+                f"plus {2 * new + 200} for the answer and one retry; the model's context is {limit}",
+                where=manager.template.path,
+            )
+        if local:
+            common = 0
+            while common < min(len(plain), len(with_state)) and plain[common] == with_state[common]:
+                common += 1
+            prefix = plain[: min(common, plain.index(_TASK))]
+            backend = PrefixCachedBackend(backend, prefix, chunk=self.cfg.prefill_chunk)
+        built = Manager(backend, manager.template, max_new_tokens=new, max_demos=demos)
+        self._manager, self.manager_demos = (key, built), demos
+        log.info("ICL manager: %d documents with %d demonstration(s) each, %d prompt tokens", len(docs), demos, need)
+        return built
+
+    def plan(
+        self, tasks: list[str], manager: Manager, *, k: int = 5, states: list[str | None] | None = None
+    ) -> list[RouteResult]:
+        """ICL manager mode: every document in the manager prompt (``k`` is ignored), pool order."""
+        states = states or [None] * len(tasks)
+        rankings = self.rank(tasks, states)
+        full = self.manager_for_all(manager)
+        docs = list(self.pool.agents)
+        out = []
+        for task, state, ranking in zip(tasks, states, rankings):
+            res = full.plan(task, docs, state=state)
+            res.ranking = ranking
+            out.append(res)
+        return out
+
