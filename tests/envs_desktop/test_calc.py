@@ -65,11 +65,11 @@ def test_calc_edit_and_save_xlsx(xdisplay, calc):
     def keep_button(o):
         return next((e for e in o.elements if e.role == "push button" and e.text.startswith("Use Excel")), None)
 
-    obs = env.observe_until(lambda o: keep_button(o) is not None, timeout_s=20)
+    obs = env.observe_until(lambda o: keep_button(o) is not None, timeout_s=60)
     keep = keep_button(obs)
     assert keep is not None, f"no keep-format dialog:\n{obs.summary()}"
     env.step(A.Click(element=keep.id))  # no window manager: click the button, not Enter
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
 
     while target.stat().st_mtime_ns == before and time.monotonic() < deadline:
         time.sleep(0.2)
