@@ -127,9 +127,12 @@ def token_projection(
 
     if len(names) != len(vectors) or len(groups) != len(vectors):
         raise ValueError("vectors, names and groups must have the same length")
+    import plotly.express as px
+
     coords, ratio = project_2d(vectors)
+    palette = px.colors.qualitative.Dark24  # 20 domains need more than plotly's 10 default colours
     fig = go.Figure()
-    for g in dict.fromkeys(groups):
+    for n, g in enumerate(dict.fromkeys(groups)):
         sel = [i for i, x in enumerate(groups) if x == g]
         fig.add_trace(
             go.Scatter(
@@ -139,7 +142,7 @@ def token_projection(
                 text=[names[i] for i in sel],
                 textposition="top center",
                 name=g,
-                marker_size=11,
+                marker={"size": 11, "color": palette[n % len(palette)]},
             )
         )
     fig.update_layout(

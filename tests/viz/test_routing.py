@@ -68,3 +68,9 @@ def test_loss_curves_accept_explicit_x():
     assert list(fig.data[0].x) == [1, 5, 10]
     with pytest.raises(ValueError):
         loss_curves({"a": ([1, 2], [1.0, 2.0, 3.0])})
+
+
+def test_token_projection_gives_twenty_domains_distinct_colours():
+    groups = [f"d{i}" for i in range(20)]
+    fig = token_projection(np.random.default_rng(0).normal(size=(20, 6)), groups, groups)
+    assert len({tr.marker.color for tr in fig.data}) == 20
