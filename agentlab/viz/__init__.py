@@ -19,6 +19,7 @@ from agentlab.viz.export import (
 from agentlab.viz.overview import benchmark_overview, pool_overview, score_distributions, upper_triangle
 from agentlab.viz.routing import (
     accuracy_bars,
+    accuracy_heatmap,
     confusion_matrix,
     loss_curves,
     project_2d,
@@ -29,6 +30,7 @@ from agentlab.viz.routing import (
 
 __all__ = [
     "accuracy_bars",
+    "accuracy_heatmap",
     "benchmark_overview",
     "confusion_matrix",
     "export_pngs",

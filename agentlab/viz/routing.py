@@ -49,6 +49,41 @@ def accuracy_bars(
     return fig
 
 
+def accuracy_heatmap(
+    table: Mapping[str, Mapping[str, float | None]],
+    counts: Mapping[str, Mapping[str, int]] | None = None,
+    *,
+    title: str = "Routing accuracy per domain",
+) -> "go.Figure":
+    """Rows = routers, columns = domains (+ overall): accuracy in % as colour and text, with the
+    number of tasks behind each cell when ``counts`` is given; cells without tasks stay blank."""
+    import plotly.graph_objects as go
+
+    columns: list[str] = []
+    for row in table.values():
+        columns.extend(c for c in row if c not in columns)
+    names = list(table)
+    z = [[None if table[r].get(c) is None else 100.0 * float(table[r][c]) for c in columns] for r in names]
+
+    def cell(r: str, c: str, v: float | None) -> str:
+        if v is None:
+            return ""
+        n = counts.get(r, {}).get(c) if counts else None
+        return f"{v:.0f}" + (f"<br><sub>n={n}</sub>" if n is not None else "")
+
+    text = [[cell(r, c, v) for c, v in zip(columns, zr)] for r, zr in zip(names, z)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=columns, y=names, text=text, texttemplate="%{text}", colorscale="RdYlGn", zmin=0, zmax=100,
+            colorbar_title="%", hoverongaps=False, xgap=2, ygap=2,
+            hovertemplate="%{y} on %{x}: %{z:.1f}%<extra></extra>",
+        )
+    )
+    fig.update_layout(title=title, width=max(700, 52 * len(columns) + 250), height=160 + 60 * len(names),
+                      yaxis_autorange="reversed")
+    return fig
+
+
 def confusion_matrix(
     gold: Sequence[str],
     pred: Sequence[str | None],

@@ -74,3 +74,14 @@ def test_token_projection_gives_twenty_domains_distinct_colours():
     groups = [f"d{i}" for i in range(20)]
     fig = token_projection(np.random.default_rng(0).normal(size=(20, 6)), groups, groups)
     assert len({tr.marker.color for tr in fig.data}) == 20
+
+
+def test_accuracy_heatmap_cells_counts_and_blanks():
+    from agentlab.viz import accuracy_heatmap
+
+    fig = accuracy_heatmap({"AgentToken": {"calc": 0.5, "overall": 0.5}, "ICL": {"writer": 1.0, "overall": 1.0}},
+                           {"AgentToken": {"calc": 4, "overall": 4}, "ICL": {"writer": 2, "overall": 2}})
+    hm = fig.data[0]
+    assert list(hm.x) == ["calc", "overall", "writer"] and list(hm.y) == ["AgentToken", "ICL"]
+    assert hm.z[0][0] == 50.0 and hm.z[0][2] is None and hm.text[0][2] == ""
+    assert hm.text[1][2] == "100<br><sub>n=2</sub>"
