@@ -32,15 +32,15 @@ from _common import RESULTS, evenly, log, pct, summary_line, write_result  # noq
 
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="3 tasks")
-    ap.add_argument("--tasks", type=int, default=None, help="multi-app tasks, spread over the list (default 12; quick 3)")
+    ap.add_argument("--quick", action="store_true", help="2 tasks")
+    ap.add_argument("--tasks", type=int, default=None, help="multi-app tasks, spread over the list (default 12; quick 2)")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-new-tokens", type=int, default=128, help="manager answer budget (both methods)")
     ap.add_argument("--methods", default="agenttoken,icl")
     ap.add_argument("--tokens", type=Path, default=None, help="AgentToken checkpoint (default: shipped data/tokens)")
     ap.add_argument("--results", type=Path, default=RESULTS / "multi_agent.md")
     args = ap.parse_args(argv)
-    n_tasks = args.tasks if args.tasks is not None else (3 if args.quick else 12)
+    n_tasks = args.tasks if args.tasks is not None else (2 if args.quick else 12)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
 
     from agentlab.eval.benchmarks import load_osworld

@@ -73,7 +73,7 @@ class AdapterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     template: str = Field("router_ft", description="router prompt template in data/prompts/")
-    epochs: int = Field(3, ge=1)
+    epochs: int = Field(2, ge=1)
     lr: float = Field(1e-3, gt=0)
     weight_decay: float = Field(0.0, ge=0)
     batch_size: int = Field(16, ge=1)
