@@ -47,8 +47,8 @@ class AgentTokenConfig(BaseModel):
     train: TrainConfig = TrainConfig()
     max_word_tokens: int = 8
     demos: Path | None = None
-    #: "seed" by default: on SmolLM2-135M the self-instruct rows measured so far lowered
-    #: benchmark accuracy (benchmarks/results/agenttoken_tuning.md); "all" adds them.
+    #: "seed" by default: on SmolLM2-135M the self-instruct rows have not raised benchmark
+    #: accuracy (benchmarks/results/agenttoken_tuning.md, data_size.md); "all" adds them.
     source: Literal["all", "seed", "generated"] = "seed"
     per_agent: int | None = None
 
