@@ -13,10 +13,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -29,46 +27,22 @@ THINGS = ["the alarm", "a timer", "the stopwatch", "my world clock", "the bedtim
 TAILS = ["for tomorrow at {h}:{m:02d}", "to {h} minutes", "named Run {h}", "before {h} pm", "every {h} days"]
 
 
-class _FakeChat(BaseHTTPRequestHandler):
-    counter = 0
-    lock = threading.Lock()
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
-        length = int(self.headers.get("Content-Length", 0))
-        json.loads(self.rfile.read(length) or b"{}")
-        with self.lock:
-            k = _FakeChat.counter
-            _FakeChat.counter += 1
-        time.sleep(0.15)  # a slow-ish generator so the run can be interrupted mid-way
-        lines = []
-        for j in range(3):
-            n = k * 3 + j
-            lines.append(
-                f"{VERBS[n % 10]} {THINGS[(n // 10) % 10]} {TAILS[(n // 100) % 5].format(h=n % 12 + 1, m=n % 60)}."
-            )
-        text = " " + "\n".join(f"{i}. {l}" if i else l for i, l in enumerate(lines, start=0)) + "\n"
-        body = json.dumps({
-            "id": f"c{k}", "object": "chat.completion", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
-        pass
+def _numbered_requests(body: dict, k: int) -> str:
+    """Reply k: three distinct numbered clock requests, after a short delay (a slow-ish generator
+    so the run can be interrupted mid-way)."""
+    time.sleep(0.15)
+    lines = []
+    for j in range(3):
+        n = k * 3 + j
+        lines.append(
+            f"{VERBS[n % 10]} {THINGS[(n // 10) % 10]} {TAILS[(n // 100) % 5].format(h=n % 12 + 1, m=n % 60)}."
+        )
+    return " " + "\n".join(f"{i}. {l}" if i else l for i, l in enumerate(lines, start=0)) + "\n"
 
 
 @pytest.fixture()
-def fake_server():  # type: ignore[no-untyped-def]
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _FakeChat)
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
-    th.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    srv.shutdown()
+def fake_server(chat_server):  # type: ignore[no-untyped-def]
+    return chat_server(_numbered_requests)
 
 
 def _rounds(journal: Path) -> list[tuple[str, int]]:
