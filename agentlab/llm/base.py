@@ -1,8 +1,11 @@
-"""The one small interface every language-model backend offers.
+"""The one small interface every language-model backend offers, and what each can do beyond it.
 
-Callers (self-instruct, the ICL/manager MetaAgent, the AppAgent agent) only need text in,
-text out. The AgentToken router additionally needs the frozen model's hidden states and
-output head; only :class:`~agentlab.llm.local.LocalHFBackend` offers those.
+Callers (self-instruct, the ICL/manager MetaAgent, the agents) only need text in, text out.
+Some need more: token counting and the context length (to refuse a prompt that cannot
+fit), the chat template as text (to cache a shared prefix), the frozen model's hidden
+states and output head (AgentToken and the adapter baselines), or image inputs. A backend
+*declares* these in :attr:`LLMBackend.capabilities`; callers check the declaration instead
+of probing attributes, so a new backend states once what it offers.
 """
 
 from __future__ import annotations
@@ -49,11 +52,40 @@ def truncate_at_stop(text: str, stop: tuple[str, ...]) -> str:
     return text[:cut]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend offers beyond chat and completion (all off unless declared)."""
+
+    #: :meth:`LLMBackend.count_tokens` gives the model's own token count.
+    token_counting: bool = False
+    #: Tokens the model can attend to (prompt + answer); ``None`` when unknown.
+    context_length: int | None = None
+    #: :meth:`LLMBackend.chat_prompt` renders the chat template locally as text.
+    chat_template: bool = False
+    #: Hidden states and the output head of a frozen local model (AgentToken, adapters, scoring).
+    hidden_states: bool = False
+    #: Messages may carry images (OpenAI-style content parts or a local processor).
+    images: bool = False
+
+
 class LLMBackend(ABC):
     """Chat and plain completion with sampling parameters."""
 
     #: Stable identifier recorded with everything the backend produced.
     model_id: str
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this backend declares it can do beyond chat/complete (default: nothing)."""
+        return Capabilities()
+
+    def count_tokens(self, text: str) -> int:
+        """The model's token count for ``text`` (only when ``capabilities.token_counting``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not count tokens (capabilities.token_counting is false)")
+
+    def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        """The chat template applied to ``messages`` as text (only when ``capabilities.chat_template``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no local chat template (capabilities.chat_template is false)")
 
     @abstractmethod
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:

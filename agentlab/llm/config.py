@@ -39,6 +39,10 @@ class LLMConfig(BaseModel):
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     timeout_s: float = 120.0
     use_completions_endpoint: bool = False
+    #: openai: the endpoint accepts image content parts (a vision model); servers do not say.
+    images: bool = False
+    #: openai: the served model's context in tokens, when known (prompts are checked against it).
+    context_length: int | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "LLMConfig":

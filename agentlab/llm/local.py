@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from agentlab.errors import ConfigError, ModelNotFoundError
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
 from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
 from agentlab.llm.embedded import converted_smollm2_dir, file_fingerprint
 
@@ -107,6 +107,16 @@ class LocalHFBackend(LLMBackend):
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise ConfigError(f"llm.device={device} but no CUDA device is available here")
         return device
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            token_counting=True,
+            context_length=self.context_length,
+            chat_template=True,
+            hidden_states=True,
+            images=False,
+        )
 
     # ------------------------------------------------------------------ head access
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from agentlab.errors import BackendError, ConfigError
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
 from agentlab.llm.config import LLMConfig
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,11 @@ class OpenAICompatBackend(LLMBackend):
         self.client = openai.OpenAI(
             base_url=config.base_url, api_key=config.api_key(), timeout=config.timeout_s, max_retries=1
         )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Declared by configuration: a server does not say what it accepts."""
+        return Capabilities(context_length=self.config.context_length, images=self.config.images)
 
     def _call(self, fn, **kwargs):  # type: ignore[no-untyped-def]
         try:

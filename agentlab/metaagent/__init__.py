@@ -6,7 +6,8 @@ root only exposes the light shared interfaces.
 
 from agentlab.metaagent.data import TrainingSet, load_training_set
 from agentlab.metaagent.manager import Manager, parse_plan
-from agentlab.metaagent.router import ROUTERS, PlanStep, RouteResult, Router, router_class
+from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.metaagent.router import ROUTERS, Router, router_class
 
 __all__ = [
     "ROUTERS",

@@ -26,7 +26,8 @@ from agentlab.metaagent.checkpoint import TokenCheckpoint, check_compatible, loa
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatureExtractor
 from agentlab.metaagent.head import AgentHead
-from agentlab.metaagent.router import RouteResult, Router
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.router import Router
 from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
 from agentlab.pool import AgentPool
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.metaagent.prompts import PromptTemplate, load_template
-from agentlab.metaagent.router import PlanStep, RouteResult
+from agentlab.metaagent.decision import PlanStep, RouteResult
 from agentlab.pool import AgentDocument
 
 log = logging.getLogger(__name__)
@@ -80,11 +80,11 @@ class Manager:
         return self.template.render(documents=documents, task=task.strip(), state=render_state(state))
 
     def _too_long(self, prompt: str) -> str | None:
-        count = getattr(self.backend, "count_tokens", None)
-        limit = getattr(self.backend, "context_length", None)
-        if count is None or limit is None:
+        caps = self.backend.capabilities
+        limit = caps.context_length
+        if not caps.token_counting or limit is None:
             return None
-        n = count(prompt) + self.params.max_new_tokens
+        n = self.backend.count_tokens(prompt) + self.params.max_new_tokens
         return f"manager prompt needs {n} tokens but the model's context is {limit}" if n > limit else None
 
     def plan(self, task: str, docs: list[AgentDocument], state: str | None = None) -> RouteResult:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -18,47 +17,11 @@ from agentlab.errors import ConfigError
 from agentlab.llm.config import LLMConfig
 from agentlab.pool import AgentPool
 
+from agentlab.metaagent.decision import RouteResult
+
 if TYPE_CHECKING:
     from agentlab.metaagent.data import TrainingSet
     from agentlab.metaagent.manager import Manager
-
-
-@dataclass
-class PlanStep:
-    """One subtask of a multi-agent plan and the agent assigned to it."""
-
-    agent: str
-    subtask: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"agent": self.agent, "subtask": self.subtask}
-
-
-@dataclass
-class RouteResult:
-    """What a router decided for one task.
-
-    ``agent`` is the chosen agent (``None`` on failure, with ``error`` saying why);
-    ``ranking`` lists ALL agents of the pool sorted by probability, descending;
-    ``plan`` is filled in manager mode; ``error`` may also carry a warning on success
-    (e.g. the AgentToken fallback) so nothing is ever silently papered over.
-    """
-
-    agent: str | None
-    ranking: list[tuple[str, float]]
-    plan: list[PlanStep] = field(default_factory=list)
-    error: str | None = None
-    raw: str | None = None  # generated text, when the router generated any
-
-    def as_record(self, task_id: str | None = None) -> dict[str, Any]:
-        """The prediction line format of ``agentlab route`` (JSON-ready)."""
-        rec: dict[str, Any] = {} if task_id is None else {"id": task_id}
-        rec["agent"] = self.agent
-        rec["ranking"] = [[n, float(p)] for n, p in self.ranking]
-        rec["plan"] = [s.as_dict() for s in self.plan]
-        if self.error:
-            rec["error"] = self.error
-        return rec
 
 
 class Router(ABC):

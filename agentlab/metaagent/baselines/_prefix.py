@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
 from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack
 
 log = logging.getLogger(__name__)
@@ -168,8 +168,17 @@ class PrefixCachedBackend(LLMBackend):
         return list(self.inner.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     @property
+    def capabilities(self) -> Capabilities:
+        """The wrapped backend's: the cache changes speed, never what the model can do."""
+        caps: Capabilities = self.inner.capabilities
+        return caps
+
+    @property
     def context_length(self) -> int:
         return int(self.inner.context_length)
+
+    def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        return str(self.inner.chat_prompt(messages))
 
     def count_tokens(self, text: str) -> int:
         if text.startswith(self.prefix_text):

@@ -41,7 +41,8 @@ from agentlab.metaagent.baselines._scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import Manager, render_state
 from agentlab.metaagent.prompts import PromptTemplate, load_template
-from agentlab.metaagent.router import RouteResult, Router
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.router import Router
 from agentlab.pool import AgentPool
 
 log = logging.getLogger(__name__)
@@ -248,8 +249,10 @@ class ICLRouter(Router):
         backend = manager.backend
         new = manager.params.max_new_tokens
         docs = list(self.pool.agents)
-        limit = int(getattr(backend, "context_length", 0) or 0)
-        local = hasattr(backend, "model") and hasattr(backend, "chat_prompt")
+        caps = backend.capabilities
+        limit = caps.context_length or 0
+        # The prefix cache needs the local model's weights and its chat template as text.
+        local = caps.hidden_states and caps.chat_template
         need = 0
         for demos in range(self.cfg.max_demos_cap, -1, -1):
             probe = Manager(backend, manager.template, max_new_tokens=new, max_demos=demos)
@@ -258,7 +261,7 @@ class ICLRouter(Router):
             if local:
                 plain = backend.chat_prompt([ChatMessage("user", plain)])
                 with_state = backend.chat_prompt([ChatMessage("user", with_state)])
-            need = backend.count_tokens(plain) if hasattr(backend, "count_tokens") else 0
+            need = backend.count_tokens(plain) if caps.token_counting else 0
             if not limit or need + 2 * new + 200 <= limit:
                 break
         else:
