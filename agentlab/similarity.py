@@ -100,7 +100,9 @@ class SentenceEncoder:
 
     @property
     def dim(self) -> int:
-        return int(self._model.get_sentence_embedding_dimension())
+        dim = self._model.get_sentence_embedding_dimension()
+        assert dim is not None  # MiniLM-style encoders always declare it
+        return int(dim)
 
 
 @lru_cache(maxsize=1)

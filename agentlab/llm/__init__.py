@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
+
+if TYPE_CHECKING:
+    from agentlab.llm.local import LocalHFBackend
 
 __all__ = [
     "EMBEDDED_BACKBONE",
@@ -29,13 +33,13 @@ def load_backend(config: LLMConfig | None = None) -> LLMBackend:
 
 
 @lru_cache(maxsize=4)
-def _cached_local(config_json: str):  # type: ignore[no-untyped-def]
+def _cached_local(config_json: str) -> "LocalHFBackend":
     from agentlab.llm.local import LocalHFBackend
 
     return LocalHFBackend(LLMConfig.model_validate_json(config_json))
 
 
-def load_local(config: LLMConfig | None = None):  # type: ignore[no-untyped-def]
+def load_local(config: LLMConfig | None = None) -> "LocalHFBackend":
     """The local backend for a config, shared within a process (models are frozen)."""
     from agentlab.errors import ConfigError
 

@@ -13,6 +13,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -129,10 +130,12 @@ class LocalHFBackend(LLMBackend):
 
     def output_head(self) -> torch.Tensor:
         """The frozen word-token head ``W_V`` ``[|V|, d]`` (tied to the input embeddings in SmolLM2)."""
-        return self.model.get_output_embeddings().weight
+        weight: torch.Tensor = self.model.get_output_embeddings().weight
+        return weight
 
     def input_embeddings(self) -> torch.Tensor:
-        return self.model.get_input_embeddings().weight
+        weight: torch.Tensor = self.model.get_input_embeddings().weight
+        return weight
 
     @torch.no_grad()
     def encode(
@@ -204,9 +207,11 @@ class LocalHFBackend(LLMBackend):
 
     # ------------------------------------------------------------------ generation
     def chat_prompt(self, messages: list[ChatMessage]) -> str:
-        return self.tokenizer.apply_chat_template(
+        text = self.tokenizer.apply_chat_template(
             [m.as_dict() for m in messages], tokenize=False, add_generation_prompt=True
         )
+        assert isinstance(text, str)  # tokenize=False returns the rendered text
+        return text
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         return self.complete(self.chat_prompt(messages), params)
@@ -222,7 +227,7 @@ class LocalHFBackend(LLMBackend):
         if params.seed is not None:
             torch.manual_seed(params.seed)
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
-        gen_kwargs: dict[str, object] = {
+        gen_kwargs: dict[str, Any] = {
             "max_new_tokens": params.max_new_tokens,
             "num_return_sequences": params.n,
             "pad_token_id": self.tokenizer.pad_token_id,

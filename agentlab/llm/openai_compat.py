@@ -8,12 +8,16 @@ strong model. The API key is read from the environment variable the config names
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from agentlab.errors import BackendError, ConfigError
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
 from agentlab.llm.config import LLMConfig
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class OpenAICompatBackend(LLMBackend):
@@ -36,7 +40,7 @@ class OpenAICompatBackend(LLMBackend):
         """Declared by configuration: a server does not say what it accepts."""
         return Capabilities(context_length=self.config.context_length, images=self.config.images)
 
-    def _call(self, fn, **kwargs):  # type: ignore[no-untyped-def]
+    def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
         try:
             return fn(**kwargs)
         except self._openai.APIConnectionError:

@@ -9,6 +9,8 @@ which the frozen backbone provides once (see :mod:`agentlab.metaagent.cache`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -63,7 +65,7 @@ class AgentHead(nn.Module):
         return torch.softmax(self.agent_logits(h), dim=-1)
 
 
-def name_mean_init(names: list[str], tokenizer, embeddings: torch.Tensor) -> torch.Tensor:  # type: ignore[no-untyped-def]
+def name_mean_init(names: list[str], tokenizer: Any, embeddings: torch.Tensor) -> torch.Tensor:
     """Each agent's row = mean input embedding of the tokens of its name (split at capitals).
 
     ``SheetAgent`` is embedded as the tokens of ``" Sheet Agent"``, so the row starts near

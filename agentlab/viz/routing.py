@@ -7,7 +7,7 @@ them), so these functions never depend on how a router was trained.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def accuracy_heatmap(
     for row in table.values():
         columns.extend(c for c in row if c not in columns)
     names = list(table)
-    z = [[None if table[r].get(c) is None else 100.0 * float(table[r][c]) for c in columns] for r in names]
+    z = [[None if (v := table[r].get(c)) is None else 100.0 * float(v) for c in columns] for r in names]
 
     def cell(r: str, c: str, v: float | None) -> str:
         if v is None:
@@ -204,9 +204,10 @@ def loss_curves(
     fig = go.Figure()
     for name, curve in curves.items():
         if isinstance(curve, tuple) and len(curve) == 2 and all(isinstance(c, Sequence) for c in curve):
-            xs, ys = list(curve[0]), list(curve[1])
+            pair = cast("tuple[Sequence[float], Sequence[float]]", curve)
+            xs, ys = list(pair[0]), list(pair[1])
         else:
-            ys = list(curve)  # type: ignore[arg-type]
+            ys = list(cast("Sequence[float]", curve))
             xs = list(range(1, len(ys) + 1))
         if len(xs) != len(ys):
             raise ValueError(f"curve {name!r}: {len(xs)} x values for {len(ys)} y values")
@@ -232,7 +233,7 @@ def scaling_curves(
         xs = list(curve[0])
         ys = np.asarray(curve[1], dtype=float) * scale
         if len(curve) == 3:
-            sd = np.asarray(curve[2], dtype=float) * scale  # type: ignore[misc]
+            sd = np.asarray(curve[2], dtype=float) * scale
             fig.add_trace(
                 go.Scatter(
                     x=xs + xs[::-1],
