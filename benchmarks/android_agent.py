@@ -1,7 +1,7 @@
 """Benchmark: AndroidEnv overhead and the AppAgent agent on the fake clock app.
 
 No phone can run here, so both parts use the protocol-level fake adb server from
-``tests/envs_android`` with the real adbutils client:
+``agentlab.envs.testing`` with the real adbutils client:
 
 1. **Env overhead**: time of ``AndroidEnv.observe()`` (screencap + robust dump + parsing +
    element selection) against adbutils' own ``screenshot()`` + ``dump_hierarchy()``, side
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,14 +28,12 @@ from pathlib import Path
 os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "envs_android"))
-
-from fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
-from fake_app import ClockApp  # noqa: E402
 
 from agentlab.agents import AppAgent, AppAgentConfig, DocStore  # noqa: E402
 from agentlab.envs import AndroidEnv, Element  # noqa: E402
 from agentlab.envs import actions as A  # noqa: E402
+from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
+from agentlab.envs.testing.fake_app import ClockApp  # noqa: E402
 from agentlab.fileio import atomic_write_text  # noqa: E402
 from agentlab.trajectory import load_trajectory  # noqa: E402
 

@@ -123,14 +123,6 @@ class Observation:
             f"no element {n} on this screen; labels run from 1 to {len(self.elements)}"
         )
 
-    def marked(self) -> Image.Image | None:
-        """The screenshot with the numbered set-of-marks overlay (None without a screenshot)."""
-        if self.screenshot is None:
-            return None
-        from agentlab.envs.marks import draw_marks
-
-        return draw_marks(self.screenshot, self.elements)
-
     def summary(self, max_elements: int = 60) -> str:
         """Compact text for prompts and trajectories (one line per labelled element)."""
         lines: list[str] = []

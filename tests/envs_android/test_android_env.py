@@ -7,6 +7,7 @@ import pytest
 from agentlab.envs import AndroidEnv, Observation
 from agentlab.envs import actions as A
 from agentlab.envs.android import input_text_pieces
+from agentlab.envs.marks import draw_marks
 from agentlab.errors import DeviceDisconnectedError, EnvironmentUnavailableError, InvalidActionError
 
 
@@ -35,7 +36,7 @@ def test_reset_without_task_observes_screen(fake_adb) -> None:
     assert obs.screenshot is not None and obs.screenshot.size == (540, 960)
     assert [e.text for e in obs.elements] == ["Alarms", "Settings", "About", "Ad"]
     assert obs.info["package"] == "com.example.clock" and obs.info["xml"].startswith("<?xml")
-    assert obs.marked() is not None and obs.marked().tobytes() != obs.screenshot.tobytes()
+    assert draw_marks(obs.screenshot, obs.elements).tobytes() != obs.screenshot.tobytes()
 
 
 def test_tap_navigates_and_back_returns(fake_adb) -> None:

@@ -34,7 +34,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from fake_app import ClockApp
+from agentlab.envs.testing.fake_app import ClockApp
 
 ADB_VERSION = 41
 
