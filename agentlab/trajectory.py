@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentlab.envs.actions import Action
+from agentlab.envs.actions.base import Action
 from agentlab.envs.base import Element, Observation, StepResult
 from agentlab.envs.marks import draw_marks
 from agentlab.errors import ActionParseError, DataError, InvalidActionError

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 from agentlab.agents import AppAgent, AppAgentConfig, DocStore  # noqa: E402
 from agentlab.envs import AndroidEnv, Element  # noqa: E402
-from agentlab.envs import actions as A  # noqa: E402
+from agentlab.envs.actions.phone import Back, Tap  # noqa: E402
 from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
 from agentlab.envs.testing.fake_app import ClockApp  # noqa: E402
 from agentlab.fileio import atomic_write_text  # noqa: E402
@@ -77,8 +77,8 @@ def env_overhead(n: int) -> list[str]:
 
         def tap_and_back() -> None:
             o = env.observe()
-            env.step(A.Tap(next(e.id for e in o.elements if e.text == "Settings")))
-            env.step(A.Back())
+            env.step(Tap(next(e.id for e in o.elements if e.text == "Settings")))
+            env.step(Back())
 
         step = _median_ms(tap_and_back, max(2, n // 2)) / 2
     return [

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.desktop import Click
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available
 from agentlab.envs.xdisplay import virtual_display, xvfb_available
@@ -59,7 +59,7 @@ def desktop_part(n: int, lines: list[str]) -> None:
         t_g = timed(grid.observe, n)
         obs = a11y.observe()
         add = next(e for e in obs.elements if e.text == "Add one")
-        t_s = timed(lambda: a11y.step(A.Click(element=add.id)), n)
+        t_s = timed(lambda: a11y.step(Click(element=add.id)), n)
         lines += [
             "| DesktopEnv, GTK demo (5 elements) | time |",
             "|---|---|",
