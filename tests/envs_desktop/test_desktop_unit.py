@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from agentlab.envs.a11y import A11yNode, fix_vcl_offsets, nodes_to_elements
-from agentlab.envs.actions.desktop import Click, DoubleClick, Drag, Hotkey, Scroll, SelectText, Stop, Type
+from agentlab.envs.actions.desktop import DESKTOP, Click, DoubleClick, Drag, Hotkey, Scroll, SelectText, Stop, Type
 from agentlab.envs.actions.phone import Tap
 from agentlab.envs.desktop import DesktopEnv, grid_elements, terminal_confirm
 from agentlab.errors import InvalidActionError
@@ -187,3 +187,7 @@ def test_vcl_offsets_are_corrected_until_an_embedded_gtk_widget():
     plain = [node([0], "application", bbox=None), node([0, 0], "frame", "", (0, 0, 100, 100)),
              node([0, 0, 0], "push button", "x", (5, 5, 20, 20))]
     assert fix_vcl_offsets(plain) == plain
+
+
+def test_desktop_env_hands_out_the_desktop_space():
+    assert grid_env().actions is DESKTOP
