@@ -156,7 +156,7 @@ def main() -> None:
         f"Command: `{cmd}` (LLM: `{llm.model_id}`; {len(tasks)} task(s) on the fake clock app, "
         f"max {max_steps} actions, max_retries 1, exploration {max_rounds} round(s) per task).",
         "No phone or emulator runs here: both parts drive the real adbutils client against the "
-        "protocol-level fake adb server in `tests/envs_android/`.",
+        "protocol-level fake adb server in `agentlab.envs.testing`.",
         "",
         *overhead,
         "",
