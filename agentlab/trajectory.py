@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentlab.envs.actions import Action
+from agentlab.envs.actions.base import Action
 from agentlab.envs.base import Element, Observation, StepResult
+from agentlab.envs.marks import draw_marks
 from agentlab.errors import ActionParseError, DataError, InvalidActionError
 from agentlab.fileio import append_jsonl, atomic_path, atomic_write_json, atomic_write_text, read_jsonl, write_jsonl
 
@@ -216,9 +217,8 @@ class TrajectoryRecorder:
             pass
         elif observation is not None and observation.screenshot is not None:
             shot = self._save_png(observation.screenshot, f"step_{n:03d}.png")
-            marked = observation.marked()
-            if marked is not None:
-                som = self._save_png(marked, f"step_{n:03d}_som.png")
+            marked = draw_marks(observation.screenshot, observation.elements)
+            som = self._save_png(marked, f"step_{n:03d}_som.png")
         if save_images and observation is not None and isinstance(observation.info.get("xml"), str):
             xml = f"step_{n:03d}.xml"
             atomic_write_text(self.path / xml, observation.info["xml"])

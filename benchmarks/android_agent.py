@@ -1,7 +1,7 @@
 """Benchmark: AndroidEnv overhead and the AppAgent agent on the fake clock app.
 
 No phone can run here, so both parts use the protocol-level fake adb server from
-``tests/envs_android`` with the real adbutils client:
+``agentlab.envs.testing`` with the real adbutils client:
 
 1. **Env overhead**: time of ``AndroidEnv.observe()`` (screencap + robust dump + parsing +
    element selection) against adbutils' own ``screenshot()`` + ``dump_hierarchy()``, side
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,14 +28,12 @@ from pathlib import Path
 os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "envs_android"))
-
-from fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
-from fake_app import ClockApp  # noqa: E402
 
 from agentlab.agents import AppAgent, AppAgentConfig, DocStore  # noqa: E402
 from agentlab.envs import AndroidEnv, Element  # noqa: E402
-from agentlab.envs import actions as A  # noqa: E402
+from agentlab.envs.actions.phone import Back, Tap  # noqa: E402
+from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
+from agentlab.envs.testing.fake_app import ClockApp  # noqa: E402
 from agentlab.fileio import atomic_write_text  # noqa: E402
 from agentlab.trajectory import load_trajectory  # noqa: E402
 
@@ -80,8 +77,8 @@ def env_overhead(n: int) -> list[str]:
 
         def tap_and_back() -> None:
             o = env.observe()
-            env.step(A.Tap(next(e.id for e in o.elements if e.text == "Settings")))
-            env.step(A.Back())
+            env.step(Tap(next(e.id for e in o.elements if e.text == "Settings")))
+            env.step(Back())
 
         step = _median_ms(tap_and_back, max(2, n // 2)) / 2
     return [
@@ -159,7 +156,7 @@ def main() -> None:
         f"Command: `{cmd}` (LLM: `{llm.model_id}`; {len(tasks)} task(s) on the fake clock app, "
         f"max {max_steps} actions, max_retries 1, exploration {max_rounds} round(s) per task).",
         "No phone or emulator runs here: both parts drive the real adbutils client against the "
-        "protocol-level fake adb server in `tests/envs_android/`.",
+        "protocol-level fake adb server in `agentlab.envs.testing`.",
         "",
         *overhead,
         "",

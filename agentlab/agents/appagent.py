@@ -30,7 +30,9 @@ from pydantic import BaseModel, Field
 from agentlab.agents.docs_store import DocStore
 from agentlab.agents.prompts import load_prompt, prompt_hashes
 from agentlab.agents.response import ActReply, parse_act_reply
-from agentlab.envs import actions as A
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.desktop import Type
+from agentlab.envs.actions.phone import PHONE, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.errors import ActionParseError, AgentlabError, DeviceDisconnectedError, InvalidActionError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
@@ -78,17 +80,12 @@ class _NullRecorder:
         return None
 
 
-def action_example(space: str) -> str:
-    """A short example call for the prompt's format line (the first action's docstring example)."""
-    return A.docstring_example(A.action_classes(space)[0]) or "tap(2)"
-
-
-def target_element(action: A.Action, obs: Observation) -> Element | None:
+def target_element(action: Action, obs: Observation) -> Element | None:
     """The element an action affects: its numbered element, or the text field for typing."""
     n = action.element_ref
     if n is not None:
         return obs.element(n)
-    if isinstance(action, (A.Text, A.Type)):
+    if isinstance(action, (Text, Type)):
         return next((e for e in obs.elements if "focused" in e.state), None) or next(
             (e for e in obs.elements if "editable" in e.state), None
         )
@@ -141,7 +138,7 @@ class AppAgent:
 
     @staticmethod
     def platform(env: Env) -> str:
-        return "phone" if env.action_space == A.PHONE else "desktop computer"
+        return "phone" if env.actions is PHONE else "desktop computer"
 
     def meta_extra(self) -> dict[str, Any]:
         return {"config": self.config.model_dump(mode="json"), "prompts": prompt_hashes()}
@@ -187,7 +184,7 @@ class AppAgent:
     def deploy(self, env: Env, task: str, episode_dir: str | Path | None = None) -> EpisodeResult:
         """Carry out ``task`` step by step using the documentation."""
         cfg = self.config
-        space = env.action_space
+        space = env.actions
         rec = self.recorder(episode_dir, task, env, "deploy")
         summary, feedback = "nothing yet", ""
         steps = failures = 0
@@ -200,7 +197,7 @@ class AppAgent:
                     "appagent_deploy", failures, self.platform(env),
                     task=task, app=cfg.app, ui=self.ui_text(obs),
                     docs=f"\nWhat these elements do (learned earlier):\n{docs}\n" if docs else "",
-                    actions=A.action_space_doc(space), example=action_example(space), last_summary=summary, feedback=feedback,
+                    actions=space.doc(), example=space.example(), last_summary=summary, feedback=feedback,
                 )
                 parsed: ActReply | None = None
                 try:

@@ -136,12 +136,11 @@ def demo(
 ) -> None:
     """Record a human demonstration: type one action per line (tap(3), text("hi"), back(), exit())."""
     from agentlab.agents.explore import record_demo
-    from agentlab.envs import actions as A
     from agentlab.trajectory import TrajectoryRecorder
 
     with _env(env, serial, adb_host, adb_port, ime) as e:
         rec = TrajectoryRecorder(_episode_dir(run, episode, "demo"), task=task, env=type(e).__name__, agent="human")
-        typer.echo("Actions:\n" + A.action_space_doc(e.action_space) + "\nEnd with exit() / stop() or end of input.")
+        typer.echo("Actions:\n" + e.actions.doc() + "\nEnd with exit() / stop() or end of input.")
 
         def show(obs):  # type: ignore[no-untyped-def]
             typer.echo("\n" + obs.summary() + "\n> ", nl=False)

@@ -16,7 +16,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.desktop import Type
+from agentlab.envs.actions.phone import Swipe, Text
 from agentlab.envs.base import Element
 from agentlab.errors import ConfigError, DataError
 from agentlab.fileio import atomic_write_json
@@ -26,11 +28,11 @@ USELESS_FILE = "_useless.json"
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def doc_key(action: A.Action) -> str:
+def doc_key(action: Action) -> str:
     """The documentation slot an action fills (AppAgent splits swipes by axis)."""
-    if isinstance(action, A.Swipe):
+    if isinstance(action, Swipe):
         return "v_swipe" if action.direction in ("up", "down") else "h_swipe"
-    if isinstance(action, (A.Text, A.Type)):
+    if isinstance(action, (Text, Type)):
         return "text"
     return action.call_name
 

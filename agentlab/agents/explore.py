@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab.agents.docs_store import doc_key
 from agentlab.agents.response import ActReply, ReflectReply, parse_act_reply, parse_reflect_reply
-from agentlab.envs import actions as A
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.phone import PHONE, Back
 from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.errors import ActionParseError, InvalidActionError
 from agentlab.trajectory import TrajectoryRecorder, load_trajectory
@@ -39,7 +40,7 @@ def _old_doc(agent: AppAgent, el: Element, key: str) -> str:
 
 
 def _reflect(agent: AppAgent, rec: Any, env: Env, task: str, before: Observation, after: Observation,
-             action: A.Action, el: Element) -> tuple[ReflectReply | None, str]:
+             action: Action, el: Element) -> tuple[ReflectReply | None, str]:
     """Ask for a decision + documentation, with bounded retries; (reply or None, last error)."""
     key = doc_key(action)
     last = ""
@@ -59,10 +60,10 @@ def _reflect(agent: AppAgent, rec: Any, env: Env, task: str, before: Observation
 
 
 def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Path | None) -> EpisodeResult:
-    from agentlab.agents.appagent import EpisodeResult, action_example, screen_changed, target_element
+    from agentlab.agents.appagent import EpisodeResult, screen_changed, target_element
 
     cfg = agent.config
-    space = env.action_space
+    space = env.actions
     rec = agent.recorder(episode_dir, task, env, "explore")
     useless = agent.docs.useless()
     summary, rounds, failures = "nothing yet", 0, 0
@@ -74,7 +75,7 @@ def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Pat
             reply = agent.ask(
                 "appagent_explore_act", failures, agent.platform(env),
                 app=cfg.app, task=task, ui=agent.ui_text(obs, hide=useless),
-                actions=A.action_space_doc(space), example=action_example(space), last_summary=summary,
+                actions=space.doc(), example=space.example(), last_summary=summary,
             )
             parsed: ActReply | None = None
             try:
@@ -119,8 +120,8 @@ def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Pat
                        info={"decision": decision, "uid": el.uid if el else None, "doc_key": doc_key(parsed.action),
                              "documented": bool(el is not None and doc_text)})
             obs = after
-            if decision == "BACK" and space == A.PHONE:
-                obs = env.step(A.Back()).observation
+            if decision == "BACK" and space is PHONE:
+                obs = env.step(Back()).observation
         if status != "done":
             rec.record(obs, None, done=True, error=error, reflection=summary)
         rec.finish(status, error=error, rounds=rounds, documented=sorted(set(written)), llm_calls=agent.llm_calls)
@@ -192,7 +193,7 @@ def record_demo(
         if not line:
             continue
         try:
-            action = A.parse_action(line, env.action_space)
+            action = env.actions.parse(line)
             if action.terminal:
                 recorder.record(obs, action, action_text=line, thought="human demonstration", done=True)
                 break

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.space import ActionSpace
 from agentlab.errors import ActionParseError
 
 SECTIONS = ("observation", "thought", "action", "summary", "decision", "documentation")
@@ -42,22 +43,22 @@ class ActReply:
 
     observation: str
     thought: str
-    action: A.Action
+    action: Action
     action_text: str
     summary: str
 
 
-def parse_act_reply(reply: str, space: str) -> ActReply:
+def parse_act_reply(reply: str, space: ActionSpace) -> ActReply:
     if not reply or not reply.strip():
         raise ActionParseError("the model returned an empty reply")
     sec = sections(reply)
     action_text = sec.get("action", "")
     try:
-        action = A.parse_action(action_text, space) if action_text else A.parse_action(reply, space)
+        action = space.parse(action_text) if action_text else space.parse(reply)
     except ActionParseError as exc:
         if action_text:  # the Action section was unusable; a call elsewhere may still be meant
             try:
-                action = A.parse_action(reply, space)
+                action = space.parse(reply)
             except ActionParseError:
                 raise ActionParseError(f"{exc.message} (reply: {_clip(reply)!r})") from None
         else:

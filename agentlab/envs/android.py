@@ -2,7 +2,7 @@
 
 Each observation is a ``screencap`` screenshot plus a ``uiautomator dump`` turned into
 numbered elements (:mod:`agentlab.envs.android_ui`); actions are AppAgent's phone space
-(:mod:`agentlab.envs.actions`). The device quirks AppAgent users hit are handled here, once:
+(:mod:`agentlab.envs.actions.phone`). The device quirks AppAgent users hit are handled here, once:
 
 * ``uiautomator dump`` exits non-zero on some ROMs although the XML is fine: we pull and
   validate the file rather than trusting the exit status;
@@ -24,11 +24,13 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from PIL import Image, UnidentifiedImageError
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.phone import PHONE, Back, Finish, LongPress, Swipe, Tap, Text
+from agentlab.envs.actions.space import ActionSpace
 from agentlab.envs.android_ui import (
     UINode,
     editables,
@@ -37,7 +39,7 @@ from agentlab.envs.android_ui import (
     screen_signature,
     select_elements,
 )
-from agentlab.envs.base import ActionSpace, Env, Observation, StepResult
+from agentlab.envs.base import Env, Observation, StepResult
 from agentlab.errors import (
     AgentlabError,
     DataError,
@@ -58,7 +60,9 @@ SWIPE_UNITS = {"short": 1, "medium": 2, "long": 3}
 class AndroidEnv(Env):
     """A phone reachable through an adb server (``adb devices`` lists it)."""
 
-    action_space: ClassVar[ActionSpace] = "phone"
+    @property
+    def actions(self) -> ActionSpace:
+        return PHONE
 
     def __init__(
         self,
@@ -264,33 +268,33 @@ class AndroidEnv(Env):
         self._device()
         return self.observe()
 
-    def step(self, action: A.Action) -> StepResult:
+    def step(self, action: Action) -> StepResult:
         obs = self._last or self.observe()
         info: dict[str, Any] = {"action": action.describe()}
-        if isinstance(action, A.Tap):
+        if isinstance(action, Tap):
             x, y = obs.element(action.element).center
             self._input(["input", "tap", str(x), str(y)], "tap")
-        elif isinstance(action, A.LongPress):
+        elif isinstance(action, LongPress):
             x, y = obs.element(action.element).center
             ms = str(int(self.long_press_s * 1000))
             self._input(["input", "swipe", str(x), str(y), str(x), str(y), ms], "long press")
-        elif isinstance(action, A.Swipe):
+        elif isinstance(action, Swipe):
             self._swipe(obs, action)
-        elif isinstance(action, A.Text):
+        elif isinstance(action, Text):
             info.update(self._type(obs, action.text))
-        elif isinstance(action, A.Back):
+        elif isinstance(action, Back):
             self._input(["input", "keyevent", str(KEYCODE_BACK)], "back")
-        elif isinstance(action, A.Finish):
+        elif isinstance(action, Finish):
             return StepResult(observation=obs, done=True, info=info)
         else:
             raise InvalidActionError(
                 f"{action.call_name}() is not a phone action; AndroidEnv takes "
-                + ", ".join(f"{c.call_name}()" for c in A.action_classes(A.PHONE))
+                + PHONE.call_names()
             )
         if self.settle:
             time.sleep(self.settle)
         new = self.observe()
-        if isinstance(action, A.Text) and "typed_into" in info:
+        if isinstance(action, Text) and "typed_into" in info:
             field = focused_editable(self._nodes)
             if field is None or action.text not in field.text:
                 info["warning"] = "the text does not show in the focused field (password field, or the IME dropped it)"
@@ -306,7 +310,7 @@ class AndroidEnv(Env):
         if rc != 0 or "Exception" in out:
             raise EnvironmentUnavailableError(f"`{' '.join(argv)}` failed on the device: {out.strip()}", where=self.where)
 
-    def _swipe(self, obs: Observation, action: A.Swipe) -> None:
+    def _swipe(self, obs: Observation, action: Swipe) -> None:
         x, y = obs.element(action.element).center
         w, h = self.screen_size()
         off = SWIPE_UNITS[action.distance] * w // 10

@@ -1,6 +1,7 @@
 """The one small interface every environment offers (Android, desktop, CLI workspace).
 
-Agents only see :class:`Observation` records and send :mod:`agentlab.envs.actions`; they never
+Agents only see :class:`Observation` records and send the actions of the env's space
+(``env.actions``, an :class:`~agentlab.envs.actions.space.ActionSpace`); they never
 talk to adb or pyautogui directly, so one agent loop works unchanged on a phone, a desktop
 or a fake device in tests. The shape follows OSWorld's gym front:
 ``reset(task) -> Observation``, ``step(action) -> StepResult``, ``close()``.
@@ -11,16 +12,15 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any
 
 from agentlab.errors import InvalidActionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
-    from agentlab.envs.actions import Action
-
-ActionSpace = Literal["phone", "desktop"]
+    from agentlab.envs.actions.base import Action
+    from agentlab.envs.actions.space import ActionSpace
 
 
 @dataclass(frozen=True)
@@ -123,14 +123,6 @@ class Observation:
             f"no element {n} on this screen; labels run from 1 to {len(self.elements)}"
         )
 
-    def marked(self) -> Image.Image | None:
-        """The screenshot with the numbered set-of-marks overlay (None without a screenshot)."""
-        if self.screenshot is None:
-            return None
-        from agentlab.envs.marks import draw_marks
-
-        return draw_marks(self.screenshot, self.elements)
-
     def summary(self, max_elements: int = 60) -> str:
         """Compact text for prompts and trajectories (one line per labelled element)."""
         lines: list[str] = []
@@ -159,8 +151,11 @@ class StepResult:
 class Env(ABC):
     """An environment an agent acts on; close it (or use ``with``) to release the device."""
 
-    #: Which textual action space agents should use (phone: AppAgent's; desktop: PC-Agent's).
-    action_space: ClassVar[ActionSpace] = "phone"
+    @property
+    @abstractmethod
+    def actions(self) -> ActionSpace:
+        """The actions this environment takes (phone: AppAgent's; desktop: PC-Agent's): agents
+        take the prompt's action list and the parser from it."""
 
     @abstractmethod
     def reset(self, task: str | None = None) -> Observation:

@@ -21,15 +21,17 @@ from typing import Any, Literal
 
 from PIL import Image
 
-from agentlab.envs import actions as A
 from agentlab.envs.a11y import A11yNode, A11yTree, nodes_to_elements, run_walker, tree_text, walk_tree
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.desktop import DESKTOP, Click, DoubleClick, Drag, Hotkey, Scroll, SelectText, Type
+from agentlab.envs.actions.space import ActionSpace
 from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.envs.x11 import Driver, PyAutoGuiDriver, x_error
 from agentlab.errors import EnvironmentUnavailableError, InvalidActionError
 
 log = logging.getLogger(__name__)
 
-ConfirmFn = Callable[[str, A.Action], bool]
+ConfirmFn = Callable[[str, Action], bool]
 
 #: Key names agents commonly write that pyautogui spells differently.
 KEY_ALIASES = {"control": "ctrl", "return": "enter", "escape": "esc", "cmd": "win", "super": "win",
@@ -38,7 +40,7 @@ KEY_ALIASES = {"control": "ctrl", "return": "enter", "escape": "esc", "cmd": "wi
                "arrowleft": "left", "arrowright": "right"}
 
 
-def terminal_confirm(description: str, action: A.Action) -> bool:
+def terminal_confirm(description: str, action: Action) -> bool:
     """Default confirm callback: ask on the terminal; anything but y/yes declines."""
     try:
         answer = input(f"agentlab desktop: about to {description}. Do it? [y/N] ")
@@ -72,7 +74,9 @@ class DesktopEnv(Env):
     the tree cannot be read. ``app`` limits the tree to applications whose name contains it.
     """
 
-    action_space = "desktop"
+    @property
+    def actions(self) -> ActionSpace:
+        return DESKTOP
 
     def __init__(
         self,
@@ -188,13 +192,13 @@ class DesktopEnv(Env):
         return self.observe_until(same, timeout_s, interval_s)
 
     # -- acting ----------------------------------------------------------------------
-    def step(self, action: A.Action) -> StepResult:
+    def step(self, action: Action) -> StepResult:
         if self._last is None:
             self.observe()
         assert self._last is not None
-        if DESKTOP_SPACE not in getattr(action, "spaces", ()):
+        if action not in DESKTOP:
             raise InvalidActionError(f"{action.to_call()} is not a desktop action; use one of "
-                                     + ", ".join(c.call_name + "()" for c in A.action_classes(DESKTOP_SPACE)))
+                                     + DESKTOP.call_names())
         if action.terminal:
             return StepResult(self._last, done=True, info={"action": action.to_dict(), "executed": False})
         plan = self._plan(action, self._last)  # validates element numbers etc. before asking
@@ -223,15 +227,15 @@ class DesktopEnv(Env):
             raise InvalidActionError(f"point ({x}, {y}) is off the {w}x{h} screen")
         return x, y
 
-    def _plan(self, action: A.Action, obs: Observation) -> Callable[[], None]:
+    def _plan(self, action: Action, obs: Observation) -> Callable[[], None]:
         """Check an action against the current screen and return the thunk that performs it;
         nothing touches the machine until the thunk runs."""
         d = self.driver
-        if isinstance(action, (A.Click, A.DoubleClick)):
+        if isinstance(action, (Click, DoubleClick)):
             p = self._point(obs, action.element, action.x, action.y)
-            clicks = 2 if isinstance(action, A.DoubleClick) else 1
+            clicks = 2 if isinstance(action, DoubleClick) else 1
             return lambda: d.click(*p, clicks=clicks)
-        if isinstance(action, A.Type):
+        if isinstance(action, Type):
             where = obs.element(action.element).center if action.element is not None else None
             typer = self._typer(action.text)
 
@@ -241,14 +245,14 @@ class DesktopEnv(Env):
                 typer(action.text)
 
             return do_type
-        if isinstance(action, A.SelectText):
+        if isinstance(action, SelectText):
             return self._plan_select(action, obs)
-        if isinstance(action, A.Drag):
+        if isinstance(action, Drag):
             a = obs.element(action.source).center if action.source is not None else action.start
             b = obs.element(action.target).center if action.target is not None else action.end
             assert a is not None and b is not None
             return lambda: d.drag(a, b)
-        if isinstance(action, A.Scroll):
+        if isinstance(action, Scroll):
             at = None
             if action.element is not None:
                 at = obs.element(action.element).center
@@ -257,7 +261,7 @@ class DesktopEnv(Env):
             sign = 1 if action.direction in ("up", "left") else -1
             horizontal = action.direction in ("left", "right")
             return lambda: d.scroll(sign * action.amount * (-1 if horizontal else 1), horizontal, at)
-        if isinstance(action, A.Hotkey):
+        if isinstance(action, Hotkey):
             keys = tuple(KEY_ALIASES.get(k, k) for k in action.keys)
             unknown = [k for k in keys if k not in d.key_names()]
             if unknown:
@@ -273,7 +277,7 @@ class DesktopEnv(Env):
             raise InvalidActionError(f"cannot type {''.join(bad)!r}: not a key and not a printable character")
         return self.driver.write
 
-    def _plan_select(self, action: A.SelectText, obs: Observation) -> Callable[[], None]:
+    def _plan_select(self, action: SelectText, obs: Observation) -> Callable[[], None]:
         d = self.driver
         if action.start is not None and action.end is not None:
             start, end = action.start, action.end
@@ -303,5 +307,3 @@ class DesktopEnv(Env):
     def close(self) -> None:
         self._last = None
 
-
-DESKTOP_SPACE = A.DESKTOP

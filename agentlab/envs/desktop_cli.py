@@ -50,9 +50,9 @@ def act(
     yes: bool = typer.Option(False, "--yes", help="Do not ask before acting (default: ask, this is your desktop)."),
 ) -> None:
     """Observe, then carry out one action (asking first unless --yes)."""
-    from agentlab.envs.actions import parse_desktop_action
+    from agentlab.envs.actions.desktop import DESKTOP
 
-    parsed = parse_desktop_action(action)
+    parsed = DESKTOP.parse(action)
     env = _env(display, app_filter, grid, confirm=not yes)
     env.reset()
     res = env.step(parsed)

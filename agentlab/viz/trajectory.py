@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.desktop import Drag, Pointer, Scroll
+from agentlab.envs.actions.phone import Swipe
 from agentlab.envs.base import Element
 from agentlab.errors import ActionParseError, DataError
 from agentlab.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
@@ -39,7 +41,7 @@ _DIRS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 # ----------------------------------------------------------------------------- geometry
 
 
-def action_geometry(action: A.Action, elements: Sequence[Element], size: tuple[int, int]) -> dict[str, Any]:
+def action_geometry(action: Action, elements: Sequence[Element], size: tuple[int, int]) -> dict[str, Any]:
     """Where an action acts on a ``size`` screen: ``point``, ``box``, ``arrow`` (start, end), ``caption``.
 
     Only what the action determines is returned; an element number the step's element list
@@ -64,16 +66,16 @@ def action_geometry(action: A.Action, elements: Sequence[Element], size: tuple[i
         end = (int(min(max(start[0] + dx * length, 0), w - 1)), int(min(max(start[1] + dy * length, 0), h - 1)))
         out["arrow"] = (start, end)
 
-    if isinstance(action, A.Swipe):
+    if isinstance(action, Swipe):
         p = locate(action.element)
         if p is not None:
             arrow_from(p, action.direction, SWIPE_UNITS[action.distance] * w / 10)
-    elif isinstance(action, A.Drag):
+    elif isinstance(action, Drag):
         a = locate(action.source) if action.source is not None else action.start
         b = locate(action.target) if action.target is not None else action.end
         if a is not None and b is not None:
             out["arrow"] = (tuple(a), tuple(b))
-    elif isinstance(action, A.Scroll):
+    elif isinstance(action, Scroll):
         if action.element is not None:
             p = locate(action.element)
         elif action.x is not None and action.y is not None:
@@ -82,7 +84,7 @@ def action_geometry(action: A.Action, elements: Sequence[Element], size: tuple[i
             p = (w // 2, h // 2)
         if p is not None:
             arrow_from(p, action.direction, min(w, h) / 8)
-    elif isinstance(action, A._Pointer):  # click, double_click
+    elif isinstance(action, Pointer):  # click, double_click
         p = locate(action.element) if action.element is not None else (action.x, action.y)
         if p is not None:
             out["point"] = p
@@ -104,7 +106,7 @@ def _font(size: int):  # type: ignore[no-untyped-def]
         return ImageFont.load_default()
 
 
-def draw_action(image: "Image.Image", action: A.Action | dict[str, Any] | None, elements: Sequence[Element] = ()) -> "Image.Image":
+def draw_action(image: "Image.Image", action: Action | dict[str, Any] | None, elements: Sequence[Element] = ()) -> "Image.Image":
     """A copy of ``image`` with the action drawn on it (see :func:`action_geometry`)."""
     from PIL import ImageDraw
 
@@ -113,7 +115,7 @@ def draw_action(image: "Image.Image", action: A.Action | dict[str, Any] | None, 
         return img
     if isinstance(action, dict):
         try:
-            action = A.Action.from_dict(action)
+            action = Action.from_dict(action)
         except ActionParseError as exc:
             geo: dict[str, Any] = {"caption": f"unreadable action: {exc.message}"}
             action = None
@@ -180,7 +182,7 @@ def action_text(rec: StepRecord) -> str:
     if not rec.action:
         return "(no action)"
     try:
-        return A.Action.from_dict(rec.action).describe()
+        return Action.from_dict(rec.action).describe()
     except ActionParseError:
         return str(rec.action)
 

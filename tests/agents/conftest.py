@@ -1,18 +1,14 @@
-"""Agent tests reuse the fake adb server from tests/envs_android, plus a scripted backend."""
+"""Agent tests use the fake adb server (agentlab.envs.testing), plus a scripted backend."""
 
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
-sys.path.insert(0, str(Path(__file__).parent.parent / "envs_android"))
 
-from fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
-
+from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams  # noqa: E402
 
 

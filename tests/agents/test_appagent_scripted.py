@@ -9,7 +9,7 @@ import pytest
 
 from agentlab.agents import AppAgent, AppAgentConfig, DocStore, record_demo
 from agentlab.envs import AndroidEnv, Element, Env, Observation, StepResult
-from agentlab.envs import actions as A
+from agentlab.envs.actions.desktop import DESKTOP, Click
 from agentlab.errors import DeviceDisconnectedError
 from agentlab.trajectory import TrajectoryRecorder, load_trajectory
 
@@ -145,7 +145,7 @@ def test_disconnect_ends_episode_with_trajectory_saved(fake_adb, scripted, tmp_p
 class _CounterDesktop(Env):
     """TEST DOUBLE env in the desktop action space (proves the agent is env-agnostic)."""
 
-    action_space = "desktop"
+    actions = DESKTOP
 
     def __init__(self) -> None:
         self.clicks = 0
@@ -158,7 +158,7 @@ class _CounterDesktop(Env):
         return self._obs()
 
     def step(self, action):  # type: ignore[no-untyped-def]
-        assert isinstance(action, A.Click)
+        assert isinstance(action, Click)
         self.clicks += 1
         return StepResult(self._obs(), done=False)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentlab.agents.response import parse_act_reply, parse_reflect_reply, sections
-from agentlab.envs import actions as A
+from agentlab.envs.actions.phone import PHONE, Finish, Swipe, Tap
 from agentlab.errors import ActionParseError
 
 
@@ -15,18 +15,18 @@ def test_sections_tolerate_markdown_and_case() -> None:
 
 
 def test_act_reply_fields_and_fallbacks() -> None:
-    r = parse_act_reply("Observation: x\nThought: y\nAction: swipe(2, 'up', 'short')\nSummary: z", A.PHONE)
-    assert r.action == A.Swipe(2, "up", "short") and (r.observation, r.thought, r.summary) == ("x", "y", "z")
-    assert parse_act_reply("I think I should tap(4) now.", A.PHONE).action == A.Tap(4)
-    assert parse_act_reply("Thought: done\nAction: FINISH", A.PHONE).action == A.Finish()
-    assert parse_act_reply("Action: the button\nbut really: tap(2)", A.PHONE).action == A.Tap(2)
+    r = parse_act_reply("Observation: x\nThought: y\nAction: swipe(2, 'up', 'short')\nSummary: z", PHONE)
+    assert r.action == Swipe(2, "up", "short") and (r.observation, r.thought, r.summary) == ("x", "y", "z")
+    assert parse_act_reply("I think I should tap(4) now.", PHONE).action == Tap(4)
+    assert parse_act_reply("Thought: done\nAction: FINISH", PHONE).action == Finish()
+    assert parse_act_reply("Action: the button\nbut really: tap(2)", PHONE).action == Tap(2)
 
 
 @pytest.mark.parametrize(("reply", "needle"), [("", "empty reply"), ("I like turtles", "no 'Action:' line"),
                                                ("Action: tap(five)", "not a literal")])
 def test_act_reply_errors_quote_the_reply(reply: str, needle: str) -> None:
     with pytest.raises(ActionParseError, match=needle):
-        parse_act_reply(reply, A.PHONE)
+        parse_act_reply(reply, PHONE)
 
 
 def test_reflect_reply() -> None:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")  # never start a real adb daemon
-sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
+from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
 
 
 @pytest.fixture

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from agentlab.envs import AndroidEnv, Observation
-from agentlab.envs import actions as A
+from agentlab.envs.actions.desktop import Click
+from agentlab.envs.actions.phone import Back, Finish, LongPress, Swipe, Tap, Text
 from agentlab.envs.android import input_text_pieces
+from agentlab.envs.marks import draw_marks
 from agentlab.errors import DeviceDisconnectedError, EnvironmentUnavailableError, InvalidActionError
 
 
@@ -25,8 +27,8 @@ def _find(obs: Observation, needle: str) -> int:
 
 def _open_edit(env: AndroidEnv) -> Observation:
     obs = env.reset()
-    obs = env.step(A.Tap(_find(obs, "Alarms"))).observation
-    return env.step(A.Tap(_find(obs, "add_alarm"))).observation
+    obs = env.step(Tap(_find(obs, "Alarms"))).observation
+    return env.step(Tap(_find(obs, "add_alarm"))).observation
 
 
 def test_reset_without_task_observes_screen(fake_adb) -> None:
@@ -35,28 +37,28 @@ def test_reset_without_task_observes_screen(fake_adb) -> None:
     assert obs.screenshot is not None and obs.screenshot.size == (540, 960)
     assert [e.text for e in obs.elements] == ["Alarms", "Settings", "About", "Ad"]
     assert obs.info["package"] == "com.example.clock" and obs.info["xml"].startswith("<?xml")
-    assert obs.marked() is not None and obs.marked().tobytes() != obs.screenshot.tobytes()
+    assert draw_marks(obs.screenshot, obs.elements).tobytes() != obs.screenshot.tobytes()
 
 
 def test_tap_navigates_and_back_returns(fake_adb) -> None:
     with _env(fake_adb) as env:
         obs = env.reset("open settings")
-        r = env.step(A.Tap(_find(obs, "Settings")))
+        r = env.step(Tap(_find(obs, "Settings")))
         assert not r.done and fake_adb.device.app.screen == "settings"
         vib = _find(r.observation, "vibrate_switch")
         assert r.observation.element(vib).state == ("checked",)
-        r = env.step(A.Tap(vib))
+        r = env.step(Tap(vib))
         assert r.observation.element(vib).state == ("unchecked",)
-        r = env.step(A.Back())
+        r = env.step(Back())
         assert fake_adb.device.app.screen == "home" and _find(r.observation, "Settings")
-        assert env.step(A.Finish()).done
+        assert env.step(Finish()).done
 
 
 def test_text_with_spaces_quotes_and_percent_s_is_typed_exactly(fake_adb) -> None:
     text = "Gym at 6 -- it's \"leg day\" & 50%s off; (bring $5)"
     with _env(fake_adb) as env:
         obs = _open_edit(env)
-        r = env.step(A.Text(text))  # no field focused yet: the env focuses it first
+        r = env.step(Text(text))  # no field focused yet: the env focuses it first
     assert r.info["focused_first"] is True
     assert fake_adb.device.app.label_text == text
     label = next(e for e in r.observation.elements if e.role.endswith("EditText"))
@@ -73,7 +75,7 @@ def test_non_ascii_names_the_character_and_sends_nothing(fake_adb) -> None:
         _open_edit(env)
         before = list(fake_adb.device.commands)
         with pytest.raises(InvalidActionError, match=r"'é' \(U\+00E9.*ADBKeyboard"):
-            env.step(A.Text("café"))
+            env.step(Text("café"))
     assert fake_adb.device.commands == before and fake_adb.device.app.label_text == ""
 
 
@@ -81,14 +83,14 @@ def test_adbkeyboard_types_unicode(fake_adb) -> None:
     fake_adb.device.adbkeyboard = True
     with _env(fake_adb, ime="adbkeyboard") as env:
         _open_edit(env)
-        r = env.step(A.Text("café ☕ 7:00"))
+        r = env.step(Text("café ☕ 7:00"))
     assert fake_adb.device.app.label_text == "café ☕ 7:00" and "warning" not in r.info
 
 
 def test_adbkeyboard_missing_is_reported_as_a_warning(fake_adb) -> None:
     with _env(fake_adb, ime="adbkeyboard") as env:
         _open_edit(env)
-        r = env.step(A.Text("café"))
+        r = env.step(Text("café"))
     assert "warning" in r.info and fake_adb.device.app.label_text == ""
 
 
@@ -96,19 +98,19 @@ def test_text_without_any_field_is_refused(fake_adb) -> None:
     with _env(fake_adb) as env:
         env.reset()
         with pytest.raises(InvalidActionError, match="no text field"):
-            env.step(A.Text("hello"))
+            env.step(Text("hello"))
 
 
 def test_swipe_scrolls_and_long_press_selects(fake_adb) -> None:
     with _env(fake_adb) as env:
         obs = env.reset()
-        obs = env.step(A.Tap(_find(obs, "Alarms"))).observation
+        obs = env.step(Tap(_find(obs, "Alarms"))).observation
         assert obs.elements[2].text == "07:00 Wake up"
-        obs = env.step(A.Swipe(_find(obs, "alarm_list"), "up", "medium")).observation
+        obs = env.step(Swipe(_find(obs, "alarm_list"), "up", "medium")).observation
         rows = [e.text for e in obs.elements if e.role.endswith("LinearLayout")]
         assert rows[0] == "08:00 Gym" and rows[-1] == "22:00 Sleep"
-        obs = env.step(A.LongPress(_find(obs, "08:00 Gym"))).observation
-        obs = env.step(A.Tap(_find(obs, "Delete"))).observation
+        obs = env.step(LongPress(_find(obs, "08:00 Gym"))).observation
+        obs = env.step(Tap(_find(obs, "Delete"))).observation
     assert "Gym" not in [a.label for a in fake_adb.device.app.alarms]
     assert any(c.startswith("input swipe") and " 1000;" in c for c in fake_adb.device.commands)
 
@@ -117,9 +119,9 @@ def test_unknown_element_and_desktop_action_are_refused(fake_adb) -> None:
     with _env(fake_adb) as env:
         env.reset()
         with pytest.raises(InvalidActionError, match="labels run from 1 to 4"):
-            env.step(A.Tap(9))
+            env.step(Tap(9))
         with pytest.raises(InvalidActionError, match="not a phone action"):
-            env.step(A.Click(element=1))
+            env.step(Click(element=1))
 
 
 def test_dump_nonzero_exit_with_valid_xml_is_used(fake_adb) -> None:
@@ -142,7 +144,7 @@ def test_disconnect_mid_episode(fake_adb) -> None:
         obs = env.reset()
         fake_adb.device.disconnect_after = 1  # the tap goes through, the next command dies
         with pytest.raises(DeviceDisconnectedError, match="emulator-5554 disconnected"):
-            env.step(A.Tap(_find(obs, "Alarms")))
+            env.step(Tap(_find(obs, "Alarms")))
 
 
 def test_no_device_and_no_server(fake_adb) -> None:

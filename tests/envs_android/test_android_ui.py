@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from fake_app import ClockApp
 
 from agentlab.envs.android_ui import element_uid, parse_hierarchy, select_elements
+from agentlab.envs.testing.fake_app import ClockApp
 from agentlab.errors import DataError
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentlab.envs import AndroidEnv
-from agentlab.envs import actions as A
+from agentlab.envs.actions.phone import Back, Finish, Tap
 from agentlab.errors import DataError, InvalidActionError
 from agentlab.trajectory import TrajectoryRecorder, list_episodes, load_trajectory, replay
 
@@ -20,14 +20,14 @@ def _record_episode(server, ep_dir):  # type: ignore[no-untyped-def]
     env = AndroidEnv(adb_port=server.port, settle=0)
     rec = TrajectoryRecorder(ep_dir, task="turn vibration off", env="android", agent="script")
     obs = env.reset(rec.meta.task)
-    for action in (A.Tap(_find(obs, "Settings")), None):
+    for action in (Tap(_find(obs, "Settings")), None):
         if action is None:
             vib = next(e.id for e in obs.elements if (e.resource_id or "").endswith("vibrate_switch"))
-            action = A.Tap(vib)
+            action = Tap(vib)
         r = env.step(action)
         rec.record(obs, action, thought="scripted", action_text=action.to_call(), info={"pil": obs.screenshot, "n": 1})
         obs = r.observation
-    rec.record(obs, A.Finish(), done=True)
+    rec.record(obs, Finish(), done=True)
     rec.finish("done")
     return rec
 
@@ -55,7 +55,7 @@ def test_torn_last_line_is_dropped_and_recording_resumes(fake_adb, tmp_path) -> 
     assert len(load_trajectory(ep).steps) == 3
     rec = TrajectoryRecorder(ep, task="turn vibration off")
     assert rec.next_step == 3 and rec.meta.status == "running"
-    rec.record(None, A.Back(), error="resumed")
+    rec.record(None, Back(), error="resumed")
     t = load_trajectory(ep)
     assert [s.step for s in t.steps] == [0, 1, 2, 3] and t.final_error == "resumed"
 

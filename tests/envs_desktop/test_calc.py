@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.desktop import Click, Hotkey, Type
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.eval.exec_tasks import load_task, tasks_dir
 
@@ -58,9 +58,9 @@ def test_calc_edit_and_save_xlsx(xdisplay, calc):
     assert obs.info["source"] == "a11y" and obs.info["a11y_nodes"] < 3000  # cell table not walked
     find(obs, lambda e: e.role == "menu" and e.text == "File", "File menu")
     name_box = find(obs, lambda e: e.role == "text" and e.text == "A1", "Name Box showing A1")
-    env.step(A.Type("A4\n", element=name_box.id))  # jump to A4 through the Name Box
-    env.step(A.Type("Total\t60\n"))
-    obs = env.step(A.Hotkey("ctrl", "s")).observation
+    env.step(Type("A4\n", element=name_box.id))  # jump to A4 through the Name Box
+    env.step(Type("Total\t60\n"))
+    obs = env.step(Hotkey("ctrl", "s")).observation
 
     def keep_button(o):
         return next((e for e in o.elements if e.role == "push button" and e.text.startswith("Use Excel")), None)
@@ -68,7 +68,7 @@ def test_calc_edit_and_save_xlsx(xdisplay, calc):
     obs = env.observe_until(lambda o: keep_button(o) is not None, timeout_s=60)
     keep = keep_button(obs)
     assert keep is not None, f"no keep-format dialog:\n{obs.summary()}"
-    env.step(A.Click(element=keep.id))  # no window manager: click the button, not Enter
+    env.step(Click(element=keep.id))  # no window manager: click the button, not Enter
     deadline = time.monotonic() + 60
 
     while target.stat().st_mtime_ns == before and time.monotonic() < deadline:

@@ -8,8 +8,9 @@ import builtins
 import pytest
 from PIL import Image
 
-from agentlab.envs import actions as A
 from agentlab.envs.a11y import A11yNode, fix_vcl_offsets, nodes_to_elements
+from agentlab.envs.actions.desktop import DESKTOP, Click, DoubleClick, Drag, Hotkey, Scroll, SelectText, Stop, Type
+from agentlab.envs.actions.phone import Tap
 from agentlab.envs.desktop import DesktopEnv, grid_elements, terminal_confirm
 from agentlab.errors import InvalidActionError
 
@@ -63,14 +64,14 @@ def test_grid_fallback_observation_and_actions():
     env = grid_env()
     obs = env.reset("anything")
     assert obs.info["source"] == "grid" and len(obs.elements) == 12
-    env.step(A.Click(element=6))
-    env.step(A.DoubleClick(x=10, y=20))
-    env.step(A.Drag(source=1, target=12))
-    env.step(A.Scroll("down", 2, element=1))
-    env.step(A.Scroll("right", 1))
-    env.step(A.Type("hi", element=2))
-    env.step(A.Hotkey("Control", "s"))
-    env.step(A.SelectText(start=(1, 2), end=(30, 40)))
+    env.step(Click(element=6))
+    env.step(DoubleClick(x=10, y=20))
+    env.step(Drag(source=1, target=12))
+    env.step(Scroll("down", 2, element=1))
+    env.step(Scroll("right", 1))
+    env.step(Type("hi", element=2))
+    env.step(Hotkey("Control", "s"))
+    env.step(SelectText(start=(1, 2), end=(30, 40)))
     assert env.driver.calls == [
         ("click", 300, 300, 1), ("click", 10, 20, 2), ("drag", (100, 100), (700, 500)),
         ("scroll", -2, False, (100, 100)), ("scroll", 1, True, None),
@@ -82,43 +83,43 @@ def test_confirm_decline_performs_nothing_and_records_a_skip():
     asked = []
     env = grid_env(confirm_fn=lambda desc, action: asked.append((desc, action)) or False)
     env.reset()
-    res = env.step(A.Click(element=3))
+    res = env.step(Click(element=3))
     assert env.driver.calls == []
     assert res.info["skipped"] and not res.info["executed"] and not res.done
-    assert asked[0][0] == "click element 3" and isinstance(asked[0][1], A.Click)
-    res = env.step(A.Stop())
+    assert asked[0][0] == "click element 3" and isinstance(asked[0][1], Click)
+    res = env.step(Stop())
     assert res.done and len(asked) == 1  # ending the episode does not touch the machine
 
 
 def test_confirm_accept_performs_the_action():
     env = grid_env(confirm_fn=lambda desc, action: True)
     env.reset()
-    assert env.step(A.Hotkey("ctrl", "a")).info["executed"]
+    assert env.step(Hotkey("ctrl", "a")).info["executed"]
     assert env.driver.calls == [("hotkey", ("ctrl", "a"))]
 
 
 def test_terminal_confirm_default(monkeypatch):
     answers = iter(["y", "", "no", "YES"])
     monkeypatch.setattr(builtins, "input", lambda prompt: next(answers))
-    assert [terminal_confirm("click", A.Stop()) for _ in range(4)] == [True, False, False, True]
+    assert [terminal_confirm("click", Stop()) for _ in range(4)] == [True, False, False, True]
 
     def eof(prompt):
         raise EOFError
 
     monkeypatch.setattr(builtins, "input", eof)
-    assert terminal_confirm("click", A.Stop()) is False
+    assert terminal_confirm("click", Stop()) is False
     assert DesktopEnv(display=":99", confirm=True, driver=RecordingDriver()).confirm_fn is terminal_confirm
 
 
 @pytest.mark.parametrize(
     "action, match",
     [
-        (A.Click(element=13), "no element 13"),
-        (A.Click(x=900, y=5), "off the 800x600 screen"),
-        (A.Hotkey("ctrl", "banana"), "unknown key"),
-        (A.Type("naïve"), "cannot type 'ï'"),
-        (A.Tap(element=1), "not a desktop action"),
-        (A.SelectText("hello"), "no element on this screen shows the text"),
+        (Click(element=13), "no element 13"),
+        (Click(x=900, y=5), "off the 800x600 screen"),
+        (Hotkey("ctrl", "banana"), "unknown key"),
+        (Type("naïve"), "cannot type 'ï'"),
+        (Tap(element=1), "not a desktop action"),
+        (SelectText("hello"), "no element on this screen shows the text"),
     ],
 )
 def test_invalid_actions_fail_clearly_and_do_nothing(action, match):
@@ -186,3 +187,7 @@ def test_vcl_offsets_are_corrected_until_an_embedded_gtk_widget():
     plain = [node([0], "application", bbox=None), node([0, 0], "frame", "", (0, 0, 100, 100)),
              node([0, 0, 0], "push button", "x", (5, 5, 20, 20))]
     assert fix_vcl_offsets(plain) == plain
+
+
+def test_desktop_env_hands_out_the_desktop_space():
+    assert grid_env().actions is DESKTOP

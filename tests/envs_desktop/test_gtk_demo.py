@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.desktop import Click, DoubleClick, Hotkey, SelectText, Stop, Type
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.errors import InvalidActionError
 
@@ -40,37 +40,37 @@ def test_elements_come_from_the_accessibility_tree(xdisplay, demo_app, needs_a11
 def test_click_type_select_by_element_number(xdisplay, demo_app, needs_a11y):
     env = DesktopEnv(display=xdisplay, app="demo_gtk")
     obs = env.reset()
-    res = env.step(A.Click(element=by_text(obs, "Add one").id))
+    res = env.step(Click(element=by_text(obs, "Add one").id))
     assert res.info["executed"] and not res.done
     assert demo_app.wait_for("count", 1)["count"] == 1
     assert "Count: 1" in res.observation.text  # the next observation shows the effect
 
-    obs = env.step(A.Type("Ana Lopez", element=by_text(obs, "Name").id)).observation
+    obs = env.step(Type("Ana Lopez", element=by_text(obs, "Name").id)).observation
     assert demo_app.wait_for("name", "Ana Lopez")["name"] == "Ana Lopez"
     assert by_text(obs, "Name").text == "Name: Ana Lopez"
 
-    env.step(A.SelectText("Lopez"))  # through AT-SPI's text interface
-    env.step(A.Type("Li"))  # replaces the selection
+    env.step(SelectText("Lopez"))  # through AT-SPI's text interface
+    env.step(Type("Li"))  # replaces the selection
     assert demo_app.wait_for("name", "Ana Li")["name"] == "Ana Li"
 
-    obs = env.step(A.Click(element=by_text(env.observe(), "Greet").id)).observation
+    obs = env.step(Click(element=by_text(env.observe(), "Greet").id)).observation
     assert demo_app.wait_for("greeting", "Hello, Ana Li!")["greeting"] == "Hello, Ana Li!"
-    obs = env.step(A.DoubleClick(element=by_text(obs, "Dark mode").id)).observation
+    obs = env.step(DoubleClick(element=by_text(obs, "Dark mode").id)).observation
     assert demo_app.wait_for("dark_mode", False)["dark_mode"] is False  # toggled twice
-    env.step(A.Click(element=by_text(obs, "Dark mode").id))
+    env.step(Click(element=by_text(obs, "Dark mode").id))
     assert demo_app.wait_for("dark_mode", True)["dark_mode"] is True
 
 
 def test_hotkey_and_non_ascii_typing(xdisplay, demo_app, needs_a11y):
     env = DesktopEnv(display=xdisplay, app="demo_gtk")
     obs = env.reset()
-    env.step(A.Type("first", element=by_text(obs, "Name").id))
+    env.step(Type("first", element=by_text(obs, "Name").id))
     demo_app.wait_for("name", "first")
-    env.step(A.Hotkey("ctrl", "a"))
-    env.step(A.Type("José Ørsted"))  # not on the key map: bound to spare keycodes
+    env.step(Hotkey("ctrl", "a"))
+    env.step(Type("José Ørsted"))  # not on the key map: bound to spare keycodes
     assert demo_app.wait_for("name", "José Ørsted")["name"] == "José Ørsted"
     with pytest.raises(InvalidActionError, match="unknown key"):
-        env.step(A.Hotkey("ctrl", "banana"))
+        env.step(Hotkey("ctrl", "banana"))
 
 
 def test_click_by_coordinates_and_confirm_decline(xdisplay, demo_app, needs_a11y):
@@ -80,13 +80,13 @@ def test_click_by_coordinates_and_confirm_decline(xdisplay, demo_app, needs_a11y
                      confirm_fn=lambda desc, action: asked.append(desc) or next(answers))
     obs = env.reset()
     x, y = by_text(obs, "Add one").center
-    res = env.step(A.Click(x=x, y=y))
+    res = env.step(Click(x=x, y=y))
     assert res.info["skipped"] and not res.info["executed"]
     assert demo_app.state()["count"] == 0, "a declined click must not reach the app"
-    res = env.step(A.Click(x=x, y=y))
+    res = env.step(Click(x=x, y=y))
     assert res.info["executed"] and demo_app.wait_for("count", 1)["count"] == 1
     assert asked == [f"click ({x}, {y})"] * 2
-    assert env.step(A.Stop()).done and len(asked) == 2  # stopping needs no confirmation
+    assert env.step(Stop()).done and len(asked) == 2  # stopping needs no confirmation
 
 
 def test_grid_fallback_when_no_app_is_accessible(xdisplay, demo_app):
@@ -97,5 +97,5 @@ def test_grid_fallback_when_no_app_is_accessible(xdisplay, demo_app):
     # than a cell, so click its point instead and check the cell numbering is screen order
     cell = next(e for e in obs.elements if e.bbox[0] <= 237 < e.bbox[2] and e.bbox[1] <= 33 < e.bbox[3])
     assert cell.id == 2 and cell.role == "grid cell"
-    env.step(A.Click(x=237, y=33))
+    env.step(Click(x=237, y=33))
     assert demo_app.wait_for("count", 1)["count"] == 1

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image, ImageDraw
 
-from agentlab.envs import actions as A
+from agentlab.envs.actions.desktop import Click, Drag, Hotkey, Scroll
+from agentlab.envs.actions.phone import Finish, Swipe, Tap
 from agentlab.envs.base import Element, Observation
 from agentlab.errors import DataError
 from agentlab.trajectory import TrajectoryRecorder, load_trajectory
@@ -33,9 +34,9 @@ def episode(tmp_path):
     """A three-step episode written with the real recorder (a tap, a failing swipe, a finish)."""
     rec = TrajectoryRecorder(tmp_path / "run" / "ep1", task="press OK", env="test", agent="unit", model_id="none")
     obs = Observation(screenshot=_screen(), elements=[BUTTON, LIST])
-    rec.record(obs, A.Tap(1), thought="OK is the button", action_text="tap(1)")
-    rec.record(obs, A.Swipe(2, "up", "long"), thought="scroll the list", error="swipe failed: device busy")
-    rec.record(obs, A.Finish(), done=True, reflection="done")
+    rec.record(obs, Tap(1), thought="OK is the button", action_text="tap(1)")
+    rec.record(obs, Swipe(2, "up", "long"), thought="scroll the list", error="swipe failed: device busy")
+    rec.record(obs, Finish(), done=True, reflection="done")
     rec.finish("done")
     return tmp_path / "run" / "ep1"
 
@@ -46,29 +47,29 @@ def _red_pixels(img: Image.Image, box=None) -> int:
 
 
 def test_click_geometry_and_drawing_mark_the_element_centre():
-    geo = action_geometry(A.Tap(1), [BUTTON], (400, 300))
+    geo = action_geometry(Tap(1), [BUTTON], (400, 300))
     assert geo["point"] == (150, 120) and geo["box"] == BUTTON.bbox
-    img = draw_action(_screen(), A.Tap(1), [BUTTON])
+    img = draw_action(_screen(), Tap(1), [BUTTON])
     assert img.getpixel((150, 120)) == ACTION_RGB  # the dot
     assert _red_pixels(img, (0, 200, 400, 300)) == 0  # nothing drawn far from the button
-    assert draw_action(_screen(), A.Click(x=30, y=250)).getpixel((30, 250)) == ACTION_RGB
+    assert draw_action(_screen(), Click(x=30, y=250)).getpixel((30, 250)) == ACTION_RGB
 
 
 def test_swipe_and_drag_become_arrows():
-    geo = action_geometry(A.Swipe(2, "up", "medium"), [LIST], (400, 300))
+    geo = action_geometry(Swipe(2, "up", "medium"), [LIST], (400, 300))
     assert geo["arrow"] == ((200, 250), (200, 170))  # 2/10 of the width upwards
-    img = draw_action(_screen(), A.Swipe(2, "up", "medium"), [LIST])
+    img = draw_action(_screen(), Swipe(2, "up", "medium"), [LIST])
     assert img.getpixel((200, 210)) == ACTION_RGB  # on the shaft
-    geo = action_geometry(A.Drag(start=(10, 10), end=(300, 250)), [], (400, 300))
+    geo = action_geometry(Drag(start=(10, 10), end=(300, 250)), [], (400, 300))
     assert geo["arrow"] == ((10, 10), (300, 250))
-    geo = action_geometry(A.Scroll("down", 3), [], (400, 300))
+    geo = action_geometry(Scroll("down", 3), [], (400, 300))
     assert geo["arrow"][0] == (200, 150) and geo["arrow"][1][1] > 150
 
 
 def test_unknown_element_and_keys_only_caption():
-    geo = action_geometry(A.Tap(9), [BUTTON], (400, 300))
+    geo = action_geometry(Tap(9), [BUTTON], (400, 300))
     assert "point" not in geo and "not in this step's list" in geo["caption"]
-    assert action_geometry(A.Hotkey("ctrl", "s"), [], (400, 300)) == {"caption": "press ctrl+s"}
+    assert action_geometry(Hotkey("ctrl", "s"), [], (400, 300)) == {"caption": "press ctrl+s"}
     img = draw_action(_screen(), {"type": "no_such_action"})
     assert img.getpixel((2, 2)) == (0, 0, 0)  # the caption banner says it is unreadable
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from xml.sax.saxutils import quoteattr
 
 from PIL import Image, ImageDraw, ImageFont
@@ -135,12 +136,12 @@ class ClockApp:
             a = self.alarms[idx]
             y = LIST_TOP + slot * ROW_H
             row = Node("android.widget.LinearLayout", (0, y, W, y + ROW_H - 10), clickable=True, long_clickable=True, focusable=True,
-                       on_tap=lambda: None, on_long=lambda i=idx: self._select(i))
+                       on_tap=lambda: None, on_long=partial(self._select, idx))
             row.children += [
                 Node("android.widget.TextView", (20, y + 10, 300, y + 80), text=f"{a.hour:02d}:00", rid=f"{PKG}:id/time"),
                 Node("android.widget.TextView", (20, y + 80, 300, y + 130), text=a.label, rid=f"{PKG}:id/label"),
                 Node("android.widget.Switch", (400, y + 40, 520, y + 100), rid=f"{PKG}:id/alarm_switch", clickable=True, focusable=True,
-                     checkable=True, checked=a.enabled, on_tap=lambda i=idx: self._toggle(i)),
+                     checkable=True, checked=a.enabled, on_tap=partial(self._toggle, idx)),
             ]
             lst.children.append(row)
         root.children.append(lst)
@@ -168,7 +169,7 @@ class ClockApp:
             root.children += [
                 Node("android.widget.TextView", (20, y, 380, y + 90), text=label),
                 Node("android.widget.Switch", (400, y + 15, 520, y + 75), rid=f"{PKG}:id/{rid}", clickable=True, focusable=True,
-                     checkable=True, checked=on, on_tap=lambda r=rid: self._setting(r)),
+                     checkable=True, checked=on, on_tap=partial(self._setting, rid)),
             ]
 
     def _screen_about(self, root: Node) -> None:

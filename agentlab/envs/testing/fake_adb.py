@@ -34,7 +34,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from fake_app import ClockApp
+from agentlab.envs.testing.fake_app import ClockApp
 
 ADB_VERSION = 41
 
@@ -236,9 +236,9 @@ class _Handler(socketserver.BaseRequestHandler):
                 return self._fail(f"unsupported host-serial request {what!r}")
             return self._okay(self._block(answers[what]))
         if req.startswith(("host:tport:", "host:transport")):
-            serial = req.split(":")[-1] if req.startswith(("host:tport:serial:", "host:transport:")) else None
-            if not dev.online or (serial is not None and serial != dev.serial):
-                return self._fail(f"device '{serial or ''}' not found" if serial else "no devices/emulators found")
+            wanted = req.split(":")[-1] if req.startswith(("host:tport:serial:", "host:transport:")) else None
+            if not dev.online or (wanted is not None and wanted != dev.serial):
+                return self._fail(f"device '{wanted or ''}' not found" if wanted else "no devices/emulators found")
             self._okay(struct.pack("<Q", dev.transport_id) if req.startswith("host:tport:") else b"")
             return self._device_service()
         return self._fail(f"unknown host service {req!r}")
