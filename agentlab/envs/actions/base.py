@@ -119,7 +119,7 @@ class Action:
             v = getattr(self, f.name)
             if f.default is MISSING and f.default_factory is MISSING:
                 parts.append(lit(v))
-            elif v != (f.default if f.default is not MISSING else f.default_factory()):  # type: ignore[misc,operator]
+            elif v != (f.default if f.default is not MISSING else f.default_factory()):  # type: ignore[operator]  # mypy cannot tell default_factory is set here
                 parts.append(f"{f.name}={lit(v)}")
         return f"{self.call_name}({', '.join(parts)})"
 
