@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from agentlab.dialogue.templates import PromptTemplate
-from agentlab.errors import AgentlabError
+from agentlab.errors import ActionParseError, AgentlabError, InvalidActionError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 
 log = logging.getLogger(__name__)
@@ -100,14 +100,15 @@ def ask_until_parsed(
     checks: Sequence[Check[T]] = (),
     correction: PromptTemplate | None = None,
     correction_fields: Mapping[str, object] | None = None,
-    errors: tuple[type[AgentlabError], ...] = (AgentlabError,),
+    errors: tuple[type[AgentlabError], ...] = (ActionParseError, InvalidActionError),
     on_attempt: Callable[[Attempt[T]], None] | None = None,
     label: str = "reply",
 ) -> AskResult[T]:
     """Ask, parse, check; on problems ask again, at most ``max_attempts`` times in all.
 
     ``parse`` turns the raw reply into a value or raises one of ``errors`` (its ``message``
-    becomes the problem). ``checks`` run in order on the parsed value and stop at the first
+    becomes the problem; any other error propagates). ``checks`` run in order on the parsed
+    value -- each returns its problems or raises one of ``errors`` -- and stop at the first
     that reports a problem, so a later check (which may act, e.g. carry out the action) only
     sees a reply the earlier ones accepted. ``correction`` is rendered with ``problems`` (the
     problems joined by '; ') plus ``correction_fields``; without it a retry asks the same
@@ -115,6 +116,8 @@ def ask_until_parsed(
     """
     if max_attempts < 1:
         raise ValueError("max_attempts must be at least 1")
+    if isinstance(prompt, list) and correction is None and max_attempts > 1:
+        raise ValueError("continuing a conversation needs a correction template")
     attempts: list[Attempt[T]] = []
     messages = list(prompt) if isinstance(prompt, list) else prompt("")
     for index in range(max_attempts):
@@ -131,13 +134,12 @@ def ask_until_parsed(
         attempt: Attempt[T] = Attempt(index=index, messages=messages, params=sampling, reply=reply)
         try:
             attempt.value = parse(reply)
-        except errors as exc:
-            attempt.problems = [exc.message]
-        else:
             for check in checks:
                 attempt.problems = _as_problems(check(attempt.value))
                 if attempt.problems:
                     break
+        except errors as exc:
+            attempt.problems = [exc.message]
         attempts.append(attempt)
         if on_attempt is not None:
             on_attempt(attempt)

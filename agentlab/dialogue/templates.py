@@ -127,16 +127,23 @@ def template_hashes(names: Iterable[str]) -> dict[str, str]:
 
 
 def check_recorded(
-    recorded_name: str, recorded_sha: str, current: PromptTemplate, *, where: str | Path, redo: str
+    recorded_name: str,
+    recorded_sha: str,
+    current: PromptTemplate,
+    *,
+    where: str | Path,
+    redo: str,
+    since: str = "this was made",
 ) -> None:
     """Fail when ``current`` is not the template a saved result was made with.
 
-    ``redo`` says how to make the result again (e.g. "retrain with `agentlab train`").
+    ``redo`` says how to make the result again (e.g. "retrain with `agentlab train`"),
+    ``since`` what the recorded hash dates from (e.g. "training").
     """
     if current.matches(recorded_sha):
         return
     raise CheckpointError(
-        f"prompt template '{recorded_name}' ({current.path or current.name}) changed since this was made: "
+        f"prompt template '{recorded_name}' ({current.path or current.name}) changed since {since}: "
         f"recorded sha256 {recorded_sha}, current {current.sha256}; {redo}, or restore the template file",
         where=where,
     )

@@ -64,7 +64,7 @@ def test_changed_template_error_says_which_and_what_to_do() -> None:
     assert "metaagent/router_agenttoken" in msg and "router_agenttoken.txt" in msg
     assert "f" * 64 in msg and t.sha256 in msg
     assert "retrain with `agentlab train`" in msg and "restore the template file" in msg
-    assert msg.startswith("ckpt.json: ")
+    assert msg.startswith("ckpt.json: ") and "changed since this was made" in msg
 
 
 # A fixed document (not data/agents/, which may be edited) with braces in a demonstration.

@@ -75,7 +75,7 @@ def _edit(sidecar: Path, **changes) -> None:
     "damage, message",
     [
         (lambda w, j: _edit(j, backbone={"id": "OtherLM", "fingerprint": "0123"}), "backbone OtherLM"),
-        (lambda w, j: _edit(j, template={"name": "router_agenttoken", "sha256": "f" * 64}), "changed since training"),
+        (lambda w, j: _edit(j, template={"name": "metaagent/router_agenttoken", "sha256": "f" * 64}), "changed since training"),
         (lambda w, j: _edit(j, agents=["SheetAgent", "Ghost", "MailAgent"]), "not in the pool: Ghost"),
         (lambda w, j: w.write_bytes(w.read_bytes()[:-7] + b"garbage"), "checksum"),
         (lambda w, j: j.write_text("{not json"), "corrupt sidecar"),
