@@ -23,12 +23,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from agentlab.agents.appagent_core import (
-    AppAgentCore,
-    EpisodeResult,
-    action_example,
-    block,
-)
+from agentlab.agents.appagent_core import AppAgentCore, EpisodeResult, action_example, block
 from agentlab.agents.explore import learn_from_demo, run_exploration
 from agentlab.agents.response import ActReply, parse_act_reply
 from agentlab.dialogue.ask import Attempt

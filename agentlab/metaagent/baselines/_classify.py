@@ -146,7 +146,8 @@ class AdapterRouter(Router):
             self._ready = True
 
     def prompt(self, task: str, state: str | None = None) -> str:
-        return self.template.render(task=task.strip(), state=render_state(state))
+        # {state} is optional in a router template (as for AgentToken); {task} is required
+        return self.template.render_offered({"task": task.strip(), "state": render_state(state)})
 
     def _encode(self, text: str) -> list[int]:
         return list(self.backend.tokenizer(text, add_special_tokens=False)["input_ids"])
