@@ -2,7 +2,7 @@
 
 Gold: each ``multi_apps`` task's ``related_apps`` mapped to our domains
 (``load_osworld(multi=True)``, 2-4 domains per task). Both methods use the same manager
-prompt (``data/prompts/manager.txt``, Appendix G.3 structure) on the same backbone:
+prompt (``data/prompts/metaagent/manager.txt``, Appendix G.3 structure) on the same backbone:
 
 - AgentToken (shipped tokens): the top-K agents by agent-token probability, only their
   documents in the manager prompt (``Router.plan``; K=5 default).

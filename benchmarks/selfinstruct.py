@@ -112,7 +112,7 @@ def calibration() -> tuple[list[str], dict[str, float]]:
     from agentlab.pool import AgentPool
     from agentlab.selfinstruct.calibrate import acceptance_curve, pairwise_distribution
     from agentlab.selfinstruct.config import SelfInstructConfig
-    from agentlab.selfinstruct.pipeline import load_scorer
+    from agentlab.selfinstruct.scorer import load_scorer
 
     pool = AgentPool.from_dir()
     fast = load_scorer(SelfInstructConfig())

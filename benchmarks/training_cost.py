@@ -1,7 +1,7 @@
 """Table-5 analog: trainable parameters, peak memory and wall time of AgentToken vs LoRA vs prompt tuning.
 
 All three train on the identical demonstrations with the identical prompt (AgentToken's
-``router_agenttoken`` template), on the same frozen SmolLM2-135M, each in a fresh
+``metaagent/router_agenttoken`` template), on the same frozen SmolLM2-135M, each in a fresh
 subprocess (one after the other, never concurrently) so memory figures do not mix:
 
 - time: wall and CPU seconds of ``fit()``. AgentToken's includes its one-time
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, ROOT, log, measure, summary_line, write_result  # noqa: E402
 
 METHODS = ["agenttoken", "lora", "prompt"]
-TEMPLATE = "router_agenttoken"
+TEMPLATE = "metaagent/router_agenttoken"
 
 
 def worker(method: str, per_agent: int, epochs: int, out: Path, agents: int | None = None) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agentlab.agents.appagent import AppAgent, AppAgentConfig, EpisodeResult
+from agentlab.agents.appagent import AppAgent
+from agentlab.agents.appagent_core import AppAgentConfig, EpisodeResult
 from agentlab.agents.docs_store import DocStore, ElementDoc, doc_key
 from agentlab.agents.explore import record_demo
 

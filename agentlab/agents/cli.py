@@ -34,7 +34,7 @@ def _config(path: Optional[Path], **overrides: Any):  # type: ignore[no-untyped-
     import yaml
     from pydantic import ValidationError
 
-    from agentlab.agents.appagent import AppAgentConfig
+    from agentlab.agents.appagent_core import AppAgentConfig
     from agentlab.errors import ConfigError
 
     raw: dict[str, Any] = {}

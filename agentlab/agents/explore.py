@@ -17,89 +17,121 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agentlab.agents.appagent_core import (
+    AppAgentCore,
+    EpisodeResult,
+    block,
+    screen_changed,
+    target_element,
+)
 from agentlab.agents.docs_store import doc_key
-from agentlab.agents.response import ActReply, ReflectReply, parse_act_reply, parse_reflect_reply
+from agentlab.agents.response import (
+    ActReply,
+    ReflectReply,
+    parse_act_reply,
+    parse_reflect_reply,
+)
+from agentlab.dialogue.ask import Attempt
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.phone import PHONE, Back
 from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.errors import ActionParseError, InvalidActionError
 from agentlab.trajectory import TrajectoryRecorder, load_trajectory
 
-if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.agents.appagent import AppAgent, EpisodeResult
-
 log = logging.getLogger(__name__)
 
 
-def _old_doc(agent: AppAgent, el: Element, key: str) -> str:
+def _old_doc(agent: AppAgentCore, el: Element, key: str) -> str:
     doc = agent.docs.get(el.uid)
     old = doc.docs.get(key, "") if doc else ""
-    return f"\nWhat was written about this element before (refine it with what you see now):\n{old}\n" if old else ""
+    return block("appagent/old_doc", old=old) if old else ""
 
 
-def _reflect(agent: AppAgent, rec: Any, env: Env, task: str, before: Observation, after: Observation,
+def _reflect(agent: AppAgentCore, rec: Any, env: Env, task: str, before: Observation, after: Observation,
              action: Action, el: Element) -> tuple[ReflectReply | None, str]:
     """Ask for a decision + documentation, with bounded retries; (reply or None, last error)."""
     key = doc_key(action)
-    last = ""
-    for attempt in range(agent.config.max_retries + 1):
-        reply = agent.ask(
-            "appagent_explore_reflect", attempt, agent.platform(env),
-            app=agent.config.app, task=task, action=action.describe(), element=el.label(),
-            before=agent.ui_text(before), after=agent.ui_text(after), old_doc=_old_doc(agent, el, key),
-            action_kind=key.replace("_", " ").replace("v swipe", "swipe vertically").replace("h swipe", "swipe horizontally"),
-        )
-        try:
-            return parse_reflect_reply(reply), ""
-        except ActionParseError as exc:
-            last = f"reflection attempt {attempt + 1}: {exc.message}"
-            rec.record(after, None, action_text=reply, error=last, save_images=False, info={"phase": "reflect"})
-    return None, last
+
+    def record_failure(a: Attempt[ReflectReply]) -> None:
+        if not a.ok:
+            rec.record(after, None, action_text=a.reply, error=f"reflection attempt {a.index + 1}: {a.problem}",
+                       save_images=False, info={"phase": "reflect"})
+
+    asked = agent.ask(
+        "appagent/explore_reflect", agent.platform(env), parse_reflect_reply,
+        dict(app=agent.config.app, task=task, action=action.describe(), element=el.label(),
+             before=agent.ui_text(before), after=agent.ui_text(after), old_doc=_old_doc(agent, el, key),
+             action_kind=key.replace("_", " ").replace("v swipe", "swipe vertically").replace("h swipe", "swipe horizontally")),
+        on_attempt=record_failure,
+    )
+    if asked.value is not None:
+        return asked.value, ""
+    last = asked.attempts[-1]
+    return None, f"reflection attempt {last.index + 1}: {last.problem}"
 
 
-def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Path | None) -> EpisodeResult:
-    from agentlab.agents.appagent import EpisodeResult, screen_changed, target_element
+class _Try:
+    """The last check on an exploration reply: refuse elements known to do nothing, else act."""
 
+    def __init__(self, env: Env, obs: Observation, useless: set[str]) -> None:
+        self.env, self.obs, self.useless = env, obs, useless
+        self.element: Element | None = None
+        self.result: StepResult | None = None
+
+    def __call__(self, parsed: ActReply) -> str | None:
+        self.element, self.result = None, None
+        if parsed.action.terminal:
+            return None
+        self.element = target_element(parsed.action, self.obs)
+        if self.element is not None and self.element.uid in self.useless:
+            return f"element {self.element.id} was found to do nothing before; pick another element"
+        self.result = self.env.step(parsed.action)
+        return None
+
+
+def run_exploration(agent: AppAgentCore, env: Env, task: str, episode_dir: str | Path | None) -> EpisodeResult:
     cfg = agent.config
     space = env.actions
     rec = agent.recorder(episode_dir, task, env, "explore")
     useless = agent.docs.useless()
-    summary, rounds, failures = "nothing yet", 0, 0
+    summary, rounds = "nothing yet", 0
     status, error = "max_steps", None
     written: list[str] = []
     with agent.episode(rec):
         obs = env.reset(task)
         while rounds < cfg.max_rounds:
-            reply = agent.ask(
-                "appagent_explore_act", failures, agent.platform(env),
-                app=cfg.app, task=task, ui=agent.ui_text(obs, hide=useless),
-                actions=space.doc(), example=space.example(), last_summary=summary,
+            attempt = _Try(env, obs, useless)
+
+            def record_failure(a: Attempt[ActReply]) -> None:
+                if not a.ok:
+                    rec.record(obs, a.value.action if a.value else None, action_text=a.reply,
+                               error=f"round {rounds + 1}, attempt {a.index + 1}: {a.problem}", save_images=False)
+
+            asked = agent.ask(
+                "appagent/explore_act", agent.platform(env), lambda reply: parse_act_reply(reply, space),
+                dict(app=cfg.app, task=task, ui=agent.ui_text(obs, hide=useless),
+                     actions=space.doc(), example=space.example(), last_summary=summary),
+                checks=[attempt], on_attempt=record_failure,
             )
-            parsed: ActReply | None = None
-            try:
-                parsed = parse_act_reply(reply, space)
-                if parsed.action.terminal:
-                    rec.record(obs, parsed.action, action_text=parsed.action_text, thought=parsed.thought, done=True)
-                    status = "done"
-                    break
-                el = target_element(parsed.action, obs)
-                if el is not None and el.uid in useless:
-                    raise InvalidActionError(f"element {el.id} was found to do nothing before; pick another element")
-                result: StepResult = env.step(parsed.action)
-            except (ActionParseError, InvalidActionError) as exc:
-                failures += 1
-                error = f"round {rounds + 1}, attempt {failures}: {exc.message}"
-                rec.record(obs, parsed.action if parsed else None, action_text=reply, error=error, save_images=False)
-                if failures > cfg.max_retries:
-                    status, error = "failed", f"{failures} unusable replies in a row; last: {exc.message}"
-                    break
-                continue
-            failures, error = 0, None
+            parsed = asked.value
+            if parsed is None:
+                last = asked.attempts[-1]
+                status, error = "failed", f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
+                break
+            if parsed.action.terminal:
+                rec.record(obs, parsed.action, action_text=parsed.action_text, thought=parsed.thought, done=True)
+                status = "done"
+                failed = asked.attempts[:-1]
+                # as before: a FINISH right after unusable replies keeps the last one's message
+                error = f"round {rounds + 1}, attempt {len(failed)}: {failed[-1].problem}" if failed else None
+                break
+            assert attempt.result is not None
+            el, error = attempt.element, None
             rounds += 1
             summary = parsed.summary or f"{summary}; {parsed.action.describe()}"
-            after = result.observation
+            after = attempt.result.observation
             decision, doc_text, note = "CONTINUE", "", ""
             if el is None:
                 note = "no element to document"
@@ -129,21 +161,20 @@ def run_exploration(agent: AppAgent, env: Env, task: str, episode_dir: str | Pat
                          extra={"documented": sorted(set(written)), "useless": sorted(useless)})
 
 
-def learn_from_demo(agent: AppAgent, demo_dir: str | Path) -> dict[str, Any]:
+def learn_from_demo(agent: AppAgentCore, demo_dir: str | Path) -> dict[str, Any]:
     """Document every element a recorded demonstration acted on; returns what was written."""
     traj = load_trajectory(demo_dir)
     written: list[str] = []
     errors: list[str] = []
     skipped = 0
     steps = traj.steps
+    platform = "phone" if traj.meta.env == "AndroidEnv" else "computer"
     for i, rec in enumerate(steps):
         action = rec.parsed_action()
         if action is None or action.terminal:
             continue
         before = Observation(screenshot=None, elements=rec.elements, text="")
         try:
-            from agentlab.agents.appagent import target_element
-
             el = target_element(action, before)
         except InvalidActionError as exc:
             errors.append(f"step {rec.step}: {exc.message}")
@@ -153,19 +184,14 @@ def learn_from_demo(agent: AppAgent, demo_dir: str | Path) -> dict[str, Any]:
             skipped += 1
             continue
         key = doc_key(action)
-        doc = ""
-        for attempt in range(agent.config.max_retries + 1):
-            reply = agent.ask(
-                "appagent_demo_doc", attempt, "phone" if traj.meta.env == "AndroidEnv" else "computer",
-                app=agent.config.app, action=action.describe(), element=el.label(),
-                before=rec.observation, after=nxt.observation, old_doc=_old_doc(agent, el, key),
-                action_kind=key.replace("_", " "),
-            )
-            try:
-                doc = parse_reflect_reply(reply, need_decision=False).documentation
-                break
-            except ActionParseError as exc:
-                errors.append(f"step {rec.step}, attempt {attempt + 1}: {exc.message}")
+        asked = agent.ask(
+            "appagent/demo_doc", platform, lambda reply: parse_reflect_reply(reply, need_decision=False).documentation,
+            dict(app=agent.config.app, action=action.describe(), element=el.label(),
+                 before=rec.observation, after=nxt.observation, old_doc=_old_doc(agent, el, key),
+                 action_kind=key.replace("_", " ")),
+        )
+        errors += [f"step {rec.step}, attempt {a.index + 1}: {a.problem}" for a in asked.attempts if not a.ok]
+        doc = asked.value or ""
         if doc:
             agent.docs.update(el, key, doc, source="demo")
             written.append(el.uid)

@@ -43,7 +43,7 @@ class AgentTokenConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    template: str = "router_agenttoken"
+    template: str = "metaagent/router_agenttoken"
     feature: FeatureSpec = FeatureSpec()
     train: TrainConfig = TrainConfig()
     max_word_tokens: int = 8
@@ -79,7 +79,7 @@ class AgentTokenRouter(Router):
 
     def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
         super().__init__(pool, llm, **options)
-        self.template_name = str(options.get("template", "router_agenttoken"))
+        self.template_name = str(options.get("template", "metaagent/router_agenttoken"))
         feature = options.get("feature") or FeatureSpec()
         self.feature = feature if isinstance(feature, FeatureSpec) else FeatureSpec(**feature)
         train = options.get("train") or TrainConfig()
@@ -265,7 +265,7 @@ class AgentTokenRouter(Router):
             path,
             backbone_id=fx.model_id,
             fingerprint=fx.fingerprint,
-            template_sha256=fx.template.sha256,
+            template=fx.template,
             pool_names=pool.names,
         )
         router.head = AgentHead(len(ckpt.agents), ckpt.weight.shape[1], logit_bias=ckpt.logit_bias, init=ckpt.weight)

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from agentlab.dialogue.templates import PromptTemplate, check_recorded
 from agentlab.errors import CheckpointError
 from agentlab.fileio import atomic_path, atomic_write_json
 
@@ -118,7 +119,7 @@ def load_checkpoint(path: str | Path) -> TokenCheckpoint:
 
 
 def check_compatible(
-    ckpt: TokenCheckpoint, path: str | Path, *, backbone_id: str, fingerprint: str, template_sha256: str, pool_names: list[str]
+    ckpt: TokenCheckpoint, path: str | Path, *, backbone_id: str, fingerprint: str, template: PromptTemplate, pool_names: list[str]
 ) -> None:
     """Fail with one line when the checkpoint does not fit this backbone, template or pool."""
     _, jpath = paths_for(path)
@@ -128,12 +129,10 @@ def check_compatible(
             f"{backbone_id} ({fingerprint}); retrain with `agentlab train` for this backbone",
             where=jpath,
         )
-    if ckpt.template_sha256 != template_sha256:
-        raise CheckpointError(
-            f"router template '{ckpt.template_name}' changed since training (hash {ckpt.template_sha256[:12]} vs "
-            f"{template_sha256[:12]}); restore the template or retrain",
-            where=jpath,
-        )
+    check_recorded(
+        ckpt.template_name, ckpt.template_sha256, template, where=jpath, since="training",
+        redo="retrain with `agentlab train` (the new hash is recorded then)",
+    )
     unknown = [a for a in ckpt.agents if a not in pool_names]
     if unknown:
         raise CheckpointError(

@@ -25,9 +25,9 @@ from typing import Literal, Protocol
 import torch
 from pydantic import BaseModel, ConfigDict
 
+from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.errors import DataError
 from agentlab.metaagent.manager import render_state
-from agentlab.metaagent.prompts import PromptTemplate, load_template
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class FeatureExtractor(Protocol):
 class TextFeatureExtractor:
     """Features from a local Hugging Face causal LM (:class:`~agentlab.llm.local.LocalHFBackend`)."""
 
-    def __init__(self, backend, template: str | PromptTemplate = "router_agenttoken", spec: FeatureSpec | None = None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, backend, template: str | PromptTemplate = "metaagent/router_agenttoken", spec: FeatureSpec | None = None) -> None:  # type: ignore[no-untyped-def]
         self.backend = backend
         self.model = backend.model
         self.tokenizer = backend.tokenizer

@@ -1,11 +1,12 @@
 """Hash-manager mode: split a task into (agent, subtask) steps over a few agents' documents.
 
 The router picks the top-K agents; only their documents go into the manager prompt
-(``data/prompts/manager.txt``, structured like the paper's Appendix G.3). The model answers
-with ``###AgentName: subtask###`` lines. Problems in the answer (no parseable line, a name
-that is not among the documents, the same agent twice in a row, an empty subtask) are
-reported back to the model once with a corrective message; if the second answer is still
-wrong the result is a failure carrying every problem, never a silently trimmed plan.
+(``data/prompts/metaagent/manager.txt``, structured like the paper's Appendix G.3). The model
+answers with ``###AgentName: subtask###`` lines. Problems in the answer (no parseable line, a
+name that is not among the documents, the same agent twice in a row, an empty subtask) are
+reported back to the model once with a corrective message (``metaagent/manager_correction``,
+through :func:`~agentlab.dialogue.ask.ask_until_parsed`); if the second answer is still wrong
+the result is a failure carrying every problem, never a silently trimmed plan.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from functools import cache
 
+from agentlab.dialogue.ask import ask_until_parsed
+from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
-from agentlab.metaagent.prompts import PromptTemplate, load_template
 from agentlab.metaagent.decision import PlanStep, RouteResult
 from agentlab.pool import AgentDocument
 
@@ -54,9 +57,14 @@ def parse_plan(text: str, allowed: list[str]) -> ParsedPlan:
     return ParsedPlan(steps=steps, problems=problems)
 
 
+@cache
+def _state_block() -> PromptTemplate:
+    return load_template("metaagent/state")
+
+
 def render_state(state: str | None) -> str:
     """The text block describing the initial OS state ('' when there is none)."""
-    return f"The current screen shows:\n{state.strip()}\n" if state and state.strip() else ""
+    return _state_block().render(state=state.strip()) if state and state.strip() else ""
 
 
 class Manager:
@@ -65,13 +73,14 @@ class Manager:
     def __init__(
         self,
         backend: LLMBackend,
-        template: str | PromptTemplate = "manager",
+        template: str | PromptTemplate = "metaagent/manager",
         *,
         max_new_tokens: int = 192,
         max_demos: int = 3,
     ) -> None:
         self.backend = backend
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
+        self.correction = load_template("metaagent/manager_correction")
         self.params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
         self.max_demos = max_demos
 
@@ -93,29 +102,24 @@ class Manager:
         prompt = self.prompt(task, docs, state)
         if (why := self._too_long(prompt)) is not None:
             return RouteResult(agent=None, ranking=ranking, error=why)
-        messages = [ChatMessage("user", prompt)]
-        raw = self.backend.chat(messages, self.params)[0]
-        parsed = parse_plan(raw, names)
-        if parsed.problems:
-            log.info("manager answer rejected (%s); retrying once", "; ".join(parsed.problems))
-            correction = (
-                "Your answer cannot be used: "
-                + "; ".join(parsed.problems)
-                + f". Answer again with one line per subtask, like ###{names[0]}: what to do###, "
-                f"using only these agents: {', '.join(names)}, and never the same agent twice in a row."
+        asked = ask_until_parsed(
+            self.backend,
+            [ChatMessage("user", prompt)],
+            lambda raw: parse_plan(raw, names),
+            checks=[lambda parsed: parsed.problems],
+            max_attempts=2,
+            params=self.params,
+            correction=self.correction,
+            correction_fields={"first_agent": names[0], "agents": ", ".join(names)},
+            label="manager answer",
+        )
+        if asked.value is None:
+            first, second = asked.attempts
+            return RouteResult(
+                agent=None,
+                ranking=ranking,
+                error=f"manager output unusable after one retry: first answer: {first.problem}; "
+                f"second answer: {second.problem}",
+                raw=asked.reply,
             )
-            messages += [ChatMessage("assistant", raw), ChatMessage("user", correction)]
-            first_problems = parsed.problems
-            raw = self.backend.chat(messages, self.params)[0]
-            parsed = parse_plan(raw, names)
-            if parsed.problems:
-                return RouteResult(
-                    agent=None,
-                    ranking=ranking,
-                    error="manager output unusable after one retry: first answer: "
-                    + "; ".join(first_problems)
-                    + "; second answer: "
-                    + "; ".join(parsed.problems),
-                    raw=raw,
-                )
-        return RouteResult(agent=parsed.steps[0].agent, ranking=ranking, plan=parsed.steps, raw=raw)
+        return RouteResult(agent=asked.value.steps[0].agent, ranking=ranking, plan=asked.value.steps, raw=asked.reply)

@@ -118,7 +118,7 @@ def run_one(
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--templates", nargs="+", default=["router_agenttoken"])
+    ap.add_argument("--templates", nargs="+", default=["metaagent/router_agenttoken"])
     ap.add_argument("--chat", nargs="+", default=["1"], help="1 = wrap in the chat template, 0 = raw")
     ap.add_argument("--source", default="seed", help="training data: seed | all | generated")
     ap.add_argument("--per-agent", type=int, default=None)

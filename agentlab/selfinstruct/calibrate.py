@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agentlab.pool import AgentPool
-from agentlab.selfinstruct.config import Band, Thresholds
+from agentlab.selfinstruct.config import Band, SelfInstructConfig, Thresholds
 from agentlab.selfinstruct.filter import greedy_filter
+from agentlab.selfinstruct.scorer import load_scorer
 
 log = logging.getLogger(__name__)
 
@@ -192,8 +193,5 @@ def acceptance_curve(
 def domain_distributions(pool: AgentPool | None = None, scorer: object | None = None) -> dict[str, PairwiseDistribution]:
     """Figure-7 analog for notebooks: per-domain pairwise BERTScores of the pool's own demos."""
     if scorer is None:
-        from agentlab.selfinstruct.config import SelfInstructConfig
-        from agentlab.selfinstruct.pipeline import load_scorer
-
         scorer = load_scorer(SelfInstructConfig())
     return pairwise_distribution(pool or AgentPool.from_dir(), scorer)

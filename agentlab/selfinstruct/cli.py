@@ -71,7 +71,8 @@ def selfinstruct(
 
         Thresholds.load(cfg.thresholds)  # tau1 > tau2 or a broken file: one line, before models load
     if calibrate_only:
-        from agentlab.selfinstruct.pipeline import load_scorer, resolve_thresholds
+        from agentlab.selfinstruct.pipeline import resolve_thresholds
+        from agentlab.selfinstruct.scorer import load_scorer
 
         th = resolve_thresholds(cfg, pool, load_scorer(cfg))
         typer.echo(th.model_dump_json(indent=2, exclude_none=True))

@@ -1,6 +1,6 @@
 """Asking the generator LM for new demonstrations, and parsing what it says into clean candidates.
 
-Two prompt styles, both template files in ``data/prompts/``:
+Two prompt styles, both template files in ``data/prompts/selfinstruct/``:
 
 - ``completion`` (default; what works with the 135M model): a one-line summary of the agent,
   then a numbered list of sampled current demonstrations ending with the next number, so the
@@ -15,15 +15,13 @@ what the generator got wrong.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from agentlab.errors import ConfigError
+from agentlab.dialogue.templates import PromptTemplate
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
-from agentlab.paths import prompts_dir
 from agentlab.pool import AgentDocument
 
 #: Reasons a generated line is dropped before scoring, in the order they are checked.
@@ -46,24 +44,6 @@ def normalize(text: str) -> str:
     return _NORM.sub(" ", text.lower()).strip()
 
 
-@dataclass(frozen=True)
-class PromptTemplate:
-    name: str
-    text: str
-
-    @property
-    def sha(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:12]
-
-
-def load_template(style: str) -> PromptTemplate:
-    """``data/prompts/selfinstruct_<style>.txt``."""
-    path = prompts_dir() / f"selfinstruct_{style}.txt"
-    if not path.is_file():
-        raise ConfigError(f"prompt template not found: {path}; expected selfinstruct_completion.txt or selfinstruct_chat.txt")
-    return PromptTemplate(path.stem, path.read_text(encoding="utf-8"))
-
-
 def _summary(doc: AgentDocument, max_words: int = 30) -> str:
     """First sentence of the capabilities, capped: enough to steer a small model, short prompt."""
     first = re.split(r"(?<=[.!?])\s", doc.capabilities.strip(), maxsplit=1)[0]
@@ -78,21 +58,22 @@ def build_prompt(
     *,
     count: int = 8,
 ) -> str:
-    """Fill a template with the agent's description and a numbered list of examples."""
+    """Fill a template with the agent's description and a numbered list of examples.
+
+    Each style uses some of the offered fields; a placeholder outside them is a ConfigError.
+    """
     platform = "a desktop computer" if doc.platform == "desktop" else "an Android phone"
     listing = "\n".join(f"{i}. {t}" for i, t in enumerate(examples, start=1))
-    try:
-        return template.text.format(
-            name=doc.name,
-            platform=platform,
-            summary=_summary(doc),
-            description=doc.description,
-            examples=listing,
-            next=len(examples) + 1,
-            count=count,
-        ).rstrip("\n")
-    except (KeyError, IndexError) as exc:
-        raise ConfigError(f"prompt template {template.name}: unknown placeholder {exc}") from None
+    offered = dict(
+        name=doc.name,
+        platform=platform,
+        summary=_summary(doc),
+        description=doc.description,
+        examples=listing,
+        next=len(examples) + 1,
+        count=count,
+    )
+    return template.render_offered(offered).rstrip("\n")
 
 
 @dataclass

@@ -16,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from agentlab.dialogue.templates import load_template
 from agentlab.errors import ConfigError
 from agentlab.pool import AgentDocument, AgentPool
+from agentlab.selfinstruct.calibrate import calibrate
 from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
 from agentlab.selfinstruct.filter import score_and_filter
 from agentlab.selfinstruct.generate import (
     GenerationSettings,
-    load_template,
     make_prompts,
     normalize,
     parse_outputs,
@@ -31,22 +32,10 @@ from agentlab.selfinstruct.generate import (
 )
 from agentlab.selfinstruct.leakage import LeakageFilter
 from agentlab.selfinstruct.report import AgentReport, SelfInstructReport, build_agent_report
+from agentlab.selfinstruct.scorer import load_scorer
 from agentlab.selfinstruct.store import AgentState, Journal, seeds_hash, write_datasets
 
 log = logging.getLogger(__name__)
-
-
-def load_scorer(cfg: SelfInstructConfig):  # type: ignore[no-untyped-def]
-    """The exact batched BERTScore used everywhere in self-instruct (MiniLM unless configured)."""
-    from agentlab.selfinstruct.fastscore import FastBertScore
-    from agentlab.similarity import BertScorer, default_scorer
-
-    base = (
-        BertScorer(cfg.scorer_model, num_layers=cfg.scorer_layers)
-        if cfg.scorer_model is not None
-        else default_scorer(cfg.scorer_layers)
-    )
-    return FastBertScore(base)
 
 
 def resolve_thresholds(cfg: SelfInstructConfig, pool: AgentPool, scorer: object) -> Thresholds:
@@ -63,8 +52,6 @@ def resolve_thresholds(cfg: SelfInstructConfig, pool: AgentPool, scorer: object)
         if cfg.leakage_tau is not None:
             th = th.model_copy(update={"leakage_tau": cfg.leakage_tau})
         return th
-    from agentlab.selfinstruct.calibrate import calibrate
-
     return calibrate(
         pool, scorer, coverage=cfg.coverage, per_domain=cfg.per_domain,
         leakage_tau=cfg.leakage_tau, leakage_quantile=cfg.leakage_quantile, target_size=cfg.per_agent,
@@ -132,11 +119,11 @@ def run_selfinstruct(
     thresholds = resolve_thresholds(cfg, pool, scorer)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    template = load_template(cfg.prompt_style)
+    template = load_template(f"selfinstruct/{cfg.prompt_style}")
     journal = Journal(out)
     header = {
         "thresholds": thresholds.model_dump(exclude_none=True),
-        "prompt_sha": template.sha,
+        "prompt_sha": template.sha256,
         "prompt_style": cfg.prompt_style,
         "generator": _generator_id(cfg),
         "seeds": {d.name: seeds_hash([x.text for x in d.demonstrations]) for d in docs},

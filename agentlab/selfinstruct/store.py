@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentlab.dialogue.templates import same_sha
 from agentlab.errors import CheckpointError, DataError
 from agentlab.fileio import append_jsonl, read_jsonl
 
@@ -101,6 +102,8 @@ class Journal:
             append_jsonl(self.path, {"type": "header", **header})
             return
         for key in ("thresholds", "prompt_sha", "generator", "prompt_style"):
+            if key == "prompt_sha" and same_sha(str(old.get(key)), str(header.get(key))):
+                continue  # a 12-character hash from an older journal names the same template
             if old.get(key) != header.get(key):
                 raise CheckpointError(
                     f"existing journal was made with a different {key} ({old.get(key)!r} vs {header.get(key)!r}); "

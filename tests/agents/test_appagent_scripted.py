@@ -37,7 +37,7 @@ def test_deploy_happy_path_uses_summary_and_finishes(fake_adb, scripted, tmp_pat
     assert '[2] Button "Settings"' in _user(llm, 0) and "tap(element: int)" in _user(llm, 0)
     t = load_trajectory(tmp_path / "run" / "ep")
     assert t.meta.status == "done" and t.meta.model_id == "scripted-test-double"
-    assert set(t.meta.extra["prompts"]) >= {"appagent_deploy", "appagent_system"}
+    assert set(t.meta.extra["prompts"]) >= {"appagent/deploy", "appagent/system"}
     assert [a.call_name for a in t.actions()] == ["tap", "tap", "exit"] and t.steps[-1].done
 
 

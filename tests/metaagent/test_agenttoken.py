@@ -75,7 +75,7 @@ def _edit(sidecar: Path, **changes) -> None:
     "damage, message",
     [
         (lambda w, j: _edit(j, backbone={"id": "OtherLM", "fingerprint": "0123"}), "backbone OtherLM"),
-        (lambda w, j: _edit(j, template={"name": "router_agenttoken", "sha256": "f" * 64}), "changed since training"),
+        (lambda w, j: _edit(j, template={"name": "metaagent/router_agenttoken", "sha256": "f" * 64}), "changed since training"),
         (lambda w, j: _edit(j, agents=["SheetAgent", "Ghost", "MailAgent"]), "not in the pool: Ghost"),
         (lambda w, j: w.write_bytes(w.read_bytes()[:-7] + b"garbage"), "checksum"),
         (lambda w, j: j.write_text("{not json"), "corrupt sidecar"),
@@ -136,3 +136,28 @@ def test_task_longer_than_context_is_one_line_error(small) -> None:
     with pytest.raises(DataError, match="does not fit the 8192-token context") as err:
         router.rank(["open the file " * 3000])
     assert "\n" not in str(err.value)
+
+
+def test_shipped_checkpoint_loads_with_its_template(pool) -> None:
+    from agentlab.dialogue.templates import load_template
+    from agentlab.metaagent.checkpoint import load_checkpoint
+    from agentlab.paths import data_dir
+
+    ckpt = load_checkpoint(data_dir() / "tokens")
+    assert ckpt.template_name == "metaagent/router_agenttoken"
+    assert load_template(ckpt.template_name).sha256 == ckpt.template_sha256
+    router = AgentTokenRouter.load(data_dir() / "tokens", pool, progress=False)
+    assert router.agents == ckpt.agents
+
+
+def test_changed_template_names_it_and_says_retrain(small, tmp_path: Path) -> None:
+    sub, router, _ = small
+    router.save(tmp_path / "ck")
+    _, j = paths_for(tmp_path / "ck")
+    _edit(j, template={"name": "metaagent/router_agenttoken", "sha256": "e" * 64})
+    with pytest.raises(CheckpointError) as err:
+        AgentTokenRouter.load(tmp_path / "ck", sub, use_cache=False, progress=False)
+    msg = str(err.value)
+    assert "'metaagent/router_agenttoken'" in msg and "router_agenttoken.txt" in msg
+    assert "e" * 64 in msg and router.extractor.template.sha256 in msg
+    assert "agentlab train" in msg and "restore the template file" in msg

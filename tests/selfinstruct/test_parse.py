@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agentlab.selfinstruct.generate import build_prompt, clean_line, load_template, parse_output
+from agentlab.dialogue.templates import load_template
+from agentlab.selfinstruct.generate import build_prompt, clean_line, parse_output
 
 
 def test_clean_line_strips_markers_labels_and_quotes() -> None:
@@ -57,10 +58,10 @@ def test_seen_set_deduplicates_across_sequences() -> None:
 
 def test_completion_prompt_ends_with_next_number(pool) -> None:  # type: ignore[no-untyped-def]
     doc = pool.get("SheetAgent")
-    tpl = load_template("completion")
+    tpl = load_template("selfinstruct/completion")
     shots = [d.text for d in doc.demonstrations[:6]]
     p = build_prompt(tpl, doc, shots)
     assert p.endswith("\n7.")
     assert "6. " + shots[5] in p and "SheetAgent" in p
-    chat = build_prompt(load_template("chat"), doc, shots, count=5)
+    chat = build_prompt(load_template("selfinstruct/chat"), doc, shots, count=5)
     assert "Write 5 new requests" in chat and doc.limitations[:40] in chat

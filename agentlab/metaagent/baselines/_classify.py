@@ -7,10 +7,10 @@ normalises the log-likelihoods over the pool. The opening ``###`` every answer s
 teacher-forced as part of the prompt (it does not change the ranking; see
 :func:`._scoring.split_common_prefix`).
 
-Prompt: ``data/prompts/router_ft.txt`` by default, a one-line instruction plus the task.
-AgentToken's longer instruction header (``router_agenttoken``) does not help a model that
+Prompt: ``data/prompts/metaagent/router_ft.txt`` by default, a one-line instruction plus the task.
+AgentToken's longer instruction header (``metaagent/router_agenttoken``) does not help a model that
 learns the routing from data, and triples the per-example tokens, i.e. the CPU training
-time; pass ``template="router_agenttoken"`` to give the baselines exactly AgentToken's
+time; pass ``template="metaagent/router_agenttoken"`` to give the baselines exactly AgentToken's
 input (the training-cost benchmark does).
 
 CPU budget: examples are bucketed by length so a batch carries little padding, only the
@@ -47,7 +47,7 @@ from agentlab.metaagent.baselines._scoring import (
 )
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import render_state
-from agentlab.metaagent.prompts import PromptTemplate, load_template
+from agentlab.dialogue.templates import PromptTemplate, check_recorded, load_template
 from agentlab.metaagent.router import Router
 from agentlab.paths import cache_dir
 from agentlab.pool import AgentPool
@@ -72,7 +72,7 @@ class AdapterConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    template: str = Field("router_ft", description="router prompt template in data/prompts/")
+    template: str = Field("metaagent/router_ft", description="router prompt template in data/prompts/")
     epochs: int = Field(2, ge=1)
     lr: float = Field(1e-3, gt=0)
     weight_decay: float = Field(0.0, ge=0)
@@ -146,7 +146,8 @@ class AdapterRouter(Router):
             self._ready = True
 
     def prompt(self, task: str, state: str | None = None) -> str:
-        return self.template.render(task=task.strip(), state=render_state(state))
+        # {state} is optional in a router template (as for AgentToken); {task} is required
+        return self.template.render_offered({"task": task.strip(), "state": render_state(state)})
 
     def _encode(self, text: str) -> list[int]:
         return list(self.backend.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -339,11 +340,9 @@ class AdapterRouter(Router):
                 f"but the configured backbone is {self.backend.model_id} ({self.backend.fingerprint})",
                 where=path,
             )
-        if rec.get("template", {}).get("sha256") != self.template.sha256:
-            raise CheckpointError(
-                f"adapter was trained with a different '{self.template.name}' prompt template; retrain it",
-                where=path,
-            )
+        tpl = rec.get("template", {})
+        check_recorded(tpl.get("name", self.template.name), str(tpl.get("sha256")), self.template, where=path,
+                       since="the adapter was trained", redo="retrain the adapter")
         self._build(fresh=False)
         try:
             self._load_weights(path)

@@ -40,7 +40,7 @@ from agentlab.metaagent.baselines._prefix import PrefixCachedBackend, PrefixLM
 from agentlab.metaagent.baselines._scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import Manager, render_state
-from agentlab.metaagent.prompts import PromptTemplate, load_template
+from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.metaagent.decision import RouteResult
 from agentlab.metaagent.router import Router
 from agentlab.pool import AgentPool
@@ -91,7 +91,7 @@ def parse_agent_name(text: str, names: list[str]) -> ParsedName:
 class ICLRouterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    template: str = "router_icl"
+    template: str = "metaagent/router_icl"
     max_demos: int | None = Field(None, ge=0, description="demonstrations per document; None = as many as fit")
     max_demos_cap: int = Field(3, ge=0)
     reserve_tokens: int = Field(256, ge=16, description="context kept free for the task, state and answer")
