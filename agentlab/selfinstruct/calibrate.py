@@ -22,6 +22,7 @@ from agentlab.pool import AgentPool
 from agentlab.selfinstruct.config import Band, SelfInstructConfig, Thresholds
 from agentlab.selfinstruct.filter import greedy_filter
 from agentlab.selfinstruct.scorer import load_scorer
+from agentlab.similarity import SimilarityScorer
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class PairwiseDistribution:
         }
 
 
-def pairwise_distribution(pool: AgentPool, scorer: object) -> dict[str, PairwiseDistribution]:
+def pairwise_distribution(pool: AgentPool, scorer: SimilarityScorer) -> dict[str, PairwiseDistribution]:
     """Per-domain distribution of pairwise BERTScores of the pool's hand-written demonstrations.
 
     All domains are scored in one batched call (every demo against every demo), then the
@@ -71,7 +72,7 @@ def pairwise_distribution(pool: AgentPool, scorer: object) -> dict[str, Pairwise
     for domain, names in pool.by_domain().items():
         idx = [i for i, d in enumerate(domain_of) if d == domain]
         items = [texts[i] for i in idx]
-        mat = scorer.matrix(items, items)  # type: ignore[attr-defined]
+        mat = scorer.matrix(items, items)
         iu = np.triu_indices(len(items), k=1)
         out[domain] = PairwiseDistribution(domain, list(names), len(items), np.asarray(mat)[iu])
     return out
@@ -79,7 +80,7 @@ def pairwise_distribution(pool: AgentPool, scorer: object) -> dict[str, Pairwise
 
 def calibrate(
     pool: AgentPool,
-    scorer: object,
+    scorer: SimilarityScorer,
     *,
     coverage: float = 0.99,
     per_domain: bool = True,
@@ -101,10 +102,10 @@ def calibrate(
         leakage_tau = leakage_calibration(pool, scorer, benchmark_tasks, leakage_quantile)
     allpairs = np.concatenate([d.scores for d in dists.values()])
     glob = PairwiseDistribution("*", pool.names, sum(d.n_items for d in dists.values()), allpairs).band(coverage)
-    desc = scorer.describe()  # type: ignore[attr-defined]
+    desc = scorer.describe()
     return Thresholds(
         scorer=str(desc["scorer"]),
-        num_layers=int(desc["num_layers"]),  # type: ignore[arg-type]
+        num_layers=int(desc["num_layers"]),
         tau1=glob.tau1,
         tau2=glob.tau2,
         leakage_tau=float(leakage_tau),
@@ -115,7 +116,7 @@ def calibrate(
 
 
 def leakage_calibration(
-    pool: AgentPool, scorer: object, tasks: list[str] | None = None, quantile: float = 0.99
+    pool: AgentPool, scorer: SimilarityScorer, tasks: list[str] | None = None, quantile: float = 0.99
 ) -> float:
     """Quantile of each hand-written demo's highest BERTScore against any benchmark task."""
     if tasks is None:
@@ -123,7 +124,7 @@ def leakage_calibration(
 
         tasks = all_instructions()
     seeds = [d.text for a in pool for d in a.demonstrations]
-    nearest = scorer.matrix(seeds, list(dict.fromkeys(tasks))).max(axis=1)  # type: ignore[attr-defined]
+    nearest = scorer.matrix(seeds, list(dict.fromkeys(tasks))).max(axis=1)
     return round(float(np.quantile(nearest, quantile)), 4)
 
 
@@ -175,7 +176,7 @@ def replay(
 def acceptance_curve(
     seeds: list[str],
     candidates: list[str],
-    scorer: object,
+    scorer: SimilarityScorer,
     bands: dict[float, Band],
     round_size: int = 48,
 ) -> list[AcceptanceCurve]:
@@ -184,13 +185,13 @@ def acceptance_curve(
     One BERTScore call scores candidates against seeds and against each other; each band is
     then a cheap replay of the pipeline on those numbers.
     """
-    full = scorer.matrix(candidates, seeds + candidates)  # type: ignore[attr-defined]
+    full = scorer.matrix(candidates, seeds + candidates)
     cs, cc = full[:, : len(seeds)], full[:, len(seeds) :]
     ss = np.zeros((len(seeds), len(seeds)))
     return [AcceptanceCurve(cov, band, replay(ss, cs, cc, band, round_size)) for cov, band in sorted(bands.items())]
 
 
-def domain_distributions(pool: AgentPool | None = None, scorer: object | None = None) -> dict[str, PairwiseDistribution]:
+def domain_distributions(pool: AgentPool | None = None, scorer: SimilarityScorer | None = None) -> dict[str, PairwiseDistribution]:
     """Figure-7 analog for notebooks: per-domain pairwise BERTScores of the pool's own demos."""
     if scorer is None:
         scorer = load_scorer(SelfInstructConfig())

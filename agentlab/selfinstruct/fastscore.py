@@ -19,6 +19,7 @@ do not depend on what else is in the batch.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,7 +40,7 @@ class FastBertScore:
         self._cache: OrderedDict[str, tuple[torch.Tensor, torch.Tensor]] = OrderedDict()
         self._special = {self.tokenizer.cls_token_id, self.tokenizer.sep_token_id}
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> dict[str, Any]:
         return self.base.describe()
 
     # ------------------------------------------------------------------ embeddings

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agentlab.errors import ConfigError
+from agentlab.similarity import SimilarityScorer
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def greedy_filter(
 
 
 def score_and_filter(
-    scorer: object,
+    scorer: SimilarityScorer,
     candidates: list[str],
     existing: list[str],
     tau1: float,
@@ -139,7 +140,7 @@ def score_and_filter(
     """
     if not candidates:
         return FilterResult(), np.zeros((0, len(existing))), np.zeros((0, 0))
-    full = scorer.matrix(candidates, existing + candidates)  # type: ignore[attr-defined]
+    full = scorer.matrix(candidates, existing + candidates)
     ce, cc = full[:, : len(existing)], full[:, len(existing) :]
     return greedy_filter(candidates, ce, cc, tau1, tau2), ce, cc
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agentlab.errors import ConfigError
+from agentlab.similarity import SimilarityScorer
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class LeakageCheck:
 class LeakageFilter:
     """Scores candidates against every benchmark instruction (one batched call per check)."""
 
-    def __init__(self, scorer: object, tasks: list[str], tau: float) -> None:
+    def __init__(self, scorer: SimilarityScorer, tasks: list[str], tau: float) -> None:
         if not 0.0 < tau <= 1.0:
             raise ConfigError(f"leakage_tau={tau} must lie in (0, 1]")
         self.scorer = scorer
@@ -35,7 +36,7 @@ class LeakageFilter:
         self.tau = float(tau)
 
     @classmethod
-    def from_benchmarks(cls, scorer: object, tau: float) -> "LeakageFilter":
+    def from_benchmarks(cls, scorer: SimilarityScorer, tau: float) -> "LeakageFilter":
         from agentlab.eval.benchmarks import all_instructions
 
         return cls(scorer, all_instructions(), tau)
@@ -44,7 +45,7 @@ class LeakageFilter:
         if not candidates or not self.tasks:
             z = np.zeros(len(candidates), dtype=np.float32)
             return LeakageCheck(z, [""] * len(candidates), z.astype(bool))
-        mat = self.scorer.matrix(candidates, self.tasks)  # type: ignore[attr-defined]
+        mat = self.scorer.matrix(candidates, self.tasks)
         best = mat.argmax(axis=1)
         mx = mat[np.arange(len(candidates)), best]
         return LeakageCheck(mx, [self.tasks[j] for j in best], mx > self.tau)

@@ -34,13 +34,14 @@ from agentlab.selfinstruct.leakage import LeakageFilter
 from agentlab.selfinstruct.report import AgentReport, SelfInstructReport, build_agent_report
 from agentlab.selfinstruct.scorer import load_scorer
 from agentlab.selfinstruct.store import AgentState, Journal, seeds_hash, write_datasets
+from agentlab.similarity import SimilarityScorer
 
 log = logging.getLogger(__name__)
 
 
-def resolve_thresholds(cfg: SelfInstructConfig, pool: AgentPool, scorer: object) -> Thresholds:
+def resolve_thresholds(cfg: SelfInstructConfig, pool: AgentPool, scorer: SimilarityScorer) -> Thresholds:
     """Load the configured thresholds (checked against the scorer) or calibrate from the pool."""
-    desc = scorer.describe()  # type: ignore[attr-defined]
+    desc = scorer.describe()
     if cfg.thresholds is not None:
         th = Thresholds.load(cfg.thresholds)
         if (th.scorer, th.num_layers) != (desc["scorer"], desc["num_layers"]):
@@ -58,9 +59,9 @@ def resolve_thresholds(cfg: SelfInstructConfig, pool: AgentPool, scorer: object)
     )
 
 
-def _seed_rows(doc: AgentDocument, scorer: object, leak: LeakageFilter | None) -> list[dict[str, Any]]:
+def _seed_rows(doc: AgentDocument, scorer: SimilarityScorer, leak: LeakageFilter | None) -> list[dict[str, Any]]:
     texts = [d.text for d in doc.demonstrations]
-    mat = scorer.matrix(texts, texts)  # type: ignore[attr-defined]
+    mat = scorer.matrix(texts, texts)
     off = ~np.eye(len(texts), dtype=bool)
     leak_scores = leak.check(texts).max_score if leak else np.full(len(texts), np.nan)
     rows = []

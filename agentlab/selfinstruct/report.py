@@ -16,6 +16,7 @@ from agentlab.fileio import atomic_write_json, atomic_write_text
 from agentlab.pool import AgentDocument
 from agentlab.selfinstruct.config import Band, Thresholds
 from agentlab.selfinstruct.store import AgentState
+from agentlab.similarity import SimilarityScorer
 
 
 @dataclass
@@ -49,11 +50,11 @@ def build_agent_report(
     st: AgentState,
     seed_rows: list[dict[str, Any]],
     band: Band,
-    scorer: object,
+    scorer: SimilarityScorer,
     samples: int,
 ) -> AgentReport:
     texts = [r["text"] for r in seed_rows] + [r["text"] for r in st.rows]
-    mat = scorer.matrix(texts, texts) if len(texts) > 1 else np.zeros((1, 1))  # type: ignore[attr-defined]
+    mat = scorer.matrix(texts, texts) if len(texts) > 1 else np.zeros((1, 1))
     iu = np.triu_indices(len(texts), k=1)
     statuses: dict[str, int] = {}
     for c in st.candidates:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from agentlab.selfinstruct.config import SelfInstructConfig
+from agentlab.selfinstruct.fastscore import FastBertScore
 
 
-def load_scorer(cfg: SelfInstructConfig):  # type: ignore[no-untyped-def]
+def load_scorer(cfg: SelfInstructConfig) -> FastBertScore:
     """The exact batched BERTScore used everywhere in self-instruct (MiniLM unless configured)."""
-    from agentlab.selfinstruct.fastscore import FastBertScore
     from agentlab.similarity import BertScorer, default_scorer
 
     base = (

@@ -24,11 +24,14 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlab.dialogue.templates import same_sha
 from agentlab.errors import CheckpointError, DataError
 from agentlab.fileio import append_jsonl, read_jsonl
+
+if TYPE_CHECKING:  # datasets is imported lazily: it is slow to import
+    from datasets import Dataset, DatasetDict, Features
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +194,7 @@ def _save_dataset(rows: list[dict[str, Any]], columns: tuple[str, ...], target: 
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _features(columns: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def _features(columns: tuple[str, ...]) -> "Features":
     from datasets import Features, Value
 
     types = {
@@ -224,7 +227,7 @@ def write_datasets(out_dir: Path, seed_rows: list[dict[str, Any]], states: dict[
     return len(rows)
 
 
-def load_demos(path: str | Path | None = None):  # type: ignore[no-untyped-def]
+def load_demos(path: str | Path | None = None) -> "Dataset | DatasetDict":
     """The demonstrations dataset (default: the shipped ``data/demos``)."""
     from datasets import load_from_disk
 
@@ -236,7 +239,7 @@ def load_demos(path: str | Path | None = None):  # type: ignore[no-untyped-def]
     return load_from_disk(str(path))
 
 
-def load_candidates(path: str | Path | None = None):  # type: ignore[no-untyped-def]
+def load_candidates(path: str | Path | None = None) -> "Dataset | DatasetDict":
     """Every scored candidate of a run (accepted and rejected), for the filter ablation."""
     from datasets import load_from_disk
 
