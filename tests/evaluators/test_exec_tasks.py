@@ -10,6 +10,7 @@ import pytest
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
 from agentlab.errors import DataError
 from agentlab.eval.exec_tasks import load_task, load_tasks, tasks_dir
+from agentlab.pool import DOMAINS
 
 TASKS = load_tasks()
 
@@ -18,6 +19,23 @@ def test_there_are_tasks_for_several_apps():
     assert len(TASKS) >= 6
     assert {t.domain for t in TASKS} >= {"calc", "writer", "impress", "gimp", "vscode", "os"}
     assert all(t.reference_solution is not None for t in TASKS)
+
+
+def test_the_suite_covers_every_desktop_domain_in_both_envs():
+    workspace = [t for t in TASKS if t.env == "workspace"]
+    desktop = [t for t in TASKS if t.env == "desktop"]
+    assert len(TASKS) >= 60 and len(workspace) >= 40 and len(desktop) >= 10
+    assert {t.domain for t in workspace} == set(DOMAINS["desktop"])  # all ten, code agents
+    # GUI tasks are for LibreOffice, which sysdeps installs: Calc, Writer and Impress
+    assert {t.domain for t in desktop} == {"calc", "writer", "impress"}
+    assert all(t.apps == [f"libreoffice-{t.domain}"] for t in desktop)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_instruction_names_every_output_and_setup_is_small(task):
+    for out in task.outputs:
+        assert out in task.instruction, f"{task.id}: the instruction never names the output {out}"
+    assert len(json.dumps(task.setup)) < 4000, f"{task.id}: keep start files small (use setup writers)"
 
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
