@@ -95,3 +95,31 @@ def test_setup_cannot_write_outside_the_root(tmp_path):
     with pytest.raises(DataError, match="leaves the state folder"):
         task.prepare(tmp_path / "root")
     assert not (tmp_path / "escape.txt").exists()
+
+
+WRONG = {
+    # openpyxl writes formulas without a computed value: the evaluator reads what an app computed
+    "calc-inventory-value": "import openpyxl\nwb = openpyxl.load_workbook('inventory.xlsx')\nws = wb['Stock']\n"
+    "ws['D1'] = 'value'\nfor r in range(2, 5):\n    ws.cell(r, 4, f'=B{r}*C{r}')\nwb.save('inventory.xlsx')\n",
+    # resizing in place destroys the original
+    "gimp-resize-banner": "from PIL import Image\nim = Image.open('header.png').resize((600, 200))\nim.save('header.png')\n"
+    "im.save('header_small.png')\n",
+    # only the top level of the bookmarks bar cleaned, folders and 'Other bookmarks' forgotten
+    "chrome-remove-ad-bookmarks": "import json\np = '.config/chromium/Default/Bookmarks'\nb = json.load(open(p))\n"
+    "bar = b['roots']['bookmark_bar']\nbar['children'] = [c for c in bar['children'] if 'ads.' not in c.get('url', '')]\n"
+    "json.dump(b, open(p, 'w'))\n",
+    # the right words in the wrong case
+    "os-unique-emails": "sort -u subscribers.txt > unique.txt\n",
+}
+
+
+@pytest.mark.parametrize("task_id", sorted(WRONG))
+def test_a_plausible_wrong_solution_scores_zero(task_id, tmp_path):
+    task = load_task(tasks_dir() / f"{task_id}.json")
+    with Workspace(tmp_path / "ws", WorkspaceConfig(timeout_s=30)) as ws:
+        task.prepare(ws.root)
+        code = WRONG[task_id]
+        run = ws.run_python(code) if code.startswith(("import", "from")) else ws.run_bash(code)
+        assert run.ok, run.summary()
+        result = task.evaluate(ws.root)
+        assert result.score == 0.0, result.explain()
