@@ -10,6 +10,7 @@ import pytest
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
 from agentlab.errors import DataError
 from agentlab.eval.exec_tasks import load_task, load_tasks, tasks_dir
+from agentlab.pool import DOMAINS
 
 TASKS = load_tasks()
 
@@ -18,6 +19,23 @@ def test_there_are_tasks_for_several_apps():
     assert len(TASKS) >= 6
     assert {t.domain for t in TASKS} >= {"calc", "writer", "impress", "gimp", "vscode", "os"}
     assert all(t.reference_solution is not None for t in TASKS)
+
+
+def test_the_suite_covers_every_desktop_domain_in_both_envs():
+    workspace = [t for t in TASKS if t.env == "workspace"]
+    desktop = [t for t in TASKS if t.env == "desktop"]
+    assert len(TASKS) >= 60 and len(workspace) >= 40 and len(desktop) >= 10
+    assert {t.domain for t in workspace} == set(DOMAINS["desktop"])  # all ten, code agents
+    # GUI tasks are for LibreOffice, which sysdeps installs: Calc, Writer and Impress
+    assert {t.domain for t in desktop} == {"calc", "writer", "impress"}
+    assert all(t.apps == [f"libreoffice-{t.domain}"] for t in desktop)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_instruction_names_every_output_and_setup_is_small(task):
+    for out in task.outputs:
+        assert out in task.instruction, f"{task.id}: the instruction never names the output {out}"
+    assert len(json.dumps(task.setup)) < 4000, f"{task.id}: keep start files small (use setup writers)"
 
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
@@ -77,3 +95,31 @@ def test_setup_cannot_write_outside_the_root(tmp_path):
     with pytest.raises(DataError, match="leaves the state folder"):
         task.prepare(tmp_path / "root")
     assert not (tmp_path / "escape.txt").exists()
+
+
+WRONG = {
+    # openpyxl writes formulas without a computed value: the evaluator reads what an app computed
+    "calc-inventory-value": "import openpyxl\nwb = openpyxl.load_workbook('inventory.xlsx')\nws = wb['Stock']\n"
+    "ws['D1'] = 'value'\nfor r in range(2, 5):\n    ws.cell(r, 4, f'=B{r}*C{r}')\nwb.save('inventory.xlsx')\n",
+    # resizing in place destroys the original
+    "gimp-resize-banner": "from PIL import Image\nim = Image.open('header.png').resize((600, 200))\nim.save('header.png')\n"
+    "im.save('header_small.png')\n",
+    # only the top level of the bookmarks bar cleaned, folders and 'Other bookmarks' forgotten
+    "chrome-remove-ad-bookmarks": "import json\np = '.config/chromium/Default/Bookmarks'\nb = json.load(open(p))\n"
+    "bar = b['roots']['bookmark_bar']\nbar['children'] = [c for c in bar['children'] if 'ads.' not in c.get('url', '')]\n"
+    "json.dump(b, open(p, 'w'))\n",
+    # the right words in the wrong case
+    "os-unique-emails": "sort -u subscribers.txt > unique.txt\n",
+}
+
+
+@pytest.mark.parametrize("task_id", sorted(WRONG))
+def test_a_plausible_wrong_solution_scores_zero(task_id, tmp_path):
+    task = load_task(tasks_dir() / f"{task_id}.json")
+    with Workspace(tmp_path / "ws", WorkspaceConfig(timeout_s=30)) as ws:
+        task.prepare(ws.root)
+        code = WRONG[task_id]
+        run = ws.run_python(code) if code.startswith(("import", "from")) else ws.run_bash(code)
+        assert run.ok, run.summary()
+        result = task.evaluate(ws.root)
+        assert result.score == 0.0, result.explain()
