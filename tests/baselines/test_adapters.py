@@ -35,7 +35,7 @@ def trained(small_pool, train, backend):
     out = {}
     small = {"prompt": {"num_virtual_tokens": 4}, "lora": {"r": 4}}
     for kind, cls in KINDS.items():
-        router = cls(small_pool, epochs=1, batch_size=8, cache=False, progress=False, **small[kind])
+        router = cls(small_pool, epochs=1, batch_size=8, use_cache=False, progress=False, **small[kind])
         router.prepare()
         before = router.scores(train.texts, names=train.agents)
         metrics = router.fit(train)
