@@ -48,6 +48,7 @@ def trained(small_pool, train, backend):
 def test_fit_and_rank(trained, train, small_pool, kind):
     router, metrics, before, after = trained[kind]
     assert metrics["examples"] == len(train) and metrics["trainable_params"] > 0
+    assert router.trainable_parameters() == metrics["trainable_params"]  # the declared count is the trained one
     assert math.isfinite(metrics["loss"]) and metrics["seconds"] > 0
     gold = torch.tensor(train.labels)
     idx = torch.arange(len(gold))
