@@ -1,8 +1,8 @@
 """AgentToken tuning: which hidden state, prompt, initialisation and bias make AgentToken route well.
 
 The driver of :mod:`agentlab.experiments.tuning` (the study, with its evaluation and data, is
-described there and in ``benchmarks/results/agenttoken_tuning.md``). Prints every row as JSON,
-optionally writes all rows as JSON (``--out``) and as a Markdown table (``--md``), and ends with
+described there and in ``benchmarks/results/agenttoken_tuning.md``). Logs every row as JSON while
+it runs, optionally writes all rows as JSON (``--out``) and as a Markdown table (``--md``), and ends with
 one ``key=value`` summary line.
 
     python benchmarks/agenttoken_tuning.py [--quick] [--templates T ...] [--chat 0 1] [--source seed|all|generated]
@@ -12,7 +12,6 @@ one ``key=value`` summary line.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
@@ -30,7 +29,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=None, help="write all rows as JSON")
     ap.add_argument("--md", type=Path, default=None, help="write the rows as a Markdown table")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)  # the reference, then every row as JSON
 
     from agentlab.experiments.tuning import TuningConfig, run
 
@@ -41,8 +41,6 @@ def main(argv: list[str] | None = None) -> None:
         grid=args.grid,
     )
     study = run(config)
-    for row in study.rows:
-        print(json.dumps(row), flush=True)
     if args.out:
         from agentlab.fileio import atomic_write_json
 

@@ -16,21 +16,19 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
-from agentlab.envs import actions as A  # noqa: E402
-from agentlab.envs.desktop import DesktopEnv  # noqa: E402
-from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available  # noqa: E402
-from agentlab.envs.xdisplay import virtual_display, xvfb_available  # noqa: E402
-from agentlab.eval.exec_tasks import load_tasks  # noqa: E402
-from agentlab.fileio import atomic_write_text  # noqa: E402
+from agentlab.envs import actions as A
+from agentlab.envs.desktop import DesktopEnv
+from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available
+from agentlab.envs.xdisplay import virtual_display, xvfb_available
+from agentlab.eval.exec_tasks import load_tasks
+from agentlab.fileio import atomic_write_text
 
 
 def timed(fn: Callable[[], object], n: int) -> list[float]:

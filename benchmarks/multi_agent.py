@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, evenly, log, pct, summary_line, write_result  # noqa: E402
+from _common import RESULTS, evenly, log, pct, summary_line, write_result
 
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -20,14 +20,11 @@ per document).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, evenly, log, pct, stratified, summary_line, write_result  # noqa: E402
+from _common import RESULTS, evenly, log, pct, stratified, summary_line, write_result
 
 
 def grown_pool(pool, n: int):  # type: ignore[no-untyped-def]

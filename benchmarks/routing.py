@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, evenly, log, measure, pct, stratified, summary_line, write_result  # noqa: E402
+from _common import RESULTS, evenly, log, measure, pct, stratified, summary_line, write_result
 
 ALL = ["agenttoken", "embedding", "icl", "lora", "prompt"]
 OSWORLD_ORDER = ["os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode", "gimp"]
@@ -34,27 +31,15 @@ APPAGENT_ORDER = ["maps", "x", "telegram", "temu", "youtube", "spotify", "yelp",
 
 
 def build(kind: str, pool, epochs: int, cache: bool):  # type: ignore[no-untyped-def]
-    if kind == "agenttoken":
-        from agentlab.metaagent.agenttoken import AgentTokenRouter
+    """The router of ``kind`` through ``ROUTERS``: no progress bars; LoRA / prompt tuning with ``epochs``."""
+    from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS
+    from agentlab.metaagent.router import router_class
 
-        return AgentTokenRouter(pool, progress=False)
-    if kind == "embedding":
-        from agentlab.metaagent.baselines.embedding import EmbeddingRouter
-
-        return EmbeddingRouter(pool)
-    if kind == "icl":
-        from agentlab.metaagent.baselines.icl import ICLRouter
-
-        return ICLRouter(pool, progress=False)
-    if kind == "lora":
-        from agentlab.metaagent.baselines.lora import LoRARouter
-
-        return LoRARouter(pool, epochs=epochs, progress=False, cache=cache)
-    if kind == "prompt":
-        from agentlab.metaagent.baselines.prompt_tuning import PromptTuningRouter
-
-        return PromptTuningRouter(pool, epochs=epochs, progress=False, cache=cache)
-    raise SystemExit(f"unknown router '{kind}'; choose from {', '.join(ALL)}")
+    if kind not in ALL:
+        raise SystemExit(f"unknown router '{kind}'; choose from {', '.join(ALL)}")
+    # ``cache``: reuse a trained adapter; AgentToken keeps its hidden-state cache either way.
+    own = {"epochs": epochs, "use_cache": cache} if kind in ADAPTED_LM_ROUTERS else {}
+    return router_class(kind)(pool, progress=False, **own)
 
 
 def leak_check(train, tasks) -> None:  # type: ignore[no-untyped-def]

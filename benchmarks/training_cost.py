@@ -30,9 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, ROOT, log, measure, summary_line, write_result  # noqa: E402
+from _common import RESULTS, ROOT, log, measure, summary_line, write_result
 
 METHODS = ["agenttoken", "lora", "prompt"]
 TEMPLATE = "router_agenttoken"
