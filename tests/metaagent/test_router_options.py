@@ -31,14 +31,16 @@ def test_bad_run_option_value_is_a_config_error(pool, kind):
         router_class(kind)(pool, seed="not a number")
 
 
-def test_constructing_routers_loads_no_model(pool):
-    """Cheap construction: the backbone is loaded on first use, never in ``__init__``."""
-    from agentlab.llm import _cached_local
+def test_constructing_routers_loads_no_model(pool, monkeypatch):
+    """Cheap construction: the backbone and the encoder are loaded on first use, never in ``__init__``."""
 
-    before = _cached_local.cache_info().currsize
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a model was loaded while constructing a router")
+
+    monkeypatch.setattr("agentlab.llm.load_local", refuse)
+    monkeypatch.setattr("agentlab.similarity.default_encoder", refuse)
     for kind in ROUTERS:
-        router_class(kind)(pool, progress=False)
-    assert _cached_local.cache_info().currsize == before
+        router_class(kind)(pool, progress=False, use_cache=True, seed=0)
 
 
 def test_seed_reaches_what_each_router_trains(pool):
