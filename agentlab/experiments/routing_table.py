@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentlab.eval.metrics import RoutingReport, routing_accuracy
 from agentlab.experiments.fit_cost import FitCost, measure_fit
 from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS, RoutingData
+from agentlab.metaagent.decision import RouteResult
 from agentlab.metaagent.router import Router, router_class
 from agentlab.pool import AgentPool
 
@@ -56,6 +57,10 @@ class RouterMeasurement:
     report: RoutingReport
     cost: FitCost
     route_seconds_per_task: float
+    #: what ``fit`` returned (``seconds``, ``cached`` for a reused adapter, ...)
+    fit_metrics: dict[str, float] = field(default_factory=dict)
+    #: the routed answers, in task order
+    results: list[RouteResult] = field(default_factory=list)
 
     def as_row(self) -> dict[str, Any]:
         """The row as notebook 04 shows it (Table 5 analog)."""
@@ -106,12 +111,12 @@ class RoutingTable:
 
 def measure_router(router: Router, train: Any, tasks: list[Any], pool: AgentPool) -> RouterMeasurement:
     """Fit ``router`` on ``train`` (measured), route ``tasks`` (timed) and judge them by domain."""
-    _, cost = measure_fit(router, train)
+    metrics, cost = measure_fit(router, train)
     t0 = time.perf_counter()
     routed = router.route([t.instruction for t in tasks])
     per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
     report = routing_accuracy([r.agent for r in routed], [t.domain for t in tasks], pool)
-    return RouterMeasurement(router.name, len(train), len(tasks), report, cost, per_task)
+    return RouterMeasurement(router.name, len(train), len(tasks), report, cost, per_task, dict(metrics), routed)
 
 
 def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> RoutingTable:

@@ -56,6 +56,9 @@ def test_routing_table_measures_each_router(small, data):
     rows = table.table_rows()
     assert rows[0]["trainable params"] == 0 and rows[1]["trainable params"] == 3 * 576  # W_A: agents x hidden size
     assert rows[1]["train examples"] == 9 and rows[1]["fit s"] >= 0
+    m = table.rows[1]
+    assert len(m.results) == len(data.tasks) and [r.agent for r in m.results].count(None) == m.report.failures
+    assert m.fit_metrics["seconds"] >= 0 and "seconds" in table.rows[0].fit_metrics
     frame = table.to_frame()
     assert list(frame.index) == ["embedding", "agenttoken"] and "route s/task" in frame.columns
 
@@ -109,7 +112,7 @@ def test_manager_mode_plans_and_recall(small, data, backend):
     multi = manager_mode.multi_app_tasks(small)
     domains = {a.domain for a in small}
     assert multi and all(set(t.domains) <= domains for t in multi)
-    cfg = manager_mode.ManagerModeConfig(routers=["embedding"], tasks=1, k=2, max_new_tokens=4, recall_ks=[1, 3])
+    cfg = manager_mode.ManagerModeConfig(routers=["embedding"], tasks=1, k=1, max_new_tokens=4, recall_ks=[1, 3])
     result = manager_mode.run(small, multi[:3], backend, cfg, train=data.train)
     (row,) = result.rows
     assert row.router == "embedding" and row.tasks == len(multi[:3]) and len(row.planned) == 1 and len(row.plans) == 1
