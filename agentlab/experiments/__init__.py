@@ -4,6 +4,7 @@
 - :mod:`.pool_growth` -- Figure 3 analog: accuracy as agents join the pool;
 - :mod:`.data_size` -- Figure 5 analog: accuracy per demonstration budget, filtered vs unfiltered data;
 - :mod:`.manager_mode` -- hash-manager mode on multi-app tasks (top-K recall, AgentMatch);
+- :mod:`.pool_scale` -- latency and accuracy with up to 1,000 agents (synthetic distractors), AgentToken vs ICL;
 - :mod:`.tuning` -- which hidden state, prompt and training setting make AgentToken route well;
 - helpers they share: :mod:`.routing_data` (the data of one run), :mod:`.fit_cost` (time,
   memory, parameters of a fit), and small study helpers of notebooks 03 and 05

@@ -136,3 +136,16 @@ def test_tuning_rows_reference_first_and_markdown(pool, backend):
     md = study.to_markdown()
     assert md.count("\n") == 2 + len(study.rows) and "| router_agenttoken | no | final | last | default |" in md
     assert study.best() in tuned and study.as_json()["rows"] == study.rows
+
+
+def test_pool_scale_grows_with_distractors(pool, data):
+    from agentlab.experiments import pool_scale
+
+    big = pool_scale.grown_pool(pool, len(pool) + 3)
+    assert big.names[: len(pool)] == pool.names and big.names[-1] == "Synth0002Agent"
+    assert {big.get(n).domain for n in big.names[len(pool):]} == {"synthetic"}
+    res = pool_scale.run(pool, data.tasks[:2], [], pool_scale.PoolScaleConfig(sizes=[len(pool), len(pool) + 2]))
+    assert set(res.agenttoken) == {len(pool), len(pool) + 2} and res.icl == {}
+    assert res.latency_ratio() > 0 and all(0.0 <= a.acc <= 1.0 for a in res.agenttoken.values())
+    fit0, tokens0 = res.icl_max_agents[0]
+    assert fit0 >= len(pool) and tokens0 <= res.context_length - res.reserve_tokens
