@@ -126,6 +126,11 @@ class Router(ABC):
             out.append(res)
         return out
 
+    def manager_for(self, manager: "Manager") -> "Manager":
+        """The manager :meth:`plan` prompts: ``manager`` itself unless the router adapts it
+        (the ICL router fits all documents into the context)."""
+        return manager
+
     def save(self, path: Path) -> None:
         raise NotImplementedError(f"the {self.name} router has no trained state to save")
 

@@ -60,3 +60,13 @@ def test_options_that_moved_to_run_options_are_not_router_options(pool):
     """``cache`` was a LoRA/prompt-tuning option; it is the shared ``use_cache`` now (one name for all)."""
     with pytest.raises(ConfigError, match="lora.*cache"):
         router_class("lora")(pool, cache=False)
+
+
+@pytest.mark.parametrize("kind", [k for k in ROUTERS if k != "icl"])
+def test_routers_plan_with_the_manager_they_are_given(pool, kind):
+    """Only the ICL router adapts the manager (all documents); the others prompt it with their top-K."""
+    router = router_class(kind)(pool)
+    manager = object()
+    assert router.manager_for(manager) is manager  # type: ignore[arg-type]
+    assert not router.manager_uses_all_documents
+    assert router_class("icl").manager_uses_all_documents

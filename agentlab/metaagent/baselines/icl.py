@@ -280,6 +280,10 @@ class ICLRouter(Router):
         log.info("ICL manager: %d documents with %d demonstration(s) each, %d prompt tokens", len(docs), demos, need)
         return built
 
+    def manager_for(self, manager: Manager) -> Manager:
+        """All documents, fitted to the context (:meth:`manager_for_all`)."""
+        return self.manager_for_all(manager)
+
     def plan(
         self, tasks: list[str], manager: Manager, *, k: int = 5, states: list[str | None] | None = None
     ) -> list[RouteResult]:
