@@ -68,12 +68,11 @@ def worker(method: str, per_agent: int, epochs: int, out: Path, agents: int | No
         router.prepare()
     with measure() as m:
         fit = router.fit(train)
+    params = router.trainable_parameters()
     if method == "agenttoken":
-        params = router.trainable_parameters()
         head_s = float(fit["seconds"])
         rec = {"epochs": router.train_config.epochs, "head_seconds": head_s, "hidden_seconds": m.seconds - head_s}
     else:
-        params = router.trainable_parameters()
         rec = {"epochs": epochs, "loss_first_epoch": fit["first_epoch_loss"], "loss": fit["loss"]}
     rec.update(
         method=method,
