@@ -22,9 +22,8 @@ Writes ``benchmarks/results/data_size.md``; ends with one ``key=value`` summary 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
-import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -32,58 +31,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from agentlab.fileio import atomic_write_text  # noqa: E402
-
-
-def make_router(kind: str, pool):  # type: ignore[no-untyped-def]
-    if kind == "embedding":
-        from agentlab.metaagent.baselines.embedding import EmbeddingRouter
-
-        return EmbeddingRouter(pool)
-    from agentlab.metaagent.agenttoken import AgentTokenRouter
-
-    return AgentTokenRouter(pool, progress=False)
-
-
-def evaluate(kind: str, pool, train, tasks) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
-    from agentlab.eval.metrics import routing_accuracy
-
-    t = time.perf_counter()
-    router = make_router(kind, pool)
-    router.fit(train)
-    ranked = router.rank([x.instruction for x in tasks])
-    pred = [r[0][0] if r else None for r in ranked]
-    rep = routing_accuracy(pred, [x.domain for x in tasks], pool)
-    return rep.accuracy, rep.macro_accuracy, time.perf_counter() - t
-
-
-def unfiltered_vs_filtered(pool, demos: Path):  # type: ignore[no-untyped-def]
-    """Two training sets of equal size per agent: seeds + k accepted vs seeds + k unfiltered."""
-    from agentlab.metaagent.data import TrainingSet
-    from agentlab.selfinstruct.store import load_candidates, load_demos
-
-    ds, cands = load_demos(demos), load_candidates(demos)
-    accepted: dict[str, list[str]] = {n: [] for n in pool.names}
-    for a, t, s in zip(ds["agent"], ds["text"], ds["source"]):
-        if s == "generated" and a in accepted:
-            accepted[a].append(t)
-    raw: dict[str, list[str]] = {n: [] for n in pool.names}
-    for a, t, s in zip(cands["agent"], cands["text"], cands["status"]):
-        if s != "leak" and a in raw and t not in raw[a]:
-            raw[a].append(t)  # generation order, whatever Algorithm 1 decided
-    sets = {}
-    ks = {n: min(len(accepted[n]), len(raw[n])) for n in pool.names}
-    for arm, source in (("filtered", accepted), ("unfiltered", raw)):
-        texts, labels, domains = [], [], []
-        for i, doc in enumerate(pool.agents):
-            items = [d.text for d in doc.demonstrations] + source[doc.name][: ks[doc.name]]
-            texts += items
-            labels += [i] * len(items)
-            domains += [doc.domain] * len(items)
-        sets[arm] = TrainingSet(agents=pool.names, texts=texts, labels=labels, domains=domains)
-    return sets, ks
+from agentlab.fileio import atomic_write_text
 
 
 def main() -> None:
@@ -94,9 +43,11 @@ def main() -> None:
     args = ap.parse_args()
     routers = ["embedding"] if args.quick else [r.strip() for r in args.routers.split(",") if r.strip()]
     sizes = [10, 25] if args.quick else [10, 25, 50, 100]
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)  # one line per trained router
 
     from agentlab.eval.benchmarks import load_appagent, load_osworld
-    from agentlab.metaagent.data import load_training_set
+    from agentlab.experiments import data_size
     from agentlab.pool import AgentPool
 
     pool = AgentPool.from_dir()
@@ -112,18 +63,16 @@ def main() -> None:
         "|---|---|" + "---|" * len(routers),
     ]
     summary: dict[str, float] = {}
+    config = data_size.DataSizeConfig(routers=routers, sizes=sizes, decide="rank", demos=args.demos, source="all", seed=0)
+    result = data_size.run(pool, tasks, config)
     for n in sizes:
-        train = load_training_set(pool, args.demos, per_agent=n, source="all", seed=0)
-        used = len(train) / len(pool)
-        cells = []
-        for r in routers:
-            acc, macro, secs = evaluate(r, pool, train, tasks)
-            cells.append(f"{acc:.1%} / {macro:.1%}")
-            summary[f"{r}_{n}"] = acc
-            print(f"size {n} ({used:.1f} used/agent) {r}: {acc:.3f} macro {macro:.3f} ({secs:.0f} s)", flush=True)
-        out.append(f"| {n}{' (seeds only)' if n == 10 else ''} | {used:.1f} | " + " | ".join(cells) + " |")
+        points = [p for p in result.points if p.size == n]
+        for p in points:
+            summary[f"{p.router}_{n}"] = p.accuracy
+        cells = [f"{p.accuracy:.1%} / {p.report.macro_accuracy:.1%}" for p in points]
+        out.append(f"| {n}{' (seeds only)' if n == 10 else ''} | {points[0].mean_used:.1f} | " + " | ".join(cells) + " |")
 
-    sets, ks = unfiltered_vs_filtered(pool, args.demos)
+    sets, ks = data_size.equal_size_sets(pool, args.demos)
     k_mean = sum(ks.values()) / len(ks)
     out += [
         "",
@@ -136,10 +85,10 @@ def main() -> None:
     for arm in ("filtered", "unfiltered"):
         cells = []
         for r in routers:
-            acc, macro, secs = evaluate(r, pool, sets[arm], tasks)
-            cells.append(f"{acc:.1%} / {macro:.1%}")
-            summary[f"{r}_{arm}"] = acc
-            print(f"{arm} {r}: {acc:.3f} macro {macro:.3f} ({secs:.0f} s)", flush=True)
+            rep, secs = data_size.evaluate(r, pool, sets[arm], tasks, decide="rank")
+            cells.append(f"{rep.accuracy:.1%} / {rep.macro_accuracy:.1%}")
+            summary[f"{r}_{arm}"] = rep.accuracy
+            print(f"{arm} {r}: {rep.accuracy:.3f} macro {rep.macro_accuracy:.3f} ({secs:.0f} s)", flush=True)
         out.append(f"| seeds + k {'accepted by Algorithm 1' if arm == 'filtered' else 'unfiltered candidates'} | " + " | ".join(cells) + " |")
     text = "\n".join(out) + "\n"
     atomic_write_text(ROOT / "benchmarks" / "results" / "data_size.md", text)

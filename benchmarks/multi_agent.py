@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, evenly, log, pct, summary_line, write_result  # noqa: E402
+from _common import RESULTS, evenly, log, pct, summary_line, write_result
 
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -47,6 +44,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     from agentlab.eval.metrics import agent_match, topk_recall
     from agentlab.llm import load_local
     from agentlab.metaagent.manager import Manager
+    from agentlab.metaagent.router import router_class
     from agentlab.paths import data_dir
     from agentlab.pool import AgentPool
 
@@ -58,32 +56,27 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
 
     rows: dict[str, dict[str, object]] = {}
     for method in methods:
-        t0 = time.perf_counter()
-        if method == "agenttoken":
-            from agentlab.metaagent.agenttoken import AgentTokenRouter
-
-            router = AgentTokenRouter.load(args.tokens or (data_dir() / "tokens"), pool, progress=False)
-            manager = Manager(backend, max_new_tokens=args.max_new_tokens)
-            results = router.plan(texts, manager, k=args.k)
-            rankings = [[n for n, _ in r.ranking] for r in results]
-            docs_note = f"top-{args.k}"
-            tokens = statistics.mean(
-                backend.count_tokens(manager.prompt(t, [pool.get(n) for n in rk[: args.k]])) for t, rk in zip(texts, rankings)
-            )
-            demos = manager.max_demos
-        elif method == "icl":
-            from agentlab.metaagent.baselines.icl import ICLRouter
-
-            router = ICLRouter(pool, progress=False)
-            manager = Manager(backend, max_new_tokens=args.max_new_tokens)
-            results = router.plan(texts, manager)
-            rankings = [[n for n, _ in r.ranking] for r in results]
-            full = router.manager_for_all(manager)
-            demos = full.max_demos
-            tokens = statistics.mean(backend.count_tokens(full.prompt(t, list(pool.agents))) for t in texts)
-            docs_note = f"all {len(pool)}"
-        else:
+        if method not in ("agenttoken", "icl"):
             raise SystemExit(f"unknown method '{method}' (agenttoken, icl)")
+        t0 = time.perf_counter()
+        cls = router_class(method)
+        # AgentToken routes with trained tokens (the shipped ones by default); ICL trains nothing.
+        if method == "agenttoken":
+            router = cls.load(args.tokens or (data_dir() / "tokens"), pool, progress=False)  # type: ignore[call-arg]
+        else:
+            router = cls(pool, progress=False)
+        manager = Manager(backend, max_new_tokens=args.max_new_tokens)
+        results = router.plan(texts, manager, k=args.k)
+        rankings = [[n for n, _ in r.ranking] for r in results]
+        used = router.manager_for(manager)
+        if router.manager_uses_all_documents:
+            docs_note = f"all {len(pool)}"
+            prompts = [used.prompt(t, list(pool.agents)) for t in texts]
+        else:
+            docs_note = f"top-{args.k}"
+            prompts = [used.prompt(t, [pool.get(n) for n in rk[: args.k]]) for t, rk in zip(texts, rankings)]
+        tokens = statistics.mean(backend.count_tokens(p) for p in prompts)
+        demos = used.max_demos
         secs = (time.perf_counter() - t0) / len(tasks)
         plans = [[s.agent for s in r.plan] for r in results]
         row: dict[str, object] = {

@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, evenly, log, measure, pct, stratified, summary_line, write_result  # noqa: E402
+from _common import RESULTS, evenly, log, pct, stratified, summary_line, write_result
 
 ALL = ["agenttoken", "embedding", "icl", "lora", "prompt"]
 OSWORLD_ORDER = ["os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode", "gimp"]
@@ -34,27 +31,15 @@ APPAGENT_ORDER = ["maps", "x", "telegram", "temu", "youtube", "spotify", "yelp",
 
 
 def build(kind: str, pool, epochs: int, cache: bool):  # type: ignore[no-untyped-def]
-    if kind == "agenttoken":
-        from agentlab.metaagent.agenttoken import AgentTokenRouter
+    """The router of ``kind`` through ``ROUTERS``: no progress bars; LoRA / prompt tuning with ``epochs``."""
+    from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS
+    from agentlab.metaagent.router import router_class
 
-        return AgentTokenRouter(pool, progress=False)
-    if kind == "embedding":
-        from agentlab.metaagent.baselines.embedding import EmbeddingRouter
-
-        return EmbeddingRouter(pool)
-    if kind == "icl":
-        from agentlab.metaagent.baselines.icl import ICLRouter
-
-        return ICLRouter(pool, progress=False)
-    if kind == "lora":
-        from agentlab.metaagent.baselines.lora import LoRARouter
-
-        return LoRARouter(pool, epochs=epochs, progress=False, cache=cache)
-    if kind == "prompt":
-        from agentlab.metaagent.baselines.prompt_tuning import PromptTuningRouter
-
-        return PromptTuningRouter(pool, epochs=epochs, progress=False, cache=cache)
-    raise SystemExit(f"unknown router '{kind}'; choose from {', '.join(ALL)}")
+    if kind not in ALL:
+        raise SystemExit(f"unknown router '{kind}'; choose from {', '.join(ALL)}")
+    # ``cache``: reuse a trained adapter; AgentToken keeps its hidden-state cache either way.
+    own = {"epochs": epochs, "use_cache": cache} if kind in ADAPTED_LM_ROUTERS else {}
+    return router_class(kind)(pool, progress=False, **own)
 
 
 def leak_check(train, tasks) -> None:  # type: ignore[no-untyped-def]
@@ -90,6 +75,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
 
     from agentlab.eval.benchmarks import load_appagent, load_osworld
     from agentlab.eval.metrics import routing_accuracy
+    from agentlab.experiments.routing_table import measure_router
     from agentlab.metaagent.data import load_training_set
     from agentlab.pool import AgentPool
 
@@ -111,20 +97,17 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     for label, kind, data in runs:
         router = build(kind, pool, epochs, cache=not args.no_cache)
         evaluated = evenly(stratified(tasks, icl_per_domain), icl_max) if kind == "icl" else tasks
-        with measure() as fit_m:
-            fit = router.fit(data)  # type: ignore[arg-type]
-        with measure() as run_m:
-            res = router.route([t.instruction for t in evaluated])
+        m = measure_router(router, data, evaluated, pool)
+        res, rep = m.results, m.report
         pred = [r.agent for r in res]
         gold = [t.domain for t in evaluated]
-        rep = routing_accuracy(pred, gold, pool)
         col: dict[str, object] = {
             "report": rep,
             "n": len(evaluated),
             "train_n": len(data),  # type: ignore[arg-type]
-            "fit_s": float(fit.get("seconds", fit_m.seconds)),
-            "cached": bool(fit.get("cached")),
-            "per_task_s": run_m.seconds / max(len(evaluated), 1),
+            "fit_s": float(m.fit_metrics.get("seconds", m.cost.seconds)),
+            "cached": bool(m.fit_metrics.get("cached")),
+            "per_task_s": m.route_seconds_per_task,
             "warnings": sum(r.agent is not None and r.error is not None for r in res),
         }
         for bench in ("osworld", "appagent"):

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,9 +31,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from agentlab.fileio import atomic_write_text  # noqa: E402
+from agentlab.fileio import atomic_write_text
 
 
 def _texts(pool):  # type: ignore[no-untyped-def]

@@ -30,9 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import RESULTS, ROOT, log, measure, summary_line, write_result  # noqa: E402
+from _common import RESULTS, ROOT, log, measure, summary_line, write_result
 
 METHODS = ["agenttoken", "lora", "prompt"]
 TEMPLATE = "metaagent/router_agenttoken"
@@ -61,21 +59,20 @@ def worker(method: str, per_agent: int, epochs: int, out: Path, agents: int | No
     elif method == "lora":
         from agentlab.metaagent.baselines.lora import LoRARouter
 
-        router = LoRARouter(pool, template=TEMPLATE, epochs=epochs, cache=False, progress=False, share_backbone=True)
+        router = LoRARouter(pool, template=TEMPLATE, epochs=epochs, use_cache=False, progress=False, share_backbone=True)
         router.prepare()
     else:
         from agentlab.metaagent.baselines.prompt_tuning import PromptTuningRouter
 
-        router = PromptTuningRouter(pool, template=TEMPLATE, epochs=epochs, cache=False, progress=False)
+        router = PromptTuningRouter(pool, template=TEMPLATE, epochs=epochs, use_cache=False, progress=False)
         router.prepare()
     with measure() as m:
         fit = router.fit(train)
+    params = router.trainable_parameters()
     if method == "agenttoken":
-        params = int(router.head.weight.numel())  # type: ignore[union-attr]
         head_s = float(fit["seconds"])
         rec = {"epochs": router.train_config.epochs, "head_seconds": head_s, "hidden_seconds": m.seconds - head_s}
     else:
-        params = int(sum(p.numel() for p in router.trainable_parameters()))
         rec = {"epochs": epochs, "loss_first_epoch": fit["first_epoch_loss"], "loss": fit["loss"]}
     rec.update(
         method=method,

@@ -114,7 +114,7 @@ class LocalHFBackend(LLMBackend):
         return Capabilities(
             token_counting=True,
             context_length=self.context_length,
-            chat_template=True,
+            chat_template=bool(getattr(self.tokenizer, "chat_template", None)),
             hidden_states=True,
             images=False,
         )

@@ -7,7 +7,7 @@ root only exposes the light shared interfaces.
 from agentlab.metaagent.data import TrainingSet, load_training_set
 from agentlab.metaagent.manager import Manager, parse_plan
 from agentlab.metaagent.decision import PlanStep, RouteResult
-from agentlab.metaagent.router import ROUTERS, Router, router_class
+from agentlab.metaagent.router import ROUTERS, Router, RunOptions, router_class
 
 __all__ = [
     "ROUTERS",
@@ -15,6 +15,7 @@ __all__ = [
     "PlanStep",
     "RouteResult",
     "Router",
+    "RunOptions",
     "TrainingSet",
     "load_training_set",
     "parse_plan",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.errors import ConfigError, DataError, UnknownAgentError
 from agentlab.llm.config import LLMConfig
@@ -27,7 +27,7 @@ from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatureExtractor
 from agentlab.metaagent.head import AgentHead
 from agentlab.metaagent.decision import RouteResult
-from agentlab.metaagent.router import Router
+from agentlab.metaagent.router import Router, parse_options
 from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
 from agentlab.pool import AgentPool
 
@@ -70,29 +70,45 @@ class AgentTokenConfig(BaseModel):
         return {"template": self.template, "feature": self.feature, "train": self.train, "max_word_tokens": self.max_word_tokens}
 
 
+class AgentTokenOptions(BaseModel):
+    """The AgentToken router's own options (next to the run options every router takes)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    template: str = Field("metaagent/router_agenttoken", description="router prompt template in data/prompts/")
+    feature: FeatureSpec | None = None
+    train: TrainConfig | None = None
+    max_word_tokens: int = Field(8, description="word tokens decoded before falling back to the prompt-end ranking")
+    batch_size: int = Field(16, description="feature-extraction batch size")
+    #: a ready feature extractor (tests, or sharing one across routers); built from ``llm`` when None
+    extractor: TextFeatureExtractor | None = None
+
+
 class AgentTokenRouter(Router):
-    """Options: ``template`` (router prompt name), ``feature`` (:class:`FeatureSpec`),
-    ``train`` (:class:`TrainConfig`), ``max_word_tokens`` (decode budget, default 8),
-    ``use_cache`` (keep features on disk, default True), ``batch_size``, ``progress``."""
+    """Options: :class:`AgentTokenOptions` (``template``, ``feature``, ``train``,
+    ``max_word_tokens``, ``batch_size``, ``extractor``) plus the run options: ``use_cache``
+    keeps hidden-state features on disk, ``seed`` (when given) overrides ``train.seed``."""
 
     name = "agenttoken"
 
     def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
         super().__init__(pool, llm, **options)
-        self.template_name = str(options.get("template", "metaagent/router_agenttoken"))
-        feature = options.get("feature") or FeatureSpec()
-        self.feature = feature if isinstance(feature, FeatureSpec) else FeatureSpec(**feature)
-        train = options.get("train") or TrainConfig()
-        self.train_config = train if isinstance(train, TrainConfig) else TrainConfig(**train)
-        self.max_word_tokens = int(options.get("max_word_tokens", 8))
-        self.use_cache = bool(options.get("use_cache", True))
-        self.batch_size = int(options.get("batch_size", 16))
-        self.progress = bool(options.get("progress", True))
+        opts = parse_options(AgentTokenOptions, self.options, self.name)
+        self.template_name = opts.template
+        self.feature = opts.feature or FeatureSpec()
+        train = opts.train or TrainConfig()
+        if self.run_options.seed is not None:
+            train = train.model_copy(update={"seed": self.run_options.seed})
+        self.train_config = train
+        self.max_word_tokens = opts.max_word_tokens
+        self.use_cache = self.run_options.use_cache
+        self.batch_size = opts.batch_size
+        self.progress = self.run_options.progress
         self.head: AgentHead | None = None
         self.agents: list[str] = []
         self.metrics: dict[str, Any] = {}
         self.history: list[dict[str, Any]] = []
-        self._extractor: TextFeatureExtractor | None = options.get("extractor")
+        self._extractor: TextFeatureExtractor | None = opts.extractor
         self._cache: HiddenCache | None = None
 
     # ------------------------------------------------------------------ backbone
@@ -170,6 +186,10 @@ class AgentTokenRouter(Router):
         if self.head is None:
             raise ConfigError("the AgentToken router has no tokens: call fit() or load a checkpoint")
         return self.head
+
+    def trainable_parameters(self) -> int:
+        """The agent-token rows ``W_A`` (agents x hidden size); 0 before fit or load."""
+        return 0 if self.head is None else int(self.head.weight.numel())
 
     def _ranking(self, probs: torch.Tensor) -> list[tuple[str, float]]:
         order = torch.argsort(probs, descending=True)

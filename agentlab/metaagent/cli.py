@@ -146,7 +146,7 @@ def route(
     from agentlab.llm import load_backend
     from agentlab.metaagent.manager import Manager
 
-    manager = Manager(load_backend(getattr(r, "llm", None)))
+    manager = Manager(load_backend(r.llm))
     done = {str(rec.get("id")) for rec in read_jsonl(out)} if out.exists() else set()
     todo = [(t, s) for t, s in zip(items, states) if t["id"] not in done]
     from tqdm.auto import tqdm

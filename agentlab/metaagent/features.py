@@ -122,7 +122,7 @@ class TextFeatureExtractor:
     def _split(self) -> tuple[str, str]:
         """(fixed prefix, rest of the prompt with placeholders), chat-wrapped when configured."""
         text = self.template.text
-        if self.spec.chat and getattr(self.tokenizer, "chat_template", None):
+        if self.spec.chat and self.backend.capabilities.chat_template:
             from agentlab.llm.base import ChatMessage
 
             wrapped = self.backend.chat_prompt([ChatMessage("user", SENTINEL)])
@@ -224,7 +224,7 @@ class TextFeatureExtractor:
 
     def check_length(self, queries: list[Query]) -> list[list[int]]:
         """Token ids after the prefix; a prompt longer than the context is a one-line error."""
-        limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
+        limit = self.backend.capabilities.context_length or 2048
         out = []
         for q in queries:
             rest = self.tokenizer(self._rest(q), add_special_tokens=False)["input_ids"]

@@ -4,6 +4,11 @@ A router ranks the agents of a pool for each task; ``route`` takes the top-1 and
 turns the top-K into a multi-agent plan through the manager prompt (hash-manager mode).
 Benchmarks, the CLI and notebooks only talk to :class:`Router`, so every method is
 measured through the same front door.
+
+Every router's constructor takes the same run options (:class:`RunOptions`: ``progress``,
+``use_cache``, ``seed``) next to its own, so a caller builds any kind the same way:
+``router_class(kind)(pool, llm, progress=False, use_cache=True, seed=0, **router_specific)``.
+An unknown option is a :class:`~agentlab.errors.ConfigError` naming the router and the option.
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentlab.errors import ConfigError
 from agentlab.llm.config import LLMConfig
@@ -24,17 +31,66 @@ if TYPE_CHECKING:
     from agentlab.metaagent.manager import Manager
 
 
+C = TypeVar("C", bound=BaseModel)
+
+
+def parse_options(config_cls: type[C], options: dict[str, Any], router: str) -> C:
+    """Router options -> its pydantic config; a bad or unknown option is one clear line."""
+    try:
+        return config_cls(**options)
+    except ValidationError as exc:
+        probs = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(f"invalid options for the {router} router: {probs}") from None
+
+
+class RunOptions(BaseModel):
+    """How a router runs, not what it learns: options every router's constructor accepts.
+
+    A router ignores an option that means nothing to it (the embedding router shows no
+    progress bars and keeps no cache; ICL and embedding routers use no randomness).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: show tqdm bars while fitting and ranking
+    progress: bool = True
+    #: reuse and fill on-disk caches (AgentToken's hidden states, trained LoRA / prompt-tuning adapters)
+    use_cache: bool = True
+    #: training seed; None keeps the router's own default (AgentToken: ``train.seed``; adapters: 0)
+    seed: int | None = None
+
+
 class Router(ABC):
-    """Ranks a pool's agents for tasks. Subclasses set ``name`` and implement fit/rank."""
+    """Ranks a pool's agents for tasks. Subclasses set ``name`` and implement fit/rank.
+
+    ``options`` are the router's own (validated by the subclass, typically with
+    :func:`parse_options`); the run options are keyword-only here and live in ``self.run_options``.
+    """
 
     name: ClassVar[str]
     #: In manager mode, put every document into the prompt instead of the top-K (ICL baseline).
     manager_uses_all_documents: ClassVar[bool] = False
 
-    def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        pool: AgentPool,
+        llm: LLMConfig | None = None,
+        *,
+        progress: bool = True,
+        use_cache: bool = True,
+        seed: int | None = None,
+        **options: Any,
+    ) -> None:
         self.pool = pool
         self.llm = llm or LLMConfig.from_env()
+        self.run_options = parse_options(RunOptions, {"progress": progress, "use_cache": use_cache, "seed": seed}, self.name)
         self.options = options
+
+    def trainable_parameters(self) -> int:
+        """How many parameters :meth:`fit` trains (0: nothing trained, or not built yet)."""
+        return 0
 
     @abstractmethod
     def fit(self, train: "TrainingSet") -> dict[str, float]:
@@ -69,6 +125,11 @@ class Router(ABC):
             res.ranking = ranking
             out.append(res)
         return out
+
+    def manager_for(self, manager: "Manager") -> "Manager":
+        """The manager :meth:`plan` prompts: ``manager`` itself unless the router adapts it
+        (the ICL router fits all documents into the context)."""
+        return manager
 
     def save(self, path: Path) -> None:
         raise NotImplementedError(f"the {self.name} router has no trained state to save")

@@ -35,7 +35,7 @@ def trained(small_pool, train, backend):
     out = {}
     small = {"prompt": {"num_virtual_tokens": 4}, "lora": {"r": 4}}
     for kind, cls in KINDS.items():
-        router = cls(small_pool, epochs=1, batch_size=8, cache=False, progress=False, **small[kind])
+        router = cls(small_pool, epochs=1, batch_size=8, use_cache=False, progress=False, **small[kind])
         router.prepare()
         before = router.scores(train.texts, names=train.agents)
         metrics = router.fit(train)
@@ -48,6 +48,7 @@ def trained(small_pool, train, backend):
 def test_fit_and_rank(trained, train, small_pool, kind):
     router, metrics, before, after = trained[kind]
     assert metrics["examples"] == len(train) and metrics["trainable_params"] > 0
+    assert router.trainable_parameters() == metrics["trainable_params"]  # the declared count is the trained one
     assert math.isfinite(metrics["loss"]) and metrics["seconds"] > 0
     gold = torch.tensor(train.labels)
     idx = torch.arange(len(gold))

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agentlab.llm.base import ChatMessage
-from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack
+from agentlab.llm.scoring import candidate_logprobs, forward_packed, pack
 from agentlab.metaagent.baselines.icl import ContextOverflowError, ICLRouter, parse_agent_name
 from agentlab.pool import AgentPool
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack
+from agentlab.llm.scoring import candidate_logprobs, forward_packed, pack
 
 
 def _naive(model, prefix_embeds, prompt, cand):
@@ -58,7 +58,7 @@ def test_buffered_cache_matches_dynamic(backend):
     """The in-place cache gives the same logits as transformers' DynamicCache, across crops."""
     from transformers import DynamicCache
 
-    from agentlab.metaagent.baselines._prefix import crop_to, make_cache
+    from agentlab.llm.prefix_cache import crop_to, make_cache
 
     model = backend.model
     ids = backend.tokenizer("Agents: CalcAgent edits sheets. VLCAgent plays media. Task:", return_tensors="pt")["input_ids"]

@@ -10,7 +10,7 @@
   embeddings of the demonstrations, nearest centroid or kNN (like semantic-router).
 
 The three LM routers rank the pool by the log-likelihood of each agent's answer string
-(:mod:`~agentlab.metaagent.baselines._scoring`), so every router yields a full
+(:mod:`~agentlab.llm.scoring`), so every router yields a full
 distribution over the pool. Modules are imported by name (``ROUTERS``) because they pull
 in torch and peft.
 """

@@ -28,8 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.errors import CheckpointError, DataError
 from agentlab.llm.config import LLMConfig
-from agentlab.metaagent.baselines._common import (
-    parse_options,
+from agentlab.metaagent.baselines.common import (
     rankings,
     read_sidecar,
     softmax_rows,
@@ -37,7 +36,7 @@ from agentlab.metaagent.baselines._common import (
     write_sidecar,
 )
 from agentlab.metaagent.data import TrainingSet
-from agentlab.metaagent.router import Router
+from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
 
 log = logging.getLogger(__name__)
@@ -46,7 +45,8 @@ WEIGHTS = "embeddings.npz"
 
 
 class EmbeddingRouterConfig(BaseModel):
-    """Options of the embedding router (``Router(pool, llm, **options)``)."""
+    """Options of the embedding router (``Router(pool, llm, **options)``); the run options
+    (progress, use_cache, seed) are accepted and mean nothing here: encoding is deterministic."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -63,7 +63,7 @@ class EmbeddingRouter(Router):
 
     def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
         super().__init__(pool, llm, **options)
-        self.cfg = parse_options(EmbeddingRouterConfig, options, self.name)
+        self.cfg = parse_options(EmbeddingRouterConfig, self.options, self.name)
         self.agents: list[str] = []
         self.examples: np.ndarray | None = None  # [n, dim]
         self.labels: np.ndarray | None = None  # [n] index into self.agents

@@ -11,8 +11,8 @@ Two outputs per task, both from the frozen backbone with no training:
   the model's real preference, not an artefact (``length_norm=True`` switches to the mean).
 
 Cost: the documents are identical for every task, so the prompt up to the task is
-encoded once into a key/value cache (:class:`._prefix.PrefixLM`) and each task only pays
-for its own tokens plus the packed candidate answers (:mod:`._scoring`).
+encoded once into a key/value cache (:class:`agentlab.llm.prefix_cache.PrefixLM`) and each task only pays
+for its own tokens plus the packed candidate answers (:mod:`agentlab.llm.scoring`).
 
 Context: documents stop fitting long before the pool is large (30 agents x ~230 tokens
 already fill most of SmolLM2's 8,192). With ``max_demos=None`` the router keeps as many
@@ -34,15 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentlab.errors import ConfigError, DataError
 from agentlab.llm.base import ChatMessage
 from agentlab.llm.config import LLMConfig
-from agentlab.metaagent.baselines._classify import ANSWER_PROBE, answer_text
-from agentlab.metaagent.baselines._common import parse_options, rankings, softmax_rows
-from agentlab.metaagent.baselines._prefix import PrefixCachedBackend, PrefixLM
-from agentlab.metaagent.baselines._scoring import split_common_prefix
+from agentlab.metaagent.baselines.adapted_lm import ANSWER_PROBE, answer_text
+from agentlab.metaagent.baselines.common import rankings, softmax_rows
+from agentlab.llm.prefix_cache import PrefixCachedBackend, PrefixLM
+from agentlab.llm.scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import Manager, render_state
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.metaagent.decision import RouteResult
-from agentlab.metaagent.router import Router
+from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,6 @@ class ICLRouterConfig(BaseModel):
     chat: bool = True
     length_norm: bool = False
     prefill_chunk: int = Field(1024, ge=16)
-    progress: bool = True
 
 
 class ICLRouter(Router):
@@ -110,7 +109,7 @@ class ICLRouter(Router):
 
     def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
         super().__init__(pool, llm, **options)
-        self.cfg = parse_options(ICLRouterConfig, options, self.name)
+        self.cfg = parse_options(ICLRouterConfig, self.options, self.name)
         self.template: PromptTemplate = load_template(self.cfg.template)
         pos = [self.template.text.find("{" + f + "}") for f in ("documents", "state", "task")]
         if pos[0] < 0 or pos[2] < 0 or (pos[1] >= 0 and pos[1] < pos[0]) or pos[2] < pos[0]:
@@ -207,7 +206,7 @@ class ICLRouter(Router):
         lengths = torch.tensor([len(c) for c in cands], dtype=torch.float32)
         out = np.empty((len(tasks), len(cands)))
         pairs = list(zip(tasks, states))
-        for i, (task, state) in enumerate(tqdm(pairs, desc="icl rank", disable=not self.cfg.progress, leave=False)):
+        for i, (task, state) in enumerate(tqdm(pairs, desc="icl rank", disable=not self.run_options.progress, leave=False)):
             lp = lm.score(self._suffix_ids(task, state) + forced, cands)
             out[i] = (lp / lengths if self.cfg.length_norm else lp).numpy()
         return out
@@ -280,6 +279,10 @@ class ICLRouter(Router):
         self._manager, self.manager_demos = (key, built), demos
         log.info("ICL manager: %d documents with %d demonstration(s) each, %d prompt tokens", len(docs), demos, need)
         return built
+
+    def manager_for(self, manager: Manager) -> Manager:
+        """All documents, fitted to the context (:meth:`manager_for_all`)."""
+        return self.manager_for_all(manager)
 
     def plan(
         self, tasks: list[str], manager: Manager, *, k: int = 5, states: list[str | None] | None = None

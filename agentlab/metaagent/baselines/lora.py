@@ -1,7 +1,7 @@
 """FT-LoRA baseline: low-rank adapters in the frozen backbone's attention, trained to answer ``###Name###``.
 
 The paper's FT-LoRA row (Table 4/5). Same prompt, data and answer format as the other LM
-baselines (:mod:`._classify`); only ``r``-rank updates of the attention projections are
+baselines (:mod:`.adapted_lm`); only ``r``-rank updates of the attention projections are
 trained. By default the adapter is injected into a private copy of the backbone, because
 the backbone object is shared by every router in the process (AgentToken must keep seeing
 the untouched model); ``share_backbone=True`` skips the copy for processes that only train
@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from pydantic import Field
 
-from agentlab.metaagent.baselines._classify import AdapterConfig, AdapterRouter
+from agentlab.metaagent.baselines.adapted_lm import AdapterConfig, AdaptedLMRouter
 
 
 class LoRARouterConfig(AdapterConfig):
@@ -27,7 +27,7 @@ class LoRARouterConfig(AdapterConfig):
     share_backbone: bool = Field(False, description="inject into the process-shared backbone (no copy)")
 
 
-class LoRARouter(AdapterRouter):
+class LoRARouter(AdaptedLMRouter):
     """LoRA adapters (peft) on the frozen backbone."""
 
     name = "lora"
@@ -67,7 +67,7 @@ class LoRARouter(AdapterRouter):
     def _virtual(self) -> None:
         return None
 
-    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+    def _trainable(self) -> list[torch.nn.Parameter]:
         assert self.peft_model is not None
         return [p for n, p in self.peft_model.named_parameters() if "lora_" in n]
 

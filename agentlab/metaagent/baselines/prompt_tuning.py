@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from pydantic import Field
 
-from agentlab.metaagent.baselines._classify import AdapterConfig, AdapterRouter
+from agentlab.metaagent.baselines.adapted_lm import AdapterConfig, AdaptedLMRouter
 
 DEFAULT_INIT = "Choose the one agent whose speciality matches this computer or phone task."
 
@@ -26,7 +26,7 @@ class PromptTuningRouterConfig(AdapterConfig):
     lr: float = Field(3e-2, gt=0)
 
 
-class PromptTuningRouter(AdapterRouter):
+class PromptTuningRouter(AdaptedLMRouter):
     """Soft prompt (peft ``PromptEmbedding``) on the frozen backbone."""
 
     name = "prompt"
@@ -76,7 +76,7 @@ class PromptTuningRouter(AdapterRouter):
         assert self.prompt_encoder is not None
         return self.prompt_encoder.embedding.weight
 
-    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+    def _trainable(self) -> list[torch.nn.Parameter]:
         assert self.prompt_encoder is not None
         return [self.prompt_encoder.embedding.weight]
 

@@ -1,4 +1,4 @@
-"""Notebook helpers: hold-out split, nearest neighbours, pool growth orders."""
+"""Study helpers: hold-out split, nearest neighbours, pool growth orders, scripted demos, fit cost."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from agentlab.errors import ConfigError
 from agentlab.metaagent.data import TrainingSet
-from agentlab.viz.experiments import addition_order, holdout_split, nearest_neighbours
+from agentlab.experiments.pool_growth import addition_order
+from agentlab.experiments.token_training import holdout_split, nearest_neighbours
 
 
 def _set(sizes):
@@ -55,7 +56,7 @@ def test_addition_orders(pool):
 def test_scripted_lines_resolve_elements_on_the_latest_screen():
     from agentlab.envs.base import Element, Observation
     from agentlab.errors import DataError
-    from agentlab.viz.experiments import scripted_lines
+    from agentlab.experiments.scripted_demo import scripted_lines
 
     def el(i, text):
         return Element(id=i, bbox=(0, 0, 10, 10), role="push button", text=text, resource_id=None, clickable=True)
@@ -80,8 +81,10 @@ def test_measure_fit_times_and_sees_memory_growth():
 
     code = """
 import json, time
-from agentlab.viz.experiments import measure_fit
+from agentlab.experiments.fit_cost import measure_fit
 class Grows:
+    def trainable_parameters(self):
+        return 0
     def fit(self, train):
         self.blob = bytearray(64 * 2**20)  # 64 MiB, touched
         for i in range(0, len(self.blob), 4096):
@@ -100,22 +103,16 @@ print(json.dumps([metrics, cost.seconds, cost.peak_rss_mib, cost.trainable_param
 
 
 def test_trainable_parameters_and_coverage(pool):
+    """Routers declare what they train (``Router.trainable_parameters``); nothing probes them."""
     import torch
 
-    from agentlab.viz.experiments import domain_coverage, trainable_parameters
+    from agentlab.experiments.pool_growth import domain_coverage
+    from agentlab.metaagent.agenttoken import AgentTokenRouter
+    from agentlab.metaagent.baselines.embedding import EmbeddingRouter
+    from agentlab.metaagent.head import AgentHead
 
-    class Head:
-        weight = torch.zeros(3, 5)
-
-    class WithHead:
-        head = Head()
-
-    class WithAdapter:
-        head = None
-
-        def trainable_parameters(self):
-            return [torch.zeros(2, 2), torch.zeros(7)]
-
-    assert trainable_parameters(WithHead()) == 15
-    assert trainable_parameters(WithAdapter()) == 11
+    with_head = AgentTokenRouter(pool.subset(pool.names[:3]), use_cache=False)
+    with_head.head = AgentHead(3, 5, init=torch.zeros(3, 5))
+    assert with_head.trainable_parameters() == 15
+    assert EmbeddingRouter(pool).trainable_parameters() == 0  # stores centroids, trains nothing
     assert domain_coverage(["SheetAgent"], pool, ["calc", "calc", "writer", "clock"]) == 0.5

@@ -3,7 +3,7 @@
 In the ICL baselines every task's prompt starts with the same instructions and *all*
 agent documents (~7,500 tokens for 30 agents) and differs only in the last few dozen
 tokens. :class:`PrefixLM` encodes that prefix once into a key/value cache, then scores
-candidate answers (:mod:`._scoring`) or generates greedily on top of it, cropping the cache
+candidate answers (:mod:`agentlab.llm.scoring`) or generates greedily on top of it, cropping the cache
 back after every query.
 
 The cache layers append into a preallocated buffer (:class:`BufferedLayer`) instead of
@@ -24,7 +24,7 @@ import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
-from agentlab.metaagent.baselines._scoring import candidate_logprobs, forward_packed, pack
+from agentlab.llm.scoring import candidate_logprobs, forward_packed, pack
 
 log = logging.getLogger(__name__)
 

@@ -1,11 +1,13 @@
-"""What the two parameter-efficient baselines (LoRA, prompt tuning) share.
+"""Adapted-LM routers: train a small adapter on the frozen LM, rank agents by answer likelihood.
+
+What the two parameter-efficient baselines (LoRA, prompt tuning) share.
 
 Both put a small trainable piece on the frozen backbone and are trained to *generate* the
 answer ``###Name###`` with the ordinary language-model loss on the answer tokens. Ranking
-scores every pool agent's answer string in one packed forward pass (:mod:`._scoring`) and
+scores every pool agent's answer string in one packed forward pass (:mod:`agentlab.llm.scoring`) and
 normalises the log-likelihoods over the pool. The opening ``###`` every answer shares is
 teacher-forced as part of the prompt (it does not change the ranking; see
-:func:`._scoring.split_common_prefix`).
+:func:`agentlab.llm.scoring.split_common_prefix`).
 
 Prompt: ``data/prompts/metaagent/router_ft.txt`` by default, a one-line instruction plus the task.
 AgentToken's longer instruction header (``metaagent/router_agenttoken``) does not help a model that
@@ -37,8 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.errors import CheckpointError, DataError
 from agentlab.llm.config import LLMConfig
-from agentlab.metaagent.baselines._common import parse_options, rankings, read_sidecar, softmax_rows, write_sidecar
-from agentlab.metaagent.baselines._scoring import (
+from agentlab.metaagent.baselines.common import rankings, read_sidecar, softmax_rows, write_sidecar
+from agentlab.llm.scoring import (
     Packed,
     candidate_logprobs,
     forward_packed,
@@ -48,7 +50,7 @@ from agentlab.metaagent.baselines._scoring import (
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import render_state
 from agentlab.dialogue.templates import PromptTemplate, check_recorded, load_template
-from agentlab.metaagent.router import Router
+from agentlab.metaagent.router import Router, parse_options
 from agentlab.paths import cache_dir
 from agentlab.pool import AgentPool
 
@@ -78,24 +80,29 @@ class AdapterConfig(BaseModel):
     weight_decay: float = Field(0.0, ge=0)
     batch_size: int = Field(16, ge=1)
     eval_batch_size: int = Field(8, ge=1)
-    seed: int = 0
-    cache: bool = Field(True, description="reuse/store the trained adapter under cache_dir()")
-    progress: bool = True
 
-    def key_fields(self) -> dict[str, Any]:
-        """The options that change what is trained (not how results are stored/shown)."""
-        return self.model_dump(exclude={"cache", "progress", "eval_batch_size"})
+    def key_fields(self, seed: int) -> dict[str, Any]:
+        """The options that change what is trained (not how results are stored/shown), with the seed."""
+        return {**self.model_dump(exclude={"eval_batch_size"}), "seed": seed}
 
 
-class AdapterRouter(Router):
-    """A trainable adapter on the frozen backbone; subclasses define the adapter."""
+class AdaptedLMRouter(Router):
+    """A trainable adapter on the frozen LM, agents ranked by answer likelihood; subclasses define the adapter.
+
+    Run options: ``use_cache`` reuses/stores the trained adapter under ``cache_dir()``;
+    ``seed`` (default 0) seeds the adapter's initialisation and the batch order.
+    """
+
+    #: seed when the run options give none
+    DEFAULT_SEED = 0
 
     config_cls: type[AdapterConfig] = AdapterConfig
     weights_file = "adapter_model.safetensors"
 
     def __init__(self, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> None:
         super().__init__(pool, llm, **options)
-        self.cfg = parse_options(self.config_cls, options, self.name)
+        self.cfg = parse_options(self.config_cls, self.options, self.name)
+        self.seed = self.DEFAULT_SEED if self.run_options.seed is None else self.run_options.seed
         self.template: PromptTemplate = load_template(self.cfg.template)
         self.trained_on: list[str] = []
         self.fit_info: dict[str, Any] = {}
@@ -116,8 +123,12 @@ class AdapterRouter(Router):
         """Virtual-token embeddings ``[n, d]`` to prepend, or None."""
 
     @abstractmethod
-    def trainable_parameters(self) -> list[torch.nn.Parameter]:
-        """The parameters the optimiser updates."""
+    def _trainable(self) -> list[torch.nn.Parameter]:
+        """The parameters the optimiser updates (the adapter is built)."""
+
+    def trainable_parameters(self) -> int:
+        """Size of the adapter (0 before it is built by :meth:`prepare`, :meth:`fit` or :meth:`load`)."""
+        return sum(p.numel() for p in self._trainable()) if self._ready else 0
 
     @abstractmethod
     def _save_weights(self, folder: Path) -> None: ...
@@ -141,7 +152,7 @@ class AdapterRouter(Router):
     def prepare(self) -> None:
         """Load the backbone and build a fresh adapter (idempotent)."""
         if not self._ready:
-            torch.manual_seed(self.cfg.seed)
+            torch.manual_seed(self.seed)
             self._build(fresh=True)
             self._ready = True
 
@@ -183,7 +194,7 @@ class AdapterRouter(Router):
             "format": FORMAT_VERSION,
             "backbone": [self.backend.model_id, self.backend.fingerprint],
             "template": self.template.sha256,
-            "config": self.cfg.key_fields(),
+            "config": self.cfg.key_fields(self.seed),
             "agents": train.agents,
         }
         h.update(json.dumps(record, sort_keys=True).encode())
@@ -197,7 +208,7 @@ class AdapterRouter(Router):
     def fit(self, train: TrainingSet) -> dict[str, float]:
         if len(train) == 0:
             raise DataError(f"empty training set: the {self.name} router needs demonstrations")
-        if self.cfg.cache:
+        if self.run_options.use_cache:
             cached = self.cache_path(train)
             if (cached / "router.json").is_file():
                 try:
@@ -208,7 +219,7 @@ class AdapterRouter(Router):
                 except CheckpointError as exc:
                     log.warning("ignoring unusable cached adapter (%s); retraining", exc)
         metrics = self._train(train)
-        if self.cfg.cache:
+        if self.run_options.use_cache:
             self.save(self.cache_path(train))
         return metrics
 
@@ -228,19 +239,19 @@ class AdapterRouter(Router):
         forced, answers = self._answers(train.agents)
         prompts = [p + forced for p in self._prompt_ids(train.texts, train.states)]
         targets = [answers[y] for y in train.labels]
-        params = self.trainable_parameters()
+        params = self._trainable()
         for p in params:
             p.requires_grad_(True)
         opt = torch.optim.AdamW(params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
-        rng = random.Random(self.cfg.seed)
-        torch.manual_seed(self.cfg.seed)
+        rng = random.Random(self.seed)
+        torch.manual_seed(self.seed)
         lengths = [len(p) + len(a) for p, a in zip(prompts, targets)]
         total = self.cfg.epochs * -(-len(prompts) // self.cfg.batch_size)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / max(total, 1)))
         pad = self.backend.tokenizer.pad_token_id
         losses: list[float] = []
         tokens = 0
-        bar = tqdm(total=total, desc=f"train {self.name}", disable=not self.cfg.progress, leave=False)
+        bar = tqdm(total=total, desc=f"train {self.name}", disable=not self.run_options.progress, leave=False)
         try:
             for epoch in range(self.cfg.epochs):
                 epoch_loss, seen = 0.0, 0
@@ -319,7 +330,7 @@ class AdapterRouter(Router):
                 "agents": self.trained_on,
                 "backbone": {"model_id": self.backend.model_id, "fingerprint": self.backend.fingerprint},
                 "template": {"name": self.template.name, "sha256": self.template.sha256},
-                "config": self.cfg.model_dump(),
+                "config": {**self.cfg.model_dump(), "seed": self.seed},
                 "fit": self.fit_info,
             },
         )
@@ -356,9 +367,13 @@ class AdapterRouter(Router):
             log.warning("%s router was not trained on %d pool agent(s): %s", self.name, len(unknown), ", ".join(unknown))
 
     @classmethod
-    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None) -> "AdapterRouter":
+    def load(
+        cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None, *, progress: bool = True, use_cache: bool = True
+    ) -> "AdaptedLMRouter":
         rec = read_sidecar(Path(path), cls.name)
         cfg = dict(rec.get("config", {}))
-        router = cls(pool, llm, **cfg)
+        for how in ("cache", "progress"):  # how a router ran, kept by sidecars written before RunOptions
+            cfg.pop(how, None)
+        router = cls(pool, llm, progress=progress, use_cache=use_cache, **cfg)
         router._restore(Path(path))
         return router

@@ -1,31 +1,17 @@
-"""Small pieces every baseline router shares: options, rankings, save-folder sidecars."""
+"""Small pieces every baseline router shares: rankings, text with state, save-folder sidecars."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
 
-from agentlab.errors import CheckpointError, ConfigError
+from agentlab.errors import CheckpointError
 from agentlab.fileio import atomic_write_json
 
-C = TypeVar("C", bound=BaseModel)
-
 SIDECAR = "router.json"
-
-
-def parse_options(config_cls: type[C], options: dict[str, Any], router: str) -> C:
-    """Router options -> its pydantic config; a bad or unknown option is one clear line."""
-    try:
-        return config_cls(**options)
-    except ValidationError as exc:
-        probs = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"invalid options for the {router} router: {probs}") from None
 
 
 def softmax_rows(scores: np.ndarray) -> np.ndarray:

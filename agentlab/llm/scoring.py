@@ -1,8 +1,9 @@
-"""Scoring agent names as continuations of a prompt, all candidates in one forward pass.
+"""Scoring candidate continuations of a prompt, all candidates in one forward pass.
 
-The LM baselines (ICL, LoRA, prompt tuning) rank the pool by the log-likelihood the model
-gives each answer ``###Name###`` after the prompt. Scoring 30 (or 1,000) names naively
-costs one forward pass per name. Here the prompt is followed by *all* candidate answers
+General language-model machinery: given a prompt and several candidate continuations, the
+summed log-likelihood of each. The LM routers (ICL, LoRA, prompt tuning) use it to rank the
+pool by the likelihood of each answer ``###Name###`` after the prompt. Scoring 30 (or 1,000)
+candidates naively costs one forward pass per candidate. Here the prompt is followed by *all* candidate answers
 packed into one sequence; a 4-D attention mask lets every candidate see the prompt and
 itself only, and position ids restart for each candidate, so each candidate's tokens get
 exactly the logits they would get in their own sequence (checked against the naive loop in

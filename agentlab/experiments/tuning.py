@@ -7,25 +7,26 @@ computed in one forward pass per text and kept in ``cache_dir()/tune/``; the gri
 settings then runs in seconds. A MiniLM nearest-centroid router on the same training data is
 measured in the same run as the reference to beat.
 
-    python -m agentlab.metaagent.tune --out benchmarks/results/agenttoken_tuning_raw.json
+:func:`run` takes a :class:`TuningConfig` and returns a :class:`Tuning` (one row per
+setting); its driver is ``python benchmarks/agenttoken_tuning.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import torch
+from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
 from agentlab.eval.benchmarks import load_appagent, load_osworld
 from agentlab.eval.metrics import routing_accuracy
-from agentlab.metaagent.data import TrainingSet, load_training_set
+from agentlab.metaagent.data import Source, TrainingSet, load_training_set
 from agentlab.metaagent.features import FeatureSpec, Query, TextFeatureExtractor
 from agentlab.metaagent.head import AgentHead
 from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
@@ -44,22 +45,25 @@ class Split:
     domains: list[str]
 
 
-def eval_splits() -> list[Split]:
-    osw, app = load_osworld(), load_appagent()
+def eval_splits(max_tasks: int | None = None) -> list[Split]:
+    """OSWorld single-app and AppAgent tasks (the first ``max_tasks`` of each; all by default)."""
+    osw, app = load_osworld()[:max_tasks], load_appagent()[:max_tasks]
     return [
         Split("osworld", [t.instruction for t in osw], [t.domain or "" for t in osw]),
         Split("appagent", [t.instruction for t in app], [t.domain or "" for t in app]),
     ]
 
 
-def multi_features(extractor: TextFeatureExtractor, texts: list[str], specs: list[FeatureSpec], batch_size: int = 16) -> dict[str, torch.Tensor]:
+def multi_features(
+    extractor: TextFeatureExtractor, texts: list[str], specs: list[FeatureSpec], batch_size: int = 16, progress: bool = True
+) -> dict[str, torch.Tensor]:
     """``{spec.key(): h [n, d]}`` for all specs, one forward per batch, cached on disk."""
     tag = hashlib.sha256((extractor.cache_namespace() + "|".join(s.key() for s in specs)).encode()).hexdigest()[:16]
     path = cache_dir() / "tune" / f"{tag}.pt"
     store: dict[str, torch.Tensor] = torch.load(path) if path.exists() else {}
     keys = [hashlib.sha256(t.strip().encode()).hexdigest()[:24] for t in texts]
     todo = sorted({k: t for k, t in zip(keys, texts) if k not in store}.items(), key=lambda kv: len(kv[1]))
-    for s in tqdm(range(0, len(todo), batch_size), desc=f"features {extractor.template.name} chat={extractor.spec.chat}"):
+    for s in tqdm(range(0, len(todo), batch_size), desc=f"features {extractor.template.name} chat={extractor.spec.chat}", disable=not progress):
         part = todo[s : s + batch_size]
         rests = extractor.check_length([Query(t) for _, t in part])
         outs = extractor.hidden_multi(rests, specs)
@@ -116,75 +120,104 @@ def run_one(
     return res
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--templates", nargs="+", default=["metaagent/router_agenttoken"])
-    ap.add_argument("--chat", nargs="+", default=["1"], help="1 = wrap in the chat template, 0 = raw")
-    ap.add_argument("--source", default="seed", help="training data: seed | all | generated")
-    ap.add_argument("--per-agent", type=int, default=None)
-    ap.add_argument("--grid", default="quick", choices=["quick", "train", "full"])
-    ap.add_argument("--out", type=Path, default=None, help="write all rows as JSON")
-    ap.add_argument("--md", type=Path, default=None, help="write the rows as a Markdown table")
-    args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
-    from agentlab.llm import load_local
+Grid = Literal["quick", "train", "full"]
 
-    backend = load_local()
-    pool = AgentPool.from_dir()
-    train = load_training_set(pool, per_agent=args.per_agent, source=args.source)
-    splits = eval_splits()
+
+def train_grid(grid: Grid) -> list[TrainConfig]:
+    """Training settings tried per hidden state: the default only (``quick``), or the training grid."""
+    if grid == "quick":
+        return [TrainConfig()]
+    return [
+        TrainConfig(),
+        TrainConfig.preset("paper"),
+        TrainConfig(init="random"),
+        TrainConfig(init="zeros"),
+        TrainConfig(logit_bias=5.0),
+        TrainConfig(logit_bias=10.0),
+        TrainConfig(lr=3e-3, epochs=100),
+        TrainConfig(lr=3e-2, epochs=20),
+        TrainConfig(weight_decay=0.1),
+        TrainConfig(balance=True),
+        TrainConfig(balance=True, lr=3e-3, epochs=100),
+    ]
+
+
+class TuningConfig(BaseModel):
+    """One tuning study: prompt variants x chat wrapping x hidden states x training settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    templates: list[str] = Field(default_factory=lambda: ["metaagent/router_agenttoken"])
+    #: wrap the prompt in the chat template (True), raw (False), or both
+    chat: list[bool] = Field(default_factory=lambda: [True])
+    #: training data rows (see ``load_training_set``)
+    source: Source = "seed"
+    per_agent: int | None = None
+    #: ``quick``: every hidden-state choice x the default training; ``train``: the final state x the
+    #: training grid; ``full``: every hidden-state choice, the training grid on the next-token state
+    grid: Grid = "quick"
+    #: evaluate on the first N tasks of each benchmark (None: all; smaller for smoke tests)
+    max_eval_tasks: int | None = None
+    progress: bool = True
+
+
+@dataclass
+class Tuning:
+    """The rows of one study, as JSON-ready dicts (the reference row first)."""
+
+    train_examples: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"train_examples": self.train_examples, "rows": self.rows}
+
+    def to_markdown(self) -> str:
+        return markdown_table(self.rows)
+
+    def best(self, split: str = "osworld") -> dict[str, Any] | None:
+        """The AgentToken row with the highest accuracy on ``split``."""
+        tuned = [r for r in self.rows if "template" in r]
+        return max(tuned, key=lambda r: float(r[split])) if tuned else None
+
+
+def run(config: TuningConfig, *, backend: Any = None, pool: AgentPool | None = None) -> Tuning:
+    """Run the study on the local backbone (``backend``; default the configured local model)."""
+    if backend is None:
+        from agentlab.llm import load_local
+
+        backend = load_local()
+    pool = pool or AgentPool.from_dir()
+    train = load_training_set(pool, per_agent=config.per_agent, source=config.source)
+    splits = eval_splits(config.max_eval_tasks)
     t0 = time.time()
     ref = centroid_reference(train, splits, pool)
-    rows: list[dict[str, object]] = [{"method": "minilm-centroid (reference)", **ref, "seconds": time.time() - t0}]
-    print(f"reference minilm centroid: {ref}  train examples={len(train)}", flush=True)
-
-    train_grid = {
-        "quick": [TrainConfig()],
-        "train": [
-            TrainConfig(),
-            TrainConfig.preset("paper"),
-            TrainConfig(init="random"),
-            TrainConfig(init="zeros"),
-            TrainConfig(logit_bias=5.0),
-            TrainConfig(logit_bias=10.0),
-            TrainConfig(lr=3e-3, epochs=100),
-            TrainConfig(lr=3e-2, epochs=20),
-            TrainConfig(weight_decay=0.1),
-            TrainConfig(balance=True),
-            TrainConfig(balance=True, lr=3e-3, epochs=100),
-        ],
-    }
-    for template in args.templates:
-        for chat in args.chat:
-            fx = TextFeatureExtractor(backend, template, FeatureSpec(chat=chat == "1"))
+    out = Tuning(train_examples=len(train))
+    out.rows.append({"method": "minilm-centroid (reference)", **ref, "seconds": time.time() - t0})
+    log.info("reference minilm centroid: %s  train examples=%d", ref, len(train))
+    for template in config.templates:
+        for chat in config.chat:
+            fx = TextFeatureExtractor(backend, template, FeatureSpec(chat=chat))
             n_layers = int(backend.model.config.num_hidden_layers)
             layer_specs = [s for s in LAYER_SPECS if s.layer is None or s.layer <= n_layers]
-            specs = layer_specs if args.grid != "train" else [FeatureSpec(chat=chat == "1")]
-            specs = [s.model_copy(update={"chat": chat == "1"}) for s in specs]
-            tr = multi_features(fx, train.texts, specs)
-            ev = {sp.name: multi_features(fx, sp.texts, specs) for sp in splits}
+            specs = layer_specs if config.grid != "train" else [FeatureSpec(chat=chat)]
+            specs = [s.model_copy(update={"chat": chat}) for s in specs]
+            tr = multi_features(fx, train.texts, specs, progress=config.progress)
+            ev = {sp.name: multi_features(fx, sp.texts, specs, progress=config.progress) for sp in splits}
             for spec in specs:
-                configs = train_grid["train"] if args.grid in ("train", "full") and spec.is_next_token else train_grid["quick"]
-                for cfg in configs:
+                grid: Grid = config.grid if config.grid in ("train", "full") and spec.is_next_token else "quick"
+                for cfg in train_grid(grid):
                     res = run_one(fx, tr[spec.key()], {k: v[spec.key()] for k, v in ev.items()}, train, splits, cfg, pool)
                     row = {
                         "template": template,
-                        "chat": chat == "1",
+                        "chat": chat,
                         "layer": "final" if spec.layer is None else spec.layer,
                         "pool": spec.pool,
                         "train": cfg.model_dump(exclude_defaults=True),
                         **res,
                     }
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-    if args.out:
-        from agentlab.fileio import atomic_write_json
-
-        atomic_write_json(args.out, {"train_examples": len(train), "rows": rows})
-    if args.md:
-        from agentlab.fileio import atomic_write_text
-
-        atomic_write_text(args.md, markdown_table(rows))
+                    out.rows.append(row)
+                    log.info("%s", json.dumps(row))
+    return out
 
 
 def markdown_table(rows: list[dict[str, object]]) -> str:
@@ -204,6 +237,3 @@ def markdown_table(rows: list[dict[str, object]]) -> str:
         )
     return head + "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    main()

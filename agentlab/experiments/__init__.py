@@ -1,0 +1,15 @@
+"""The studies behind notebook 04 and ``benchmarks/``: one module per study, each a typed config, a ``run``, typed results.
+
+- :mod:`.routing_table` -- Table 4 / Table 5 analog: every router fitted and measured on the same data;
+- :mod:`.pool_growth` -- Figure 3 analog: accuracy as agents join the pool;
+- :mod:`.data_size` -- Figure 5 analog: accuracy per demonstration budget, filtered vs unfiltered data;
+- :mod:`.manager_mode` -- hash-manager mode on multi-app tasks (top-K recall, AgentMatch);
+- :mod:`.pool_scale` -- latency and accuracy with up to 1,000 agents (synthetic distractors), AgentToken vs ICL;
+- :mod:`.tuning` -- which hidden state, prompt and training setting make AgentToken route well;
+- helpers they share: :mod:`.routing_data` (the data of one run), :mod:`.fit_cost` (time,
+  memory, parameters of a fit), and small study helpers of notebooks 03 and 05
+  (:mod:`.token_training`, :mod:`.scripted_demo`).
+
+Floor 7 of the architecture: imports metaagent, eval, selfinstruct, pool and llm, never viz,
+notebooks or the CLI. Studies log progress (``logging``); plots live in ``agentlab.viz``.
+"""

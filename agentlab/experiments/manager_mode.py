@@ -1,0 +1,130 @@
+"""Manager mode on multi-app tasks: top-K recall of each router's ranking and AgentMatch of the manager's plans.
+
+Top-K recall: the share of a task's gold domains covered by the domains of the router's top K
+agents (every multi-app task, no generation). AgentMatch: the manager (the backbone, prompted
+with the top-K agents' documents; the ICL router puts all documents) writes a plan per task; it
+matches when the set of the plan's agent domains equals the gold set. Planning generates per
+task, so only the first ``tasks`` tasks are planned.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.errors import ConfigError
+from agentlab.eval.benchmarks import BenchmarkTask, load_osworld
+from agentlab.eval.metrics import agent_match, topk_recall
+from agentlab.metaagent.data import TrainingSet
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.manager import Manager
+from agentlab.metaagent.router import Router, router_class
+from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from agentlab.llm.base import LLMBackend
+
+log = logging.getLogger(__name__)
+
+
+class ManagerModeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    routers: list[str] = Field(default_factory=lambda: ["agenttoken", "embedding"])
+    #: multi-app tasks given to the manager (it generates a plan per task)
+    tasks: int = Field(4, ge=0)
+    #: top-K agents whose documents the manager sees
+    k: int = Field(3, ge=1)
+    max_new_tokens: int = Field(96, ge=1)
+    #: the K of the top-K recall columns
+    recall_ks: list[int] = Field(default_factory=lambda: [1, 3, 5])
+
+
+@dataclass
+class ManagerRow:
+    """One router in manager mode."""
+
+    router: str
+    tasks: int
+    recall: dict[int, float]
+    planned: list[BenchmarkTask]
+    plans: list[RouteResult]
+    agent_match: float
+    #: plans without any agent (unusable after the corrective retry)
+    plans_failed: int
+    seconds_per_plan: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_row(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"router": self.router, "tasks": self.tasks}
+        for k, r in self.recall.items():
+            row[f"top-{k} recall"] = round(r, 3)
+        return row | {"manager tasks": len(self.planned), "AgentMatch": round(self.agent_match, 3),
+                      "plans failed": self.plans_failed, "manager s/task": round(self.seconds_per_plan, 1)}
+
+
+@dataclass
+class ManagerMode:
+    rows: list[ManagerRow]
+
+    def to_frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame([r.as_row() for r in self.rows]).set_index("router")
+
+
+def multi_app_tasks(pool: AgentPool) -> list[BenchmarkTask]:
+    """OSWorld multi-app tasks all of whose domains some agent of ``pool`` serves."""
+    domains = {a.domain for a in pool}
+    return [t for t in load_osworld(multi=True) if set(t.domains) <= domains]
+
+
+def measure_manager(
+    router: Router, manager: Manager, tasks: Sequence[BenchmarkTask], pool: AgentPool, *, planned: int, k: int,
+    recall_ks: Sequence[int] = (1, 3, 5),
+) -> ManagerRow:
+    """Top-K recall of ``router`` on all ``tasks``; plans (and AgentMatch) for the first ``planned``."""
+    rankings = [[n for n, _ in r] for r in router.rank([t.instruction for t in tasks])]
+    golds = [list(t.domains) for t in tasks]
+    recall = {kk: topk_recall(rankings, golds, pool, kk) for kk in recall_ks}
+    sub = list(tasks[:planned])
+    t0 = time.perf_counter()
+    plans = router.plan([t.instruction for t in sub], manager, k=k)
+    seconds = (time.perf_counter() - t0) / max(len(sub), 1)
+    match = agent_match([[s.agent for s in p.plan] for p in plans], [list(t.domains) for t in sub], pool)
+    failed = sum(1 for p in plans if p.agent is None and not p.plan)
+    return ManagerRow(router.name, len(tasks), recall, sub, plans, match.accuracy, failed, seconds)
+
+
+def run(
+    pool: AgentPool,
+    tasks: Sequence[BenchmarkTask],
+    backend: "LLMBackend",
+    config: ManagerModeConfig,
+    *,
+    fitted: Mapping[str, Router] | None = None,
+    train: TrainingSet | None = None,
+) -> ManagerMode:
+    """Each configured router in manager mode; a router not in ``fitted`` is built with default
+    options and fitted on ``train``."""
+    manager = Manager(backend, max_new_tokens=config.max_new_tokens)
+    rows = []
+    for kind in config.routers:
+        router = (fitted or {}).get(kind)
+        if router is None:
+            if train is None:
+                raise ConfigError(f"router '{kind}' is not fitted and no training set was given")
+            router = router_class(kind)(pool, progress=False)
+            router.fit(train)
+        row = measure_manager(router, manager, tasks, pool, planned=config.tasks, k=config.k, recall_ks=config.recall_ks)
+        row.router = kind
+        rows.append(row)
+        log.info("%s", row.as_row())
+    return ManagerMode(rows)

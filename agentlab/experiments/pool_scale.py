@@ -1,0 +1,182 @@
+"""Routing latency and accuracy as the pool grows to 1,000 agents with synthetic distractors: AgentToken vs ICL.
+
+The real agents are extended with synthetic ones: a renamed copy of a real document (cycling
+through the pool) with domain ``synthetic``, so choosing it is always wrong; accuracy at scale
+measures how well the real tokens hold up against a growing crowd of distractors. A synthetic
+AgentToken row is random with the mean norm of the trained rows (``rows="random"``) or a
+trained row plus Gaussian noise of 25% of that norm (``rows="perturbed"``, much harder).
+
+AgentToken uses a trained checkpoint (default: the shipped ``data/tokens``) with the disk cache
+of hidden states off, so every routed task pays its full forward pass. Latency is wall time per
+task of ``route()`` and of ``rank()``. ICL puts every document in the prompt: it is measured
+where the documents fit the context, and the largest pool that fits is found by counting tokens
+(0 and 1 demonstration per document).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.eval.metrics import routing_accuracy
+from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    from agentlab.eval.benchmarks import BenchmarkTask
+
+log = logging.getLogger(__name__)
+
+
+class PoolScaleConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sizes: list[int] = Field(default_factory=lambda: [30, 100, 300, 1000])
+    rows: Literal["random", "perturbed"] = "random"
+    #: AgentToken checkpoint (default: the shipped ``data/tokens``)
+    tokens: Path | None = None
+
+
+@dataclass
+class AgentTokenAtSize:
+    route_s: float
+    rank_s: float
+    acc: float
+    synthetic_chosen: int
+
+
+@dataclass
+class ICLAtSize:
+    route_s: float
+    prefill_s: float
+    acc: float
+    tokens: int
+    demos: int
+
+
+@dataclass
+class PoolScale:
+    """Per pool size: AgentToken's latency and accuracy, ICL's (or why it could not run)."""
+
+    sizes: list[int]
+    checkpoint: Path
+    mean_row_norm: float
+    agenttoken: dict[int, AgentTokenAtSize]
+    icl: dict[int, ICLAtSize | str] = field(default_factory=dict)
+    #: the largest pools whose ICL prompt fits, and their prompt tokens, with 0 and 1 demonstration each
+    icl_max_agents: dict[int, tuple[int, int]] = field(default_factory=dict)
+    context_length: int = 0
+    reserve_tokens: int = 0
+
+    def latency_ratio(self, what: Literal["route_s", "rank_s"] = "route_s") -> float:
+        """AgentToken's latency at the largest size over the smallest."""
+        lo, hi = min(self.sizes), max(self.sizes)
+        return getattr(self.agenttoken[hi], what) / getattr(self.agenttoken[lo], what)
+
+
+def grown_pool(pool: AgentPool, n: int) -> AgentPool:
+    """The real pool plus ``n - len(pool)`` synthetic agents (renamed copies, domain 'synthetic')."""
+    base = list(pool.agents)
+    extra = [replace(base[i % len(base)], name=f"Synth{i:04d}Agent", domain="synthetic") for i in range(max(0, n - len(base)))]
+    return AgentPool(base + extra)
+
+
+def icl_fit_limit(pool: AgentPool, demos: int) -> tuple[int, int]:
+    """Largest pool size whose ICL prompt fits the context (token counts only), and its tokens.
+
+    Prompt length grows by one document per agent, so a linear scan from the real pool size
+    finds the limit in a few tokenizations.
+    """
+    from agentlab.metaagent.baselines.icl import ICLRouter
+
+    def tokens(n: int) -> int:
+        return ICLRouter(grown_pool(pool, n), max_demos=demos, progress=False).prompt_tokens(demos)
+
+    r = ICLRouter(pool, progress=False)
+    budget = r.backend.context_length - r.cfg.reserve_tokens
+    n = len(pool)
+    if tokens(n) <= budget:
+        while tokens(n + 1) <= budget:
+            n += 1
+    else:
+        while n > 0 and tokens(n) > budget:
+            n -= 1
+    return n, tokens(n) if n else 0
+
+
+def run(
+    pool: AgentPool, tasks: "Sequence[BenchmarkTask]", icl_tasks: "Sequence[BenchmarkTask]", config: PoolScaleConfig
+) -> PoolScale:
+    """AgentToken at every size on ``tasks``; the ICL token limits; ICL at every size on ``icl_tasks`` (if any)."""
+    import torch
+
+    from agentlab.metaagent.agenttoken import AgentTokenRouter
+    from agentlab.metaagent.baselines.icl import ContextOverflowError, ICLRouter
+    from agentlab.metaagent.head import AgentHead
+    from agentlab.paths import data_dir
+
+    texts, gold = [t.instruction for t in tasks], [t.domain or "" for t in tasks]
+    ckpt = config.tokens or (data_dir() / "tokens")
+    trained = AgentTokenRouter.load(ckpt, pool, use_cache=False, progress=False)
+    w0 = trained.head.weight.detach()  # type: ignore[union-attr]
+    norm = float(w0.norm(dim=1).mean())
+    gen = torch.Generator().manual_seed(0)
+    log.info("%d tasks; AgentToken rows from %s (mean row norm %.3f); synthetic rows: %s", len(tasks), ckpt, norm, config.rows)
+
+    out = PoolScale(sizes=list(config.sizes), checkpoint=ckpt, mean_row_norm=norm, agenttoken={})
+    for n in config.sizes:
+        big = grown_pool(pool, n)
+        extra = n - len(pool)
+        if config.rows == "random":
+            rows = torch.randn(extra, w0.shape[1], generator=gen)
+            rows = rows / rows.norm(dim=1, keepdim=True) * norm
+        else:
+            base = w0[torch.arange(extra) % len(pool)]
+            noise = torch.randn(extra, w0.shape[1], generator=gen)
+            rows = base + 0.25 * norm * noise / noise.norm(dim=1, keepdim=True)
+        router = AgentTokenRouter(big, template=trained.template_name, feature=trained.feature, use_cache=False, progress=False)
+        router.head = AgentHead(n, w0.shape[1], logit_bias=trained.head.logit_bias, init=torch.cat([w0, rows]))  # type: ignore[union-attr]
+        router.agents = big.names
+        router.route(texts[:1])  # warm-up (prefix cache, allocations)
+        t0 = time.perf_counter()
+        res = router.route(texts)
+        route_s = (time.perf_counter() - t0) / len(texts)
+        t0 = time.perf_counter()
+        router.rank(texts)
+        rank_s = (time.perf_counter() - t0) / len(texts)
+        acc = routing_accuracy([r.agent for r in res], gold, big).accuracy
+        synth = sum(r.agent is not None and r.agent.startswith("Synth") for r in res)
+        out.agenttoken[n] = AgentTokenAtSize(route_s, rank_s, acc, synth)
+        log.info("agenttoken n=%d: route %.0f ms/task, rank %.0f ms/task, acc %.3f, synthetic chosen %d",
+                 n, route_s * 1000, rank_s * 1000, acc, synth)
+
+    out.icl_max_agents = {d: icl_fit_limit(pool, d) for d in (0, 1)}
+    (fit0, tok0), (fit1, tok1) = out.icl_max_agents[0], out.icl_max_agents[1]
+    log.info("ICL fits at most %d agents with 0 demonstrations (%d tokens), %d with 1 (%d tokens)", fit0, tok0, fit1, tok1)
+    for n in config.sizes if icl_tasks else []:
+        router_i = ICLRouter(grown_pool(pool, n), progress=False)
+        try:
+            lm = router_i.lm
+        except ContextOverflowError as exc:
+            out.icl[n] = f"does not fit ({exc.message.split(';')[0]})"
+            log.info("icl n=%d: %s", n, out.icl[n])
+            continue
+        t0 = time.perf_counter()
+        lm.cache  # noqa: B018 - prefill, reported separately
+        prefill = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res_i = router_i.route([t.instruction for t in icl_tasks])
+        per = (time.perf_counter() - t0) / len(icl_tasks)
+        acc_i = routing_accuracy([r.agent for r in res_i], [t.domain or "" for t in icl_tasks], router_i.pool).accuracy
+        out.icl[n] = ICLAtSize(per, prefill, acc_i, len(lm.prefix_ids), router_i.demos_used or 0)
+        log.info("icl n=%d: %.1f s/task (+%.0f s prefill, %d tokens), acc %.3f on %d",
+                 n, per, prefill, len(lm.prefix_ids), acc_i, len(icl_tasks))
+        del router_i
+    ref = ICLRouter(pool, progress=False)
+    out.context_length, out.reserve_tokens = int(ref.backend.context_length), ref.cfg.reserve_tokens
+    return out

@@ -1,0 +1,135 @@
+"""The Table 4 / Table 5 analog: every router fitted and measured on the same data, in one process.
+
+For each router kind: build it through ``ROUTERS`` (no progress bars; LoRA and prompt tuning
+with ``use_cache=False`` so a real fit is measured, not a cached adapter), fit it on its
+training set while timing it and sampling memory (:func:`~agentlab.experiments.fit_cost.measure_fit`),
+route its evaluation tasks and judge the answers by domain.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.eval.metrics import RoutingReport, routing_accuracy
+from agentlab.experiments.fit_cost import FitCost, measure_fit
+from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS, RoutingData
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.router import Router, router_class
+from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+class RoutingTableConfig(BaseModel):
+    """Which routers to measure and with which options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    routers: list[str] = Field(default_factory=lambda: ["agenttoken", "embedding", "icl", "lora", "prompt"])
+    #: per-router options (router name -> constructor options); they win over the defaults below
+    router_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: retrain LoRA / prompt tuning instead of reusing a cached adapter (a real fit is measured)
+    retrain_adapters: bool = True
+
+    def options_for(self, kind: str) -> dict[str, Any]:
+        """Constructor options of ``kind``: run options first, then the configured ones."""
+        base: dict[str, Any] = {"progress": False}
+        if kind in ADAPTED_LM_ROUTERS and self.retrain_adapters:
+            base["use_cache"] = False
+        return {**base, **self.router_options.get(kind, {})}
+
+
+@dataclass
+class RouterMeasurement:
+    """One router's row of the table."""
+
+    router: str
+    train_examples: int
+    eval_tasks: int
+    report: RoutingReport
+    cost: FitCost
+    route_seconds_per_task: float
+    #: what ``fit`` returned (``seconds``, ``cached`` for a reused adapter, ...)
+    fit_metrics: dict[str, float] = field(default_factory=dict)
+    #: the routed answers, in task order
+    results: list[RouteResult] = field(default_factory=list)
+
+    def as_row(self) -> dict[str, Any]:
+        """The row as notebook 04 shows it (Table 5 analog)."""
+        rep, cost = self.report, self.cost
+        return {
+            "router": self.router,
+            "train examples": self.train_examples,
+            "eval tasks": self.eval_tasks,
+            "accuracy": round(rep.accuracy, 3),
+            "macro accuracy": round(rep.macro_accuracy, 3),
+            "failures": rep.failures,
+            "trainable params": cost.trainable_parameters,
+            "fit s": round(cost.seconds, 1),
+            "fit peak RSS growth MiB": None if cost.peak_rss_mib is None else round(cost.peak_rss_mib),
+            "route s/task": round(self.route_seconds_per_task, 3),
+        }
+
+
+@dataclass
+class RoutingTable:
+    """Every measured router, in the order measured, and the fitted routers themselves."""
+
+    rows: list[RouterMeasurement]
+    fitted: dict[str, Router] = field(default_factory=dict)
+
+    def accuracy(self) -> dict[str, dict[str, float]]:
+        """Router -> {domain: accuracy, ..., "overall": accuracy} (domains sorted)."""
+        return {
+            m.router: {**{d: s.accuracy for d, s in sorted(m.report.per_domain.items())}, "overall": m.report.accuracy}
+            for m in self.rows
+        }
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Router -> {domain: tasks, ..., "overall": tasks}: the n of each accuracy cell."""
+        return {
+            m.router: {**{d: s.total for d, s in m.report.per_domain.items()}, "overall": m.report.overall.total}
+            for m in self.rows
+        }
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        return [m.as_row() for m in self.rows]
+
+    def to_frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self.table_rows()).set_index("router")
+
+
+def measure_router(router: Router, train: Any, tasks: list[Any], pool: AgentPool) -> RouterMeasurement:
+    """Fit ``router`` on ``train`` (measured), route ``tasks`` (timed) and judge them by domain."""
+    metrics, cost = measure_fit(router, train)
+    t0 = time.perf_counter()
+    routed = router.route([t.instruction for t in tasks])
+    per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
+    report = routing_accuracy([r.agent for r in routed], [t.domain for t in tasks], pool)
+    return RouterMeasurement(router.name, len(train), len(tasks), report, cost, per_task, dict(metrics), routed)
+
+
+def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> RoutingTable:
+    """Measure every configured router on ``data`` (each on its own training set and tasks)."""
+    table = RoutingTable(rows=[])
+    for kind in config.routers:
+        router = router_class(kind)(pool, **config.options_for(kind))
+        train, tasks = data.train_for(kind), data.tasks_for(kind)
+        log.info("%s: fitting on %d demonstrations ...", kind, len(train))
+        m = measure_router(router, train, tasks, pool)
+        m.router = kind
+        table.rows.append(m)
+        table.fitted[kind] = router
+        log.info("  accuracy %.1f%% on %d tasks; fit %.0f s; %.2f s/task",
+                 100 * m.report.accuracy, len(tasks), m.cost.seconds, m.route_seconds_per_task)
+    return table
