@@ -220,7 +220,7 @@ def run(config: TuningConfig, *, backend: Any = None, pool: AgentPool | None = N
     return out
 
 
-def markdown_table(rows: list[dict[str, object]]) -> str:
+def markdown_table(rows: list[dict[str, Any]]) -> str:
     """One line per run: prompt, chat, hidden state, training changes, accuracies, agent-token wins."""
     head = "| template | chat | layer | pool | training (changes from default) | OSWorld acc | AppAgent acc | agent token wins (OSW/App) |\n"
     head += "|---|---|---|---|---|---|---|---|\n"

@@ -39,7 +39,9 @@ class BufferedLayer(DynamicLayer):
         self._v: torch.Tensor | None = None
         self._n = 0
 
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):  # type: ignore[override]
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         n = self._n + key_states.shape[-2]

@@ -26,8 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 @dataclass
@@ -150,7 +154,7 @@ ForwardFn = Callable[[Packed], torch.Tensor]
 
 
 def forward_packed(
-    model: torch.nn.Module,
+    model: PreTrainedModel,
     packed: Packed,
     *,
     virtual: torch.Tensor | None = None,

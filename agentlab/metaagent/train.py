@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict
@@ -49,7 +49,7 @@ class TrainConfig(BaseModel):
 
 
 def initial_weights(
-    cfg: TrainConfig, names: list[str], tokenizer, word_head: torch.Tensor, dim: int  # type: ignore[no-untyped-def]
+    cfg: TrainConfig, names: list[str], tokenizer: Any, word_head: torch.Tensor, dim: int
 ) -> torch.Tensor:
     """Starting ``W_A`` for ``names`` under ``cfg.init`` (seeded)."""
     from agentlab.metaagent.head import name_mean_init
@@ -100,7 +100,7 @@ def train_head(
             loss = head.loss(h[idx], vocab_lse[idx], labels[idx], None if weights is None else weights[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            if frozen is not None:
+            if frozen is not None and head.weight.grad is not None:
                 head.weight.grad[frozen] = 0.0
             opt.step()
             if frozen is not None:

@@ -28,7 +28,7 @@ from agentlab.trajectory import StepRecord, Trajectory, list_episodes, load_traj
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
-    from PIL import Image
+    from PIL import Image, ImageFont
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,12 @@ def action_geometry(action: Action, elements: Sequence[Element], size: tuple[int
         if p is not None:
             arrow_from(p, action.direction, min(w, h) / 8)
     elif isinstance(action, Pointer):  # click, double_click
-        p = locate(action.element) if action.element is not None else (action.x, action.y)
+        if action.element is not None:
+            p = locate(action.element)
+        elif action.x is not None and action.y is not None:
+            p = (action.x, action.y)
+        else:
+            p = None
         if p is not None:
             out["point"] = p
     else:
@@ -97,7 +102,7 @@ def action_geometry(action: Action, elements: Sequence[Element], size: tuple[int
     return out
 
 
-def _font(size: int):  # type: ignore[no-untyped-def]
+def _font(size: int) -> "ImageFont.FreeTypeFont | ImageFont.ImageFont":
     from PIL import ImageFont
 
     try:

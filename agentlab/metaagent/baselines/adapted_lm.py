@@ -32,7 +32,7 @@ import shutil
 import time
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +53,9 @@ from agentlab.dialogue.templates import PromptTemplate, check_recorded, load_tem
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.paths import cache_dir
 from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    from agentlab.llm.local import LocalHFBackend
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +109,7 @@ class AdaptedLMRouter(Router):
         self.template: PromptTemplate = load_template(self.cfg.template)
         self.trained_on: list[str] = []
         self.fit_info: dict[str, Any] = {}
-        self._backend = None
+        self._backend: LocalHFBackend | None = None
         self._ready = False
 
     # ------------------------------------------------------------------ subclass hooks
@@ -142,7 +145,7 @@ class AdaptedLMRouter(Router):
 
     # ------------------------------------------------------------------ backbone and prompts
     @property
-    def backend(self):  # type: ignore[no-untyped-def]
+    def backend(self) -> LocalHFBackend:
         if self._backend is None:
             from agentlab.llm import load_local
 

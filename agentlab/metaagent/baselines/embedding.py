@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +38,9 @@ from agentlab.metaagent.baselines.common import (
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    from agentlab.similarity import SentenceEncoder
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +71,10 @@ class EmbeddingRouter(Router):
         self.examples: np.ndarray | None = None  # [n, dim]
         self.labels: np.ndarray | None = None  # [n] index into self.agents
         self.centroids: np.ndarray | None = None  # [len(agents), dim]
-        self._encoder = None
+        self._encoder: SentenceEncoder | None = None
 
     @property
-    def encoder(self):  # type: ignore[no-untyped-def]
+    def encoder(self) -> SentenceEncoder:
         if self._encoder is None:
             from agentlab.similarity import default_encoder
 

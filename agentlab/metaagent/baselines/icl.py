@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -44,6 +44,9 @@ from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.metaagent.decision import RouteResult
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    from agentlab.llm.local import LocalHFBackend
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +82,9 @@ def parse_agent_name(text: str, names: list[str]) -> ParsedName:
             unknown.append(m.group(1))
     if names:
         words = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b", re.I)
-        m = words.search(text)
-        if m:
-            return ParsedName(canon[m.group(1).lower()], "answer not in ###Name### form; took the first agent name mentioned")
+        mentioned = words.search(text)
+        if mentioned:
+            return ParsedName(canon[mentioned.group(1).lower()], "answer not in ###Name### form; took the first agent name mentioned")
     if unknown:
         return ParsedName(None, f"answer names unknown agent(s): {', '.join(dict.fromkeys(unknown))}")
     snippet = text.strip().replace("\n", " ")[:80]
@@ -114,7 +117,7 @@ class ICLRouter(Router):
         pos = [self.template.text.find("{" + f + "}") for f in ("documents", "state", "task")]
         if pos[0] < 0 or pos[2] < 0 or (pos[1] >= 0 and pos[1] < pos[0]) or pos[2] < pos[0]:
             raise ConfigError("an ICL template needs {documents} before {state} and {task}", where=self.template.path)
-        self._backend = None
+        self._backend: LocalHFBackend | None = None
         self._lm: PrefixLM | None = None
         self._key: tuple[str, ...] | None = None
         self.suffix_text = ""
@@ -123,7 +126,7 @@ class ICLRouter(Router):
         self.manager_demos: int | None = None
 
     @property
-    def backend(self):  # type: ignore[no-untyped-def]
+    def backend(self) -> LocalHFBackend:
         if self._backend is None:
             from agentlab.llm import load_local
 

@@ -11,6 +11,7 @@ LoRA (the training-cost benchmark).
 from __future__ import annotations
 
 import copy
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -34,9 +35,9 @@ class LoRARouter(AdaptedLMRouter):
     config_cls = LoRARouterConfig
     cfg: LoRARouterConfig
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.peft_model = None
+        self.peft_model: Any = None  # a peft model once built
 
     def _build(self, fresh: bool) -> None:
         from peft import LoraConfig, get_peft_model

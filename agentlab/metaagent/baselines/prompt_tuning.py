@@ -11,6 +11,7 @@ peft's format (``adapter_model.safetensors`` with ``prompt_embeddings`` +
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from pydantic import Field
@@ -33,10 +34,10 @@ class PromptTuningRouter(AdaptedLMRouter):
     config_cls = PromptTuningRouterConfig
     cfg: PromptTuningRouterConfig
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.peft_config = None
-        self.prompt_encoder = None
+        self.peft_config: Any = None
+        self.prompt_encoder: Any = None  # a peft PromptEmbedding once built
 
     @property
     def n_virtual(self) -> int:
