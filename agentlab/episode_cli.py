@@ -15,13 +15,13 @@ import typer
 _ROUTERS = ("gt", "agenttoken", "embedding", "icl", "lora", "prompt")
 
 
-def _load_tasks(path: Path):  # type: ignore[no-untyped-def]
+def _load_tasks(path: Path):
     from agentlab.eval.exec_tasks import load_task, load_tasks
 
     return load_tasks(path) if path.is_dir() else [load_task(path)]
 
 
-def _router(kind: str, pool, tokens: Optional[Path]):  # type: ignore[no-untyped-def]
+def _router(kind: str, pool, tokens: Optional[Path]):
     """A route function for a trained/fitted router (as ``agentlab route`` builds them)."""
     from agentlab.episode import HarnessError
     from agentlab.metaagent.router import router_class
@@ -29,14 +29,14 @@ def _router(kind: str, pool, tokens: Optional[Path]):  # type: ignore[no-untyped
 
     cls = router_class(kind)
     if kind == "agenttoken" or tokens is not None:
-        r = cls.load(tokens or data_dir() / "tokens", pool)  # type: ignore[attr-defined]
+        r = cls.load(tokens or data_dir() / "tokens", pool)
     else:
         from agentlab.metaagent.data import load_training_set
 
         r = cls(pool)
         r.fit(load_training_set(pool, None))
 
-    def route(task):  # type: ignore[no-untyped-def]
+    def route(task):
         chosen = r.route([task.instruction])[0].agent
         if chosen is None:
             raise HarnessError(f"router '{kind}' chose no agent for task {task.id}")

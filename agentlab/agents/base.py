@@ -77,7 +77,7 @@ def agent_class(name: str, *, where: str | None = None) -> AgentFactory:
         cls = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"runner {name!r} is not available ({module}:{attr}: {exc})", where=where) from None
-    return cls  # type: ignore[no-any-return]
+    return cls
 
 
 def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:
