@@ -31,7 +31,11 @@ _END_WORDS = {"DONE": "done", "FAIL": "fail"}
 
 
 class WorkspaceSpace(ActionSpace):
-    """The workspace's actions plus the reply protocol that carries them."""
+    """The workspace's actions plus the reply protocol that carries them.
+
+    Models do not write these actions as calls, so the classes' docstrings carry no ``e.g.``
+    example; :meth:`doc` and :meth:`example` describe the protocol instead.
+    """
 
     def doc(self) -> str:
         return (
@@ -65,7 +69,7 @@ WORKSPACE = WorkspaceSpace("workspace", "a code agent's programs in a sandboxed 
 @WORKSPACE.action("run_program")
 @dataclass(frozen=True)
 class RunProgram(Action):
-    """run_program(language: str, code: str) - run a python or bash program in the workspace, e.g. run_program("python", "print(1)")."""
+    """run_program(language: str, code: str) - run a python or bash program in the workspace (a fenced block in a reply)."""
 
     language: Literal["python", "bash"]
     code: str
@@ -83,7 +87,7 @@ class RunProgram(Action):
 @WORKSPACE.action("done")
 @dataclass(frozen=True)
 class Done(Action):
-    """done() - the task is complete (the last line DONE), e.g. done()."""
+    """done() - the task is complete (a reply's last line is DONE)."""
 
     terminal = True
 
@@ -91,7 +95,7 @@ class Done(Action):
 @WORKSPACE.action("fail")
 @dataclass(frozen=True)
 class Fail(Action):
-    """fail() - the task cannot be done (the last line FAIL), e.g. fail()."""
+    """fail() - the task cannot be done (a reply's last line is FAIL)."""
 
     terminal = True
 
