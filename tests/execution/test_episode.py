@@ -127,3 +127,14 @@ def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, t
     again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--resume"])
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
     assert len(chat_server.requests) == 2
+
+
+def test_task_files_may_name_their_gold_agent(tmp_path, pool, scripted, task_file) -> None:
+    raw = json.loads(task_file.read_text())
+    path = tmp_path / f"{raw['id']}.json"
+    path.write_text(json.dumps({**raw, "agent": "CoderAgent"}))
+    gold = load_task(path)
+    assert gold.agent == "CoderAgent" and gt_agent(gold, pool) == "CoderAgent"
+    path.write_text(json.dumps({**raw, "agent": "Nobody"}))
+    row = run_task(load_task(path), pool=pool, llm=scripted([]), out_dir=tmp_path / "run", options=ExecOptions())
+    assert row["success"] is False and "unknown agent 'Nobody'" in row["error"] and row["agents"] == []
