@@ -138,3 +138,15 @@ def test_task_files_may_name_their_gold_agent(tmp_path, pool, scripted, task_fil
     path.write_text(json.dumps({**raw, "agent": "Nobody"}))
     row = run_task(load_task(path), pool=pool, llm=scripted([]), out_dir=tmp_path / "run", options=ExecOptions())
     assert row["success"] is False and "unknown agent 'Nobody'" in row["error"] and row["agents"] == []
+
+
+@pytest.mark.slow
+def test_exec_smoke_with_the_embedded_model(tmp_path, task_file) -> None:
+    """The real 135M model: it will rarely solve the task, but the run must complete by the contract."""
+    out = tmp_path / "run"
+    res = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--max-steps", "2"])
+    assert res.exit_code == 0, res.output
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("execution_acc=") and last.endswith("n=1 harness_errors=0")
+    (row,) = read_jsonl(out / "results.jsonl")
+    assert row["model_id"].startswith("SmolLM2") and row["llm_calls"] >= 1 and row["status"] in {"done", "failed", "max_steps"}
