@@ -126,17 +126,19 @@ class CodeAgent:
             note = ""
             ok = True
             if reply.program is not None:
-                result = env.step(reply.program)
-                ok = bool(result.info.get("ok", True))
-                error = None if ok else f"step {steps}: program exited with {result.info.get('returncode')}"
-                if reply.end is not None and not ok:
+                stepped = env.step(reply.program)
+                obs_after = stepped.observation
+                ok = bool(stepped.info.get("ok", True))
+                error = None if ok else f"step {steps}: program exited with {stepped.info.get('returncode')}"
+                if reply.status == "done" and not ok:
                     note = "Your reply said it was finished, but its program failed, so the task goes on.\n"
-            end_now = reply.end is not None and ok
+            # DONE needs its program to succeed; FAIL ends the episode whatever its program did
+            end_now = reply.status == "failed" or (reply.status == "done" and ok)
             recorder.record(obs, reply.program or reply.end, action_text=reply.text, thought=_prose(reply.text),
                             done=end_now, info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
                                                 "end": reply.status})
             if reply.program is not None:
-                obs = result.observation
+                obs = obs_after
             if end_now:
                 status = "done" if reply.status == "done" else "failed"
                 if status == "failed":
@@ -144,11 +146,11 @@ class CodeAgent:
                 break
             messages.append(ChatMessage("user", self.templates["code/step"].render(note=note, observation=obs.text).strip()))
         tokens_in, tokens_out = self._usage()
-        result_ = AgentResult(status=status, steps=steps, llm_calls=self.llm_calls,  # type: ignore[arg-type]
+        outcome = AgentResult(status=status, steps=steps, llm_calls=self.llm_calls,  # type: ignore[arg-type]
                               tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out, error=error)
         if status != "done" and not (recorder.steps and recorder.steps[-1].done):
             recorder.record(obs, None, done=True, error=error)
-        return result_
+        return outcome
 
 
 def _prose(text: str) -> str:

@@ -126,3 +126,9 @@ def test_runner_options_are_checked(pool, scripted) -> None:
         CodeAgent(scripted([]), doc, {"colour": "red"})
     plain = CodeAgent(scripted([]), pool.get("Friday"), pool.get("Friday").runner_options)
     assert "Installed libraries" not in plain.system_prompt()
+
+
+def test_fail_ends_even_when_its_program_fails(tmp_path, task, pool, scripted) -> None:
+    llm = scripted([py("raise SystemExit(2)", "FAIL")])
+    res, _, traj = episode(tmp_path, task, pool, llm)
+    assert (res.status, res.steps, len(llm.prompts)) == ("failed", 1, 1) and traj.steps[-1].done
