@@ -150,3 +150,15 @@ def test_exec_smoke_with_the_embedded_model(tmp_path, task_file) -> None:
     assert last.startswith("execution_acc=") and last.endswith("n=1 harness_errors=0")
     (row,) = read_jsonl(out / "results.jsonl")
     assert row["model_id"].startswith("SmolLM2") and row["llm_calls"] >= 1 and row["status"] in {"done", "failed", "max_steps"}
+
+
+WORKSPACE_TASKS = [t for t in (load_task(p) for p in sorted(tasks_dir().glob("*.json")))
+                   if t.env == "workspace" and t.reference_solution is not None]
+
+
+@pytest.mark.parametrize("task_", WORKSPACE_TASKS, ids=lambda t: t.id)
+def test_every_workspace_task_runs_through_its_gt_agent(tmp_path, pool, scripted, task_) -> None:
+    """Each shipped workspace task routes (gt) to a code-runner agent, which solves it with the reference program."""
+    assert pool.get(gt_agent(task_, pool)).runner == "code"
+    row = run_task(task_, pool=pool, llm=scripted([solve(task_.id)]), out_dir=tmp_path, options=ExecOptions())
+    assert (row["error"], row["success"], row["steps"]) == (None, True, 1), row
