@@ -146,7 +146,7 @@ def run_task(
         if doc.runner is None:
             raise HarnessError(f"agent {name} has no runner (add 'runner:' to its document)", where=doc.path or name)
         cls = agent_class(doc.runner, where=str(doc.path or name))
-        runner = cls(llm, doc, doc.runner_options)
+        runner = cls(llm, doc, {"seed": options.seed, **doc.runner_options})  # a document's own seed wins
         row["agents"] = [name]
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})

@@ -19,9 +19,11 @@ class ScriptedBackend(LLMBackend):
     def __init__(self, replies: list[str]) -> None:
         self.replies = list(replies)
         self.prompts: list[list[ChatMessage]] = []
+        self.params: list[SamplingParams] = []
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         self.prompts.append(list(messages))
+        self.params.append(params or SamplingParams())
         if not self.replies:
             raise AssertionError("scripted backend ran out of replies")
         return [self.replies.pop(0)]

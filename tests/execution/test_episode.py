@@ -32,6 +32,7 @@ def test_gt_routing_follows_domain_env_and_gold_agent(pool) -> None:
 def test_one_task_end_to_end(tmp_path, pool, scripted, task) -> None:
     llm = scripted(["```bash\nls\n```", solve(task.id)])
     row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4, seed=7))
+    assert [p.seed for p in llm.params] == [7, 7]  # the run's seed reaches the agent's sampling
     assert ROW_FIELDS <= set(row)
     assert (row["success"], row["score"], row["steps"], row["llm_calls"], row["error"]) == (True, 1.0, 2, 2, None)
     assert (row["agents"], row["router"], row["status"], row["max_steps"], row["seed"]) == (["SheetAgent"], "gt", "done", 4, 7)
