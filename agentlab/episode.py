@@ -44,6 +44,8 @@ from agentlab.trajectory import TrajectoryRecorder
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
+#: where ground-truth routing looks when a task's domain has no agent of the needed interface
+GENERAL_DOMAIN = "general"
 EPISODES_DIR = "episodes"
 
 #: picks the agent (a pool name) for a task; raise an AgentlabError when none can be chosen
@@ -71,15 +73,20 @@ class ExecOptions:
 
 def gt_agent(task: ExecTask, pool: AgentPool) -> str:
     """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
-    (desktop) agent of the task's domain."""
+    (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
+    domain without a CLI agent, such as chrome, goes to CoderAgent); ties go to the first name."""
     if task.agent is not None:
         return task.agent
     interface = "CLI" if task.env == "workspace" else "GUI"
-    names = [a.name for a in pool.agents if a.domain == task.domain and a.interface == interface]
-    if not names:
-        raise HarnessError(f"no {interface} agent of domain '{task.domain}' in the pool for ground-truth routing; "
-                           "give the task an 'agent' field", where=task.source or task.id)
-    return sorted(names)[0]
+    for domain in (task.domain, GENERAL_DOMAIN):
+        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface)
+        if names:
+            if domain != task.domain:
+                log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",
+                         task.id, interface, task.domain, names[0], domain)
+            return names[0]
+    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{GENERAL_DOMAIN}') in the pool for "
+                       "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
 
 
 class _TimedEnv(Env):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentlab.episode import ExecOptions, gt_agent, run_suite, run_task
+from agentlab.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
 from agentlab.errors import BackendError, DataError
 from agentlab.eval.exec_tasks import load_task, tasks_dir
 from agentlab.fileio import read_jsonl
@@ -27,6 +27,9 @@ def test_gt_routing_follows_domain_env_and_gold_agent(pool) -> None:
     assert gt_agent(calc, pool) == "SheetAgent"
     assert gt_agent(load_task(tasks_dir() / "calc-enter-total.json"), pool) == "CalcAgent"  # env desktop -> GUI
     assert gt_agent(calc.model_copy(update={"agent": "CoderAgent"}), pool) == "CoderAgent"
+    assert gt_agent(calc.model_copy(update={"domain": "chrome"}), pool) == "CoderAgent"  # no CLI agent: general
+    with pytest.raises(HarnessError, match="no GUI agent of domain 'general'"):
+        gt_agent(calc.model_copy(update={"domain": "general", "env": "desktop"}), pool)
 
 
 def test_one_task_end_to_end(tmp_path, pool, scripted, task) -> None:
