@@ -38,6 +38,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("route", "agentlab.metaagent.cli:route"),
     ("eval", "agentlab.metaagent.cli:eval_app"),
     ("tasks", "agentlab.eval.tasks_cli"),
+    ("exec", "agentlab.episode_cli:exec_tasks"),
     ("desktop", "agentlab.envs.desktop_cli"),
     ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),
 ]

@@ -62,6 +62,8 @@ class ExecTask(BaseModel):
     outputs: list[str] = Field(default_factory=list)
     evaluator: EvaluatorSpec
     reference_solution: Solution | None = None
+    #: the gold agent (a pool name) for ground-truth routing; absent: the pool's agent for domain + env
+    agent: str | None = None
     source: str | None = Field(None, exclude=True)
 
     def problems(self) -> list[str]:

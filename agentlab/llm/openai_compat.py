@@ -31,6 +31,9 @@ class OpenAICompatBackend(LLMBackend):
         self.config = config
         self.model_id = config.model
         self._openai = openai
+        #: tokens the server reported so far (prompt, completion); agents read the difference
+        self.tokens_in = 0
+        self.tokens_out = 0
         self.client = openai.OpenAI(
             base_url=config.base_url, api_key=config.api_key(), timeout=config.timeout_s, max_retries=1
         )
@@ -73,6 +76,10 @@ class OpenAICompatBackend(LLMBackend):
             if not resp.choices:
                 raise BackendError(f"server at {self.config.base_url} returned no choices")
             text = resp.choices[0].message.content or ""
+            usage = getattr(resp, "usage", None)
+            if usage is not None:
+                self.tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)
+                self.tokens_out += int(getattr(usage, "completion_tokens", 0) or 0)
             out.append(truncate_at_stop(text, params.stop))
         return out
 

@@ -21,7 +21,10 @@ def validate(folder: Optional[Path] = typer.Argument(None, help="Folder of agent
     from agentlab.pool import validate_dir
 
     folder = folder or agents_dir()
+    from agentlab.agents.base import runner_problems
+
     docs, problems = validate_dir(folder)
+    problems = problems + runner_problems(docs)
     for p in problems:
         typer.echo(p, err=True)
     if problems:

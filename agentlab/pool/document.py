@@ -10,6 +10,9 @@ One Markdown file per agent, YAML front matter plus four sections::
     base_model: closed         # open | closed
     domain: calc               # fixed vocabulary per platform (DOMAINS)
     supports_extension: false
+    runner: code               # optional: the implementation (agentlab.agents.base.AGENTS)
+    runner_options:            # optional: handed to the runner (e.g. libraries to mention)
+      libraries: [openpyxl]
     ---
     # Applications
     ...
@@ -46,6 +49,7 @@ FIELD_CHOICES: dict[str, tuple[str, ...]] = {
     "modality": ("single", "multi"),
     "base_model": ("open", "closed"),
 }
+RUNNER_FIELDS = ("runner", "runner_options")
 REQUIRED_FIELDS = ("name", "platform", "interface", "modality", "base_model", "domain", "supports_extension")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{1,63}$")
 DEMO_RE = re.compile(r"^\s*(\d+)[.)]\s+(.*\S)\s*$")
@@ -79,6 +83,10 @@ class AgentDocument:
     demonstrations: tuple[Demonstration, ...]
     path: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: the implementation that carries tasks out (a name in ``agentlab.agents.base.AGENTS``)
+    runner: str | None = None
+    runner_options: dict[str, Any] = field(default_factory=dict, compare=False)
+    runner_line: int = field(default=0, compare=False)  #: the ``runner:`` line, for error messages
 
     @property
     def description(self) -> str:
@@ -149,6 +157,11 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
             _line_of(fm_lines, "domain:"),
             f"unknown domain '{domain}' for platform {platform}; known: {', '.join(DOMAINS[platform])}",
         )
+    runner, runner_options = meta.get("runner"), meta.get("runner_options", {})
+    if runner is not None and not (isinstance(runner, str) and NAME_RE.match(runner)):
+        bad(_line_of(fm_lines, "runner:"), f"runner '{runner}' must be a runner name such as code, appagent or gui")
+    if not isinstance(runner_options, dict):
+        bad(_line_of(fm_lines, "runner_options:"), "runner_options must be a mapping of 'key: value' lines")
     ext = meta.get("supports_extension")
     if ext is not None and not isinstance(ext, bool):
         bad(_line_of(fm_lines, "supports_extension:"), f"supports_extension must be true or false, not '{ext}'")
@@ -238,7 +251,10 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
         limitations=body["Limitations"],
         demonstrations=tuple(demos),
         path=path if path.name != "<string>" else None,
-        extra={k: v for k, v in meta.items() if k not in REQUIRED_FIELDS},
+        extra={k: v for k, v in meta.items() if k not in REQUIRED_FIELDS + RUNNER_FIELDS},
+        runner=runner,
+        runner_options=dict(runner_options),
+        runner_line=_line_of(fm_lines, "runner:", 0),
     )
     return doc, []
 

@@ -44,7 +44,7 @@ def test_membership_separates_the_spaces() -> None:
 
 def test_names_resolve_to_the_objects() -> None:
     assert action_space("phone") is PHONE and action_space("desktop") is DESKTOP
-    assert set(SPACES) == {"phone", "desktop"}
+    assert set(SPACES) == {"phone", "desktop", "workspace"}
     assert all(cls.space == space.name for space in SPACES.values() for cls in space.classes)
 
 

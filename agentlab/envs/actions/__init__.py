@@ -1,7 +1,8 @@
 """Action spaces by name: the one place a space's name (a config, a CLI flag, a record) is resolved.
 
 Each space lives in its own module — :mod:`~agentlab.envs.actions.phone` (AppAgent's),
-:mod:`~agentlab.envs.actions.desktop` (PC-Agent's) — as an
+:mod:`~agentlab.envs.actions.desktop` (PC-Agent's), :mod:`~agentlab.envs.actions.workspace` (the
+code agent's programs) — as an
 :class:`~agentlab.envs.actions.space.ActionSpace` and the action classes it registers.
 Importing any part of this package registers all of them, so a recorded action dict always
 turns back into its action (:meth:`~agentlab.envs.actions.base.Action.from_dict`).
@@ -18,10 +19,11 @@ from pathlib import Path
 from agentlab.envs.actions.desktop import DESKTOP
 from agentlab.envs.actions.phone import PHONE
 from agentlab.envs.actions.space import ActionSpace
+from agentlab.envs.actions.workspace import WORKSPACE
 from agentlab.errors import ConfigError
 
 #: name -> space, for every space there is
-SPACES: dict[str, ActionSpace] = {space.name: space for space in (PHONE, DESKTOP)}
+SPACES: dict[str, ActionSpace] = {space.name: space for space in (PHONE, DESKTOP, WORKSPACE)}
 
 
 def action_space(name: str, *, where: str | Path | None = None) -> ActionSpace:

@@ -1,0 +1,52 @@
+"""Runners ``appagent`` (phone) and ``gui`` (desktop GUI): the AppAgent deploy loop behind :class:`Agent`.
+
+The pool's mobile documents and desktop GUI documents name these runners. Both carry a task
+out with :meth:`~agentlab.agents.appagent.AppAgent.deploy` on the env they are given; which
+env that is (:attr:`env_kind`) decides whether the episode runner can build one from a task
+file here (in this slice it builds workspaces only, and reports the others as harness errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+
+from agentlab.agents.appagent import AppAgent
+from agentlab.agents.appagent_core import AppAgentConfig
+from agentlab.agents.base import AgentResult
+from agentlab.envs.base import Env
+from agentlab.errors import ConfigError
+from agentlab.llm.base import LLMBackend
+from agentlab.pool.document import AgentDocument
+from agentlab.trajectory import TrajectoryRecorder
+
+
+class AppAgentRunner:
+    """AppAgent's deployment phase on a phone; ``runner_options`` are :class:`AppAgentConfig` fields."""
+
+    env_kind: ClassVar[str] = "phone"
+
+    def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+        raw = {"app": document.domain, **dict(options or {})}
+        try:
+            self.config = AppAgentConfig(**raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}",
+                              where=document.path or document.name) from None
+        self.llm = llm
+        self.document = document
+
+    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
+        agent = AppAgent(self.llm, self.config.model_copy(update={"max_steps": max_steps}))
+        res = agent.deploy(env, task_instruction, recorder.path)
+        status = res.status if res.status in ("done", "failed", "max_steps") else "failed"
+        return AgentResult(status=status, steps=res.steps, llm_calls=res.llm_calls, error=res.error)  # type: ignore[arg-type]
+
+
+class GuiRunner(AppAgentRunner):
+    """The same loop on a desktop (accessibility-tree elements, PC-Agent's action space)."""
+
+    env_kind: ClassVar[str] = "desktop"

@@ -1,0 +1,89 @@
+"""The ``Agent`` protocol every runner implements, and the registry naming the runners.
+
+A pool document says which implementation carries its tasks out (front matter ``runner:``,
+plus optional ``runner_options:``); :data:`AGENTS` maps that name to ``"module:Class"`` the
+way :data:`~agentlab.metaagent.router.ROUTERS` does for routers, so enrolling a document
+with a new runner needs one line here and no change elsewhere. A runner class is built as
+``cls(llm, document, options)`` and runs an episode with :meth:`Agent.run`; it declares which
+env it needs (:attr:`Agent.env_kind`) so the episode runner can build it, or report plainly
+that it cannot here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from agentlab.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.envs.base import Env
+    from agentlab.llm.base import LLMBackend
+    from agentlab.pool.document import AgentDocument
+    from agentlab.trajectory import TrajectoryRecorder
+
+Status = Literal["done", "failed", "max_steps"]
+
+#: runner name (a document's ``runner:``) -> "module:Class"
+AGENTS: dict[str, str] = {
+    "code": "agentlab.agents.code:CodeAgent",
+    "appagent": "agentlab.agents.appagent_runner:AppAgentRunner",
+    "gui": "agentlab.agents.appagent_runner:GuiRunner",
+}
+
+
+@dataclass
+class AgentResult:
+    """How an episode ended and what it cost."""
+
+    status: Status
+    steps: int = 0
+    llm_calls: int = 0
+    tokens_in: int = 0  #: as reported by the backend; 0 when it does not report usage
+    tokens_out: int = 0
+    error: str | None = None  #: the last problem the agent met (a rejected reply, a failed program)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Something that carries a task out in an env, recording every step."""
+
+    #: the env this runner acts in: "workspace" | "desktop" | "phone"
+    env_kind: ClassVar[str]
+
+    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
+        """Act until the agent ends the episode or ``max_steps`` actions were taken."""
+        ...
+
+
+class AgentFactory(Protocol):
+    """What :data:`AGENTS` names: a class built from a backend, a document and its options."""
+
+    env_kind: ClassVar[str]
+
+    def __call__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any]) -> Agent: ...
+
+
+def agent_class(name: str, *, where: str | None = None) -> AgentFactory:
+    """The runner class registered as ``name``; an unknown name is a :class:`ConfigError`."""
+    try:
+        target = AGENTS[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown runner {name!r}; known runners: {', '.join(AGENTS)}", where=where) from None
+    module, _, attr = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"runner {name!r} is not available ({module}:{attr}: {exc})", where=where) from None
+    return cls
+
+
+def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:
+    """``path:line: ...`` for every document whose ``runner:`` is not registered in :data:`AGENTS`."""
+    out: list[str] = []
+    for doc in documents:
+        if doc.runner is not None and doc.runner not in AGENTS:
+            out.append(f"{doc.path or doc.name}:{doc.runner_line}: unknown runner '{doc.runner}'; known: {', '.join(AGENTS)}")
+    return out

@@ -1,0 +1,165 @@
+"""The code agent (runner ``code``): carries a task out by writing programs in a workspace.
+
+The pool's CLI agents (SheetAgent, WordAgent, CoderAgent, ...) are all this one loop with a
+different system prompt: the document's applications, capabilities and limitations, plus
+the runner's options (``libraries: [openpyxl]``), filled into ``data/prompts/code/system.txt``.
+The conversation is multi-turn: the first user turn shows the task and the workspace's files,
+each later one what the previous program did (exit code, stdout, stderr). Each reply is read
+by the workspace reply protocol (:mod:`agentlab.envs.actions.workspace`) through the shared
+:func:`~agentlab.dialogue.ask.ask_until_parsed` loop, which re-asks with
+``code/correction`` when a reply is unusable (no program, two programs, an unknown language).
+
+The episode ends when a reply's last line is DONE or FAIL (a program in a DONE reply runs
+first and must succeed), when every attempt at a usable reply failed, or when ``max_steps``
+replies have been acted on. Every attempt is recorded, each with the messages it was sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentlab.agents.base import AgentResult
+from agentlab.dialogue.ask import Attempt, ask_until_parsed
+from agentlab.dialogue.templates import load_template, template_hashes
+from agentlab.envs.actions.workspace import WORKSPACE, Reply
+from agentlab.envs.base import Env
+from agentlab.errors import ConfigError
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.pool.document import AgentDocument
+from agentlab.trajectory import TrajectoryRecorder
+
+log = logging.getLogger(__name__)
+
+PROMPTS = ("code/system", "code/task", "code/step", "code/correction")
+
+
+class CodeAgentOptions(BaseModel):
+    """A document's ``runner_options`` for the code runner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    libraries: list[str] = Field(default_factory=list, description="libraries the system prompt says are installed")
+    max_attempts: int = Field(3, ge=1, description="asks per step for a usable reply")
+    max_new_tokens: int = Field(1024, ge=16)
+    temperature: float = Field(0.0, ge=0.0, description="first attempt (0 = greedy)")
+    retry_temperature: float = Field(0.7, ge=0.0, description="retries sample, so a retry can differ")
+    seed: int = 0
+
+
+class CodeAgent:
+    """Multi-turn program-writing agent for a :class:`~agentlab.envs.workspace_env.WorkspaceEnv`."""
+
+    env_kind: ClassVar[str] = "workspace"
+
+    def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+        try:
+            self.options = CodeAgentOptions(**dict(options or {}))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ConfigError(
+                f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=document.path or document.name
+            ) from None
+        self.llm = llm
+        self.document = document
+        self.templates = {name: load_template(name) for name in PROMPTS}
+        self.llm_calls = 0
+
+    # -- prompts ---------------------------------------------------------------------
+    def system_prompt(self) -> str:
+        libs = self.options.libraries
+        doc = self.document
+        return self.templates["code/system"].render(
+            agent=doc.name, applications=doc.applications, capabilities=doc.capabilities,
+            limitations=doc.limitations, protocol=WORKSPACE.doc(),
+            libraries=f"Installed libraries you may use: {', '.join(libs)}." if libs else "",
+        ).strip()
+
+    def params(self, attempt: int) -> SamplingParams:
+        o = self.options
+        return SamplingParams(max_new_tokens=o.max_new_tokens, temperature=o.temperature if attempt == 0 else o.retry_temperature,
+                              seed=o.seed + attempt)
+
+    def _usage(self) -> tuple[int, int]:
+        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
+
+    # -- the episode -----------------------------------------------------------------
+    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
+        """Converse and act until DONE/FAIL, an unusable reply after every attempt, or ``max_steps``."""
+        start_in, start_out = self._usage()
+        self.llm_calls = 0
+        recorder.meta.extra.update(prompts=template_hashes(PROMPTS), runner="code", runner_options=self.options.model_dump())
+        obs = env.reset(task_instruction)
+        messages = [
+            ChatMessage("system", self.system_prompt()),
+            ChatMessage("user", self.templates["code/task"].render(task=task_instruction, observation=obs.text).strip()),
+        ]
+        sent = 0  # messages already written to the trajectory
+        steps, status, error = 0, "max_steps", None
+
+        def record_attempt(a: Attempt[Reply]) -> None:
+            nonlocal sent
+            self.llm_calls += 1
+            if not a.ok:
+                recorder.record(obs, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
+                                info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
+                sent = len(a.messages)
+
+        while steps < max_steps:
+            asked = ask_until_parsed(
+                self.llm, messages, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts, params=self.params,
+                correction=self.templates["code/correction"], on_attempt=record_attempt, label="code agent reply",
+            )
+            last = asked.attempts[-1]
+            if asked.value is None:
+                status = "failed"
+                error = f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
+                break
+            reply = asked.value
+            new = [m.as_dict() for m in last.messages[sent:]]
+            messages = [*last.messages, ChatMessage("assistant", last.reply)]
+            sent = len(messages)
+            steps += 1
+            note = ""
+            ok = True
+            if reply.program is not None:
+                stepped = env.step(reply.program)
+                obs_after = stepped.observation
+                ok = bool(stepped.info.get("ok", True))
+                error = None if ok else f"step {steps}: program exited with {stepped.info.get('returncode')}"
+                if reply.status == "done" and not ok:
+                    note = "Your reply said it was finished, but its program failed, so the task goes on.\n"
+            # DONE needs its program to succeed; FAIL ends the episode whatever its program did
+            end_now = reply.status == "failed" or (reply.status == "done" and ok)
+            recorder.record(obs, reply.program or reply.end, action_text=reply.text, thought=_prose(reply.text),
+                            done=end_now, info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
+                                                "end": reply.status})
+            if reply.program is not None:
+                obs = obs_after
+            if end_now:
+                status = "done" if reply.status == "done" else "failed"
+                if status == "failed":
+                    error = "the agent gave up (FAIL)"
+                break
+            messages.append(ChatMessage("user", self.templates["code/step"].render(note=note, observation=obs.text).strip()))
+        tokens_in, tokens_out = self._usage()
+        outcome = AgentResult(status=status, steps=steps, llm_calls=self.llm_calls,  # type: ignore[arg-type]
+                              tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out, error=error)
+        if status != "done" and not (recorder.steps and recorder.steps[-1].done):
+            recorder.record(obs, None, done=True, error=error)
+        return outcome
+
+
+def _prose(text: str) -> str:
+    """The reply without its fenced program: the model's thought."""
+    out, inside = [], False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            out.append(line)
+    return "\n".join(out).strip()

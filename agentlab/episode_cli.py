@@ -1,0 +1,83 @@
+"""``agentlab exec``: carry task files out with the pool's agents and write results.jsonl.
+
+Mounted as a single top-level command by :mod:`agentlab.cli`. The last line printed is
+``execution_acc=<x> n=<n> harness_errors=<k>``; the exit status is 0 whenever the run
+completed, whatever the success rate (see ``docs/execution.md``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+_ROUTERS = ("gt", "agenttoken", "embedding", "icl", "lora", "prompt")
+
+
+def _load_tasks(path: Path):
+    from agentlab.eval.exec_tasks import load_task, load_tasks
+
+    return load_tasks(path) if path.is_dir() else [load_task(path)]
+
+
+def _router(kind: str, pool, tokens: Optional[Path]):
+    """A route function for a trained/fitted router (as ``agentlab route`` builds them)."""
+    from agentlab.episode import HarnessError
+    from agentlab.metaagent.router import router_class
+    from agentlab.paths import data_dir
+
+    cls = router_class(kind)
+    if kind == "agenttoken" or tokens is not None:
+        r = cls.load(tokens or data_dir() / "tokens", pool)
+    else:
+        from agentlab.metaagent.data import load_training_set
+
+        r = cls(pool)
+        r.fit(load_training_set(pool, None))
+
+    def route(task):
+        chosen = r.route([task.instruction])[0].agent
+        if chosen is None:
+            raise HarnessError(f"router '{kind}' chose no agent for task {task.id}")
+        return chosen
+
+    return route
+
+
+def exec_tasks(
+    tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
+    out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
+    router: str = typer.Option("gt", "--router", help="gt | agenttoken | embedding | icl | lora | prompt"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Force this pool agent for every task."),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
+    max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
+    time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action)."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row."),
+    resume: bool = typer.Option(False, "--resume", help="Skip tasks already in results.jsonl."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
+    tokens: Optional[Path] = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
+    agents_dir: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+) -> None:
+    """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
+    from agentlab.episode import ExecOptions, check_out_dir, run_suite
+    from agentlab.errors import ConfigError
+    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.pool import AgentPool
+
+    if router not in _ROUTERS:
+        raise ConfigError(f"--router must be one of {', '.join(_ROUTERS)}, not '{router}'")
+    check_out_dir(out, resume)  # before anything slow: nothing is touched on this error
+    items = _load_tasks(tasks)
+    pool = AgentPool.from_dir(agents_dir)
+    if agent is not None:
+        pool.get(agent)
+    route = None if agent is not None or router == "gt" else _router(router, pool, tokens)
+    llm = load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
+    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed)
+    summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
+                        resume=resume, limit=limit)
+    for domain, (acc, n) in summary.by_domain().items():
+        typer.echo(f"{domain}: ExecutionAcc={acc:.3f} (n={n})")
+    typer.echo(f"results: {out / 'results.jsonl'} ({summary.ran} run, {summary.skipped} kept from before)")
+    typer.echo(f"execution_acc={summary.execution_acc:.4f} n={len(summary.rows)} harness_errors={summary.harness_errors}")

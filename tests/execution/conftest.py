@@ -1,0 +1,63 @@
+"""Execution tests: a scripted model (a test double) driving real workspaces and real task files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.pool import AgentPool
+
+
+class ScriptedBackend(LLMBackend):
+    """TEST DOUBLE, not a model: replays canned replies in order and keeps what it was sent."""
+
+    model_id = "scripted-test-double"
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.prompts: list[list[ChatMessage]] = []
+        self.params: list[SamplingParams] = []
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        self.prompts.append(list(messages))
+        self.params.append(params or SamplingParams())
+        if not self.replies:
+            raise AssertionError("scripted backend ran out of replies")
+        return [self.replies.pop(0)]
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        raise AssertionError("the code agent only uses chat()")
+
+
+def py(code: str, end: str = "") -> str:
+    """A reply holding one python block (and an end line)."""
+    return f"Here is the program.\n```python\n{code.rstrip()}\n```\n{end}".rstrip()
+
+
+@pytest.fixture
+def scripted() -> type[ScriptedBackend]:
+    return ScriptedBackend
+
+
+@pytest.fixture(scope="session")
+def pool() -> AgentPool:
+    return AgentPool.from_dir(None)
+
+
+@pytest.fixture
+def task() -> ExecTask:
+    return load_task(tasks_dir() / "csv-sales-summary.json")
+
+
+@pytest.fixture
+def solution(task: ExecTask) -> str:
+    assert task.reference_solution is not None
+    return task.reference_solution.code
+
+
+@pytest.fixture
+def task_file() -> Path:
+    return tasks_dir() / "csv-sales-summary.json"

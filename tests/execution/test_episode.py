@@ -1,0 +1,168 @@
+"""The episode runner and ``agentlab exec``: rows, resume, harness errors, the CLI contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentlab.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
+from agentlab.errors import BackendError, DataError
+from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.fileio import read_jsonl
+from agentlab.llm.base import LLMBackend
+
+ROW_FIELDS = {"id", "domain", "router", "agents", "success", "score", "steps", "llm_calls", "tokens_in",
+              "tokens_out", "seconds", "error", "trajectory", "max_steps", "time_limit_s", "seed"}
+
+
+def solve(task_id: str) -> str:
+    sol = load_task(tasks_dir() / f"{task_id}.json").reference_solution
+    assert sol is not None
+    return f"Solving it.\n```{sol.language}\n{sol.code.rstrip()}\n```\nDONE"
+
+
+def test_gt_routing_follows_domain_env_and_gold_agent(pool) -> None:
+    calc = load_task(tasks_dir() / "csv-sales-summary.json")
+    assert gt_agent(calc, pool) == "SheetAgent"
+    assert gt_agent(load_task(tasks_dir() / "calc-enter-total.json"), pool) == "CalcAgent"  # env desktop -> GUI
+    assert gt_agent(calc.model_copy(update={"agent": "CoderAgent"}), pool) == "CoderAgent"
+    assert gt_agent(calc.model_copy(update={"domain": "chrome"}), pool) == "CoderAgent"  # no CLI agent: general
+    with pytest.raises(HarnessError, match="no GUI agent of domain 'general'"):
+        gt_agent(calc.model_copy(update={"domain": "general", "env": "desktop"}), pool)
+
+
+def test_one_task_end_to_end(tmp_path, pool, scripted, task) -> None:
+    llm = scripted(["```bash\nls\n```", solve(task.id)])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4, seed=7))
+    assert [p.seed for p in llm.params] == [7, 7]  # the run's seed reaches the agent's sampling
+    assert ROW_FIELDS <= set(row)
+    assert (row["success"], row["score"], row["steps"], row["llm_calls"], row["error"]) == (True, 1.0, 2, 2, None)
+    assert (row["agents"], row["router"], row["status"], row["max_steps"], row["seed"]) == (["SheetAgent"], "gt", "done", 4, 7)
+    episode = tmp_path / row["trajectory"]
+    assert (episode / "traj.jsonl").exists() and (episode / "workspace" / "report.xlsx").exists()
+    assert json.loads((episode / "meta.json").read_text())["status"] == "done"
+
+
+def test_harness_errors_are_rows_not_crashes(tmp_path, pool, scripted, task) -> None:
+    desktop = load_task(tasks_dir() / "calc-enter-total.json")
+    row = run_task(desktop, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions())
+    assert row["success"] is False and row["agents"] == ["CalcAgent"]
+    assert "runner 'gui' cannot run task calc-enter-total here" in row["error"]
+
+    class Down(LLMBackend):
+        model_id = "down"
+
+        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+            raise BackendError("cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1; is it running?")
+
+        def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
+            raise AssertionError
+
+    row = run_task(task, pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions())
+    assert row["success"] is False and "cannot reach" in row["error"] and "\n" not in row["error"]
+    failed = run_task(task, pool=pool, llm=scripted(["FAIL"]), out_dir=tmp_path, options=ExecOptions())
+    assert failed["error"] is None and failed["success"] is False and failed["status"] == "failed"
+
+
+def test_time_limit_is_a_task_failure(tmp_path, pool, scripted, task) -> None:
+    llm = scripted(["```python\nimport time; time.sleep(1.2)\n```", "```bash\nls\n```", "DONE"])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(time_limit_s=1.0))
+    assert row["status"] == "time_limit" and row["error"] is None and row["success"] is False
+    assert row["time_limit_s"] == 1.0
+
+
+def test_killed_suite_resumes_without_loss_or_duplicates(tmp_path, pool, scripted) -> None:
+    ids = ["csv-sales-summary", "os-error-lines", "docx-bold-title"]
+    tasks = [load_task(tasks_dir() / f"{i}.json") for i in ids]
+    # the first run "is killed" after one task; a half-done episode of the second is left behind
+    first = run_suite(tasks, pool=pool, llm=scripted([solve(ids[0])]), out_dir=tmp_path, options=ExecOptions(),
+                      limit=1, progress=False)
+    assert (first.ran, len(read_jsonl(tmp_path / "results.jsonl"))) == (1, 1)
+    (tmp_path / "episodes" / ids[1]).mkdir(parents=True)
+    (tmp_path / "episodes" / ids[1] / "traj.jsonl").write_text('{"step": 0, "torn')
+    with pytest.raises(DataError, match="pass --resume"):
+        run_suite(tasks, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), progress=False)
+    second = run_suite(tasks, pool=pool, llm=scripted([solve(ids[1]), "FAIL"]), out_dir=tmp_path,
+                       options=ExecOptions(), resume=True, progress=False)
+    rows = read_jsonl(tmp_path / "results.jsonl")
+    assert [r["id"] for r in rows] == ids and (second.ran, second.skipped) == (2, 1)
+    assert [r["success"] for r in rows] == [True, True, False] and second.harness_errors == 0
+    assert second.execution_acc == pytest.approx(2 / 3)
+    assert second.by_domain() == {"calc": (1.0, 1), "os": (1.0, 1), "writer": (0.0, 1)}
+    again = run_suite(tasks, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), resume=True, progress=False)
+    assert again.ran == 0 and len(read_jsonl(tmp_path / "results.jsonl")) == 3
+
+
+def _cli(args: list[str]):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from agentlab.cli import _mount, app
+
+    _mount()
+    return CliRunner().invoke(app, args)
+
+
+def test_exec_refuses_existing_results_without_resume(tmp_path, task_file) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text('{"id": "x"}\n')
+    res = _cli(["exec", "--tasks", str(task_file), "--out", str(out)])
+    assert res.exit_code != 0 and isinstance(res.exception, DataError) and "pass --resume" in str(res.exception)
+    assert (out / "results.jsonl").read_text() == '{"id": "x"}\n' and sorted(p.name for p in out.iterdir()) == ["results.jsonl"]
+
+
+def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, task_file) -> None:
+    replies = ["First I look at the data.\n```bash\nhead -3 sales.csv\n```", solve("csv-sales-summary")]
+    url = chat_server(lambda body, k: replies[k] if k < len(replies) else "FAIL")
+    cfg = tmp_path / "llm.yaml"
+    cfg.write_text(f"llm:\n  kind: openai\n  base_url: {url}\n  model: strong-coder\n")
+    out = tmp_path / "run"
+    res = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "5"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
+    assert any("calc: ExecutionAcc=1.000 (n=1)" in line for line in lines), lines  # stderr (tqdm) is mixed in here
+    (row,) = read_jsonl(out / "results.jsonl")
+    assert (row["success"], row["agents"], row["model_id"], row["llm_calls"]) == (True, ["SheetAgent"], "strong-coder", 2)
+    assert (row["tokens_in"], row["tokens_out"]) == (2, 2)  # the loopback server reports 1 + 1 per call
+    sent = chat_server.requests[1]["messages"]
+    assert sent[0]["role"] == "system" and "exit code 0" in sent[-1]["content"] and "region,amount" in sent[-1]["content"]
+    again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--resume"])
+    assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
+    assert len(chat_server.requests) == 2
+
+
+def test_task_files_may_name_their_gold_agent(tmp_path, pool, scripted, task_file) -> None:
+    raw = json.loads(task_file.read_text())
+    path = tmp_path / f"{raw['id']}.json"
+    path.write_text(json.dumps({**raw, "agent": "CoderAgent"}))
+    gold = load_task(path)
+    assert gold.agent == "CoderAgent" and gt_agent(gold, pool) == "CoderAgent"
+    path.write_text(json.dumps({**raw, "agent": "Nobody"}))
+    row = run_task(load_task(path), pool=pool, llm=scripted([]), out_dir=tmp_path / "run", options=ExecOptions())
+    assert row["success"] is False and "unknown agent 'Nobody'" in row["error"] and row["agents"] == []
+
+
+@pytest.mark.slow
+def test_exec_smoke_with_the_embedded_model(tmp_path, task_file) -> None:
+    """The real 135M model: it will rarely solve the task, but the run must complete by the contract."""
+    out = tmp_path / "run"
+    res = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--max-steps", "2"])
+    assert res.exit_code == 0, res.output
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("execution_acc=") and last.endswith("n=1 harness_errors=0")
+    (row,) = read_jsonl(out / "results.jsonl")
+    assert row["model_id"].startswith("SmolLM2") and row["llm_calls"] >= 1 and row["status"] in {"done", "failed", "max_steps"}
+
+
+WORKSPACE_TASKS = [t for t in (load_task(p) for p in sorted(tasks_dir().glob("*.json")))
+                   if t.env == "workspace" and t.reference_solution is not None]
+
+
+@pytest.mark.parametrize("task_", WORKSPACE_TASKS, ids=lambda t: t.id)
+def test_every_workspace_task_runs_through_its_gt_agent(tmp_path, pool, scripted, task_) -> None:
+    """Each shipped workspace task routes (gt) to a code-runner agent, which solves it with the reference program."""
+    assert pool.get(gt_agent(task_, pool)).runner == "code"
+    row = run_task(task_, pool=pool, llm=scripted([solve(task_.id)]), out_dir=tmp_path, options=ExecOptions())
+    assert (row["error"], row["success"], row["steps"]) == (None, True, 1), row
