@@ -29,6 +29,16 @@ def scorer():
     return default_scorer()
 
 
+@pytest.fixture
+def fake_adb():
+    """A running protocol-level fake adb server (loopback, ephemeral port) with one device
+    running the scripted clock app: the deepest real level Android can be tested at here."""
+    from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice
+
+    with FakeAdbServer(FakeDevice()) as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def pool():
     """The project's 30-agent pool from data/agents."""

@@ -1,15 +1,10 @@
-"""Agent tests use the fake adb server (agentlab.envs.testing), plus a scripted backend."""
+"""Agent tests drive the fake adb server (the root conftest's ``fake_adb``) with a scripted backend."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
-
-from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice  # noqa: E402
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams  # noqa: E402
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 
 
 class ScriptedBackend(LLMBackend):
@@ -32,12 +27,6 @@ class ScriptedBackend(LLMBackend):
 
     def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
         raise AssertionError("the agent only uses chat()")
-
-
-@pytest.fixture
-def fake_adb():
-    with FakeAdbServer(FakeDevice()) as server:
-        yield server
 
 
 @pytest.fixture
