@@ -31,27 +31,12 @@ _DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/
 
 
 def _config(path: Optional[Path], **overrides: Any):  # type: ignore[no-untyped-def]
-    import yaml
-    from pydantic import ValidationError
-
     from agentlab.agents.appagent import AppAgentConfig
-    from agentlab.errors import ConfigError
+    from agentlab.config import load_config, validate
 
-    raw: dict[str, Any] = {}
     if path is not None:
-        try:
-            raw = yaml.safe_load(path.read_text("utf-8")) or {}
-        except FileNotFoundError:
-            raise ConfigError("config file not found", where=path) from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"not valid YAML ({exc})", where=path) from None
-        raw = raw.get("agent", raw) if isinstance(raw, dict) else {}
-    raw.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return AppAgentConfig(**raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=path or "options") from None
+        return load_config(AppAgentConfig, path, wrapper="agent", what="agent config file", overrides=overrides)
+    return validate(AppAgentConfig, {k: v for k, v in overrides.items() if v is not None}, where="options")
 
 
 def _llm(path: Optional[Path]):  # type: ignore[no-untyped-def]
