@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 from agentlab.envs.actions import Action
 from agentlab.envs.base import Element, Observation, StepResult
 from agentlab.errors import ActionParseError, DataError, InvalidActionError
-from agentlab.fileio import append_jsonl, atomic_path, atomic_write_json, atomic_write_text, read_jsonl, write_jsonl
+from agentlab.fileio import (
+    append_jsonl,
+    atomic_path,
+    atomic_write_json,
+    atomic_write_text,
+    read_jsonl,
+    repair_tail,
+    write_jsonl,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -172,10 +180,10 @@ class TrajectoryRecorder:
     def _recover(self) -> list[StepRecord]:
         if not self.traj_file.exists():
             return []
-        raw_lines = [ln for ln in self.traj_file.read_text("utf-8").splitlines() if ln.strip()]
+        repair_tail(self.traj_file)  # a torn last line (crash mid-append) is cut before appending
         rows = read_jsonl(self.traj_file)
-        if len(rows) != len(raw_lines):  # a torn last line: rewrite without it before appending
-            log.warning("%s: dropping a torn last line left by an interrupted run", self.traj_file)
+        lines = sum(1 for ln in self.traj_file.read_bytes().split(b"\n") if ln.strip())
+        if len(rows) != lines:  # a record recovered from behind a fragment: store it cleanly
             write_jsonl(self.traj_file, rows)
         return [StepRecord.from_dict(r, where=f"{self.traj_file}:{i}") for i, r in enumerate(rows, 1)]
 
@@ -276,8 +284,13 @@ def load_trajectory(episode_dir: str | Path) -> Trajectory:
             raise DataError(f"meta.json is not valid JSON ({exc.msg})", where=meta_file) from None
     else:
         meta = EpisodeMeta(run=path.parent.name, episode=path.name, status="unknown")
-    rows = read_jsonl(traj_file)
+    rows = read_jsonl(traj_file)  # warns when it drops a torn last line
     steps = [StepRecord.from_dict(r, where=f"{traj_file}:{i}") for i, r in enumerate(rows, 1)]
+    expected = 0
+    for s in steps:
+        if s.step != expected:
+            log.warning("%s: step %d is missing (the next recorded step is %d)", traj_file, expected, s.step)
+        expected = s.step + 1
     return Trajectory(path=path, meta=meta, steps=steps)
 
 
