@@ -51,7 +51,7 @@ def read_text(path: str | Path, *, what: str = "file", error: type[Exception] = 
         ) from None
 
 
-def _yaml_line(exc: yaml.YAMLError) -> int | None:
+def yaml_error_line(exc: yaml.YAMLError) -> int | None:
     """The 1-based line a YAML error is about.
 
     PyYAML reports where it *noticed* the problem, which for an unclosed bracket or quote, or
@@ -72,7 +72,7 @@ def parse_yaml(text: str, where: str | Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        line = _yaml_line(exc)
+        line = yaml_error_line(exc)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         msg = f"not valid YAML: {problem}" + (f" ({context})" if context else "")
