@@ -132,9 +132,11 @@ def validation_error(exc: ValidationError, where: str | Path, *, text: str | Non
     ``text`` (the YAML source) lets the line of the offending key be found; ``prefix`` is the
     path of the section that was validated (e.g. ``("llm",)`` for a wrapped config).
     """
-    errors = exc.errors()
-    err = dict(errors[0]) if errors else {"msg": str(exc)}
-    line = line_of(text, tuple(prefix) + tuple(err.get("loc", ()))) if text is not None else None
+    errors = [dict(e) for e in exc.errors()] or [{"msg": str(exc)}]
+    lines = [line_of(text, tuple(prefix) + tuple(e.get("loc", ()))) if text is not None else None for e in errors]
+    # the first problem in the file's order (pydantic lists them in field order)
+    first = min(range(len(errors)), key=lambda i: (lines[i] is None, lines[i] or 0, i))
+    err, line = errors[first], lines[first]
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return ConfigError(error_line(err, prefix) + more, where=f"{where}:{line}" if line else where)
 
