@@ -148,7 +148,7 @@ def load_mapping(path: str | Path, *, what: str = "config file", allow_empty: bo
     raw = parse_yaml(text, path)
     if raw is None:
         if not allow_empty:
-            raise ConfigError(f"{what} is empty", where=path)
+            raise ConfigError(f"{what} is empty; leave the option out to use the defaults", where=path)
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"the top level must be a mapping of keys to values, not a {type(raw).__name__}", where=path)
@@ -156,12 +156,13 @@ def load_mapping(path: str | Path, *, what: str = "config file", allow_empty: bo
 
 
 def load_config(model: type[M], path: str | Path, *, wrapper: str | None = None, what: str = "config file",
-                overrides: dict[str, Any] | None = None, allow_empty: bool = True) -> M:
+                overrides: dict[str, Any] | None = None, allow_empty: bool = False) -> M:
     """Validate the YAML file ``path`` as ``model``.
 
     ``wrapper``: the file may put the fields under this key (``llm:``); then the section is
     validated and other top-level keys are ignored. ``overrides`` (not ``None`` values) win
-    over the file, e.g. command-line options.
+    over the file, e.g. command-line options. A file named explicitly but empty is refused
+    (``allow_empty=False``): leaving the option out is how to ask for the defaults.
     """
     path = Path(path)
     raw, text = load_mapping(path, what=what, allow_empty=allow_empty)

@@ -73,7 +73,7 @@ class RunParams(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> "RunParams":
         path = Path(path)
-        raw, text = load_mapping(path, what="parameter file")
+        raw, text = load_mapping(path, what="parameter file", allow_empty=False)
         notebooks = raw.get("notebooks") or {}
         if not isinstance(notebooks, dict):
             raise ConfigError("notebooks: must map notebook prefixes (\"03\") to parameters", where=path)

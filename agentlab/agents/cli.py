@@ -143,7 +143,8 @@ def learn(
     """Write element documentation from a recorded demonstration (no device needed)."""
     from agentlab.agents.appagent import AppAgent
 
-    agent = AppAgent(_llm(llm_config), _config(config, app=app_name, docs_dir=docs_dir))
+    cfg = _config(config, app=app_name, docs_dir=docs_dir)  # a bad config is reported before the model loads
+    agent = AppAgent(_llm(llm_config), cfg)
     out = agent.learn_from_demo(demo_dir)
     typer.echo(f"documented {len(out['documented'])} element(s) from {out['steps']} step(s); skipped {out['skipped']}")
     for err in out["errors"]:

@@ -207,6 +207,55 @@ def _query(t: dict):  # type: ignore[no-untyped-def]
     return Query(t["instruction"], t.get("state"))
 
 
+def _is_plan(v: object) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(x, dict) and isinstance(x.get("agent"), str) and isinstance(x.get("subtask"), str) for x in v)
+
+
+def _read_gold(path: Path) -> list[dict]:
+    """Gold lines, each checked: ``id``, ``domain`` (a string) or ``domains`` (strings), optional ``plan``."""
+    from agentlab.fileio import read_jsonl
+
+    golds = read_jsonl(path, tolerate_torn_tail=False)
+    if not golds:
+        raise DataError("the gold file holds no lines; one JSON object per task: {\"id\", \"domain\"}", where=path)
+    for i, g in enumerate(golds, start=1):
+        doms = g.get("domains")
+        if "id" not in g:
+            raise DataError("gold line needs an 'id'", where=f"{path}:{i}")
+        if not isinstance(g.get("domain"), str) and not (
+                isinstance(doms, list) and doms and all(isinstance(d, str) for d in doms)):
+            raise DataError("gold line needs 'domain' (a string) or 'domains' (a list of strings)", where=f"{path}:{i}")
+        if "plan" in g and not _is_plan(g["plan"]):
+            raise DataError("'plan' must be a list of {\"agent\", \"subtask\"} strings", where=f"{path}:{i}")
+    return golds
+
+
+def _read_preds(path: Path) -> dict[str, dict]:
+    """Prediction lines by id, each checked against the format ``agentlab route`` writes."""
+    from agentlab.fileio import read_jsonl
+
+    preds = read_jsonl(path)
+    if not preds:
+        raise DataError("the predictions file holds no lines; write it with `agentlab route`", where=path)
+    for i, p in enumerate(preds, start=1):
+        rank = p.get("ranking", [])
+        if "id" not in p:
+            problem = "needs an 'id'"
+        elif p.get("agent") is not None and not isinstance(p["agent"], str):
+            problem = "'agent' must be a string or null"
+        elif not isinstance(rank, list) or not all(
+                isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], (int, float))
+                for r in rank):
+            problem = "'ranking' must be a list of [agent, probability] pairs"
+        elif not _is_plan(p.get("plan", [])):
+            problem = "'plan' must be a list of {\"agent\", \"subtask\"} strings"
+        else:
+            continue
+        raise DataError(f"prediction line {problem}", where=f"{path}:{i}")
+    return {str(p["id"]): p for p in preds}
+
+
 eval_app = typer.Typer(help="Score predictions against gold labels.", no_args_is_help=True)
 
 
@@ -220,19 +269,14 @@ def eval_routing(
 ) -> None:
     """Routing accuracy overall and per domain; AgentMatch, top-K recall (and SubtaskAcc) for multi-agent gold."""
     from agentlab.eval.metrics import agent_match, routing_accuracy, subtask_accuracy, topk_recall
-    from agentlab.fileio import atomic_write_json, read_jsonl
+    from agentlab.fileio import atomic_write_json
 
+    golds = _read_gold(gold)
+    preds = _read_preds(pred)
     pool = _pool(agents)
-    preds = {str(p.get("id")): p for p in read_jsonl(pred)}
-    golds = read_jsonl(gold, tolerate_torn_tail=False)
     single, multi = [], []
-    for i, g in enumerate(golds, start=1):
-        if "domains" in g and isinstance(g["domains"], list) and len(g["domains"]) > 1:
-            multi.append(g)
-        elif "domain" in g or "domains" in g:
-            single.append(g)
-        else:
-            raise DataError("gold line needs 'domain' or 'domains'", where=f"{gold}:{i}")
+    for g in golds:
+        (multi if "domains" in g and len(g["domains"]) > 1 else single).append(g)
     missing = [str(g["id"]) for g in golds if str(g["id"]) not in preds]
     scores: dict[str, object] = {"missing_predictions": len(missing)}
     if single:

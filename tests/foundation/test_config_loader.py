@@ -41,7 +41,7 @@ def test_good_file_and_wrapper(tmp_path: Path) -> None:
     assert load_config(Cfg, _write(tmp_path, "size: 5\ninner: {epochs: 2}\n")).inner.epochs == 2
     wrapped = _write(tmp_path, "other: 1\nllm:\n  size: 7\n")
     assert load_config(Cfg, wrapped, wrapper="llm").size == 7
-    assert load_config(Cfg, _write(tmp_path, "", "empty.yaml")).size == 3  # empty = defaults
+    assert load_config(Cfg, _write(tmp_path, "", "empty.yaml"), allow_empty=True).size == 3
 
 
 def test_missing_folder_not_utf8(tmp_path: Path) -> None:
@@ -52,7 +52,7 @@ def test_missing_folder_not_utf8(tmp_path: Path) -> None:
 
 
 def test_empty_refused_when_content_is_needed(tmp_path: Path) -> None:
-    assert "is empty" in _err(_write(tmp_path, "  \n"), allow_empty=False)
+    assert "is empty" in _err(_write(tmp_path, "  \n"))  # named explicitly: a mistake
 
 
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
