@@ -172,7 +172,12 @@ def episodes(run_dir: Path = typer.Argument(..., help="runs/<run>")) -> None:
     """List a run's episodes: name, status, steps, task."""
     from agentlab.trajectory import list_episodes
 
-    for e in list_episodes(run_dir):
+    from agentlab.errors import DataError
+
+    found = list_episodes(run_dir)
+    if not found:
+        raise DataError("no episodes here (folders holding traj.jsonl or meta.json); is this runs/<run>?", where=run_dir)
+    for e in found:
         typer.echo(f"{e.episode}\t{e.status}\t{e.steps} steps\t{e.task or ''}")
 
 

@@ -108,6 +108,8 @@ class Case:
     folder: Callable[[str, Path], Path | None] | None = None
     skip: tuple[str, ...] = ()
     outputs: list[str] = field(default_factory=list)  # files (under tmp) that exist before and must not change
+    #: agent documents list every problem, one ``path:line: what`` line each, so one pass fixes all
+    every_problem: bool = False
 
 
 def _episode(kind: str, root: Path) -> Path | None:
@@ -185,8 +187,9 @@ CASES = [
          GOLD_JSONL, outputs=["pred.jsonl", "s.json"]),
     Case("eval routing --pred", ["eval", "routing", "--pred", "{F}", "--gold", "{T}/gold.jsonl", "--json", "{T}/s.json"],
          PRED_JSONL, outputs=["gold.jsonl", "s.json"], skip=("truncated",)),  # a torn tail is a crash, tolerated
-    Case("pool enroll", ["pool", "enroll", "{F}", "--dir", "{T}/pool"], AGENT_MD, outputs=["pool/marker.txt"]),
-    Case("pool validate", ["pool", "validate", "{F}"], folder=_folder_of(AGENT_MD, "desktop/Zz.md")),
+    Case("pool enroll", ["pool", "enroll", "{F}", "--dir", "{T}/pool"], AGENT_MD, outputs=["pool/marker.txt"],
+         every_problem=True),
+    Case("pool validate", ["pool", "validate", "{F}"], folder=_folder_of(AGENT_MD, "desktop/Zz.md"), every_problem=True),
     Case("pool list --dir", ["pool", "list", "--dir", "{F}"], folder=_folder_of(AGENT_MD, "desktop/Zz.md")),
     Case("tasks list --dir", ["tasks", "list", "--dir", "{F}"], folder=_folder_of(TASK_JSON, "t.json")),
     Case("tasks check --dir", ["tasks", "check", "--dir", "{F}", "--sandbox", "none"], folder=_folder_of(TASK_JSON, "t.json")),
@@ -280,7 +283,10 @@ def test_bad_input(case: Case, kind: str, tmp_path: Path, capsys: pytest.Capture
     assert "Traceback" not in out + err, f"{case.name} / {kind}:\n{err}"
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("WARNING")]
     assert lines, f"{case.name} / {kind}: no message"
-    assert len(lines) <= 2, f"{case.name} / {kind}: {len(lines)} lines:\n{text}"
+    if case.every_problem:  # one line per problem (+ a count), each naming the file
+        assert all(str(bad) in ln for ln in lines), f"{case.name} / {kind}:\n{text}"
+    else:
+        assert len(lines) == 1, f"{case.name} / {kind}: {len(lines)} lines:\n{text}"
     assert bad.name in lines[0] or str(bad) in lines[0], f"{case.name} / {kind}: message does not say where: {lines[0]}"
     for o, h in before.items():
         assert _hash(tmp_path / o) == h, f"{case.name} / {kind}: {o} changed"
