@@ -154,18 +154,29 @@ def write_jsonl(target: str | Path, records: Iterable[dict[str, Any]]) -> None:
     atomic_write_text(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
-def _salvage(line: str) -> dict[str, Any] | None:
-    """A record glued behind a torn fragment (``{"a": 1, "b{"id": 2}``): the longest suffix
-    starting at ``{`` that is a JSON object, else ``None``."""
-    for i in range(1, len(line)):
-        if line[i] == "{":
+def _salvage(line: str) -> list[dict[str, Any]]:
+    """Records in a whole line where an older append glued a record behind a torn fragment:
+    the outermost JSON object that ends the line (``{"id": 1, "ag{"id": 2}`` -> record 2), and
+    the part before it too when that is a complete record that only lost its newline."""
+    dec = json.JSONDecoder()
+    line = line.rstrip()
+    p = line.find("{", 1)
+    while p > 0:
+        try:
+            obj, end = dec.raw_decode(line, p)
+        except ValueError:
+            obj, end = None, -1
+        if isinstance(obj, dict) and end == len(line):
+            out: list[dict[str, Any]] = []
             try:
-                obj = json.loads(line[i:])
+                head, head_end = dec.raw_decode(line, 0)
+                if isinstance(head, dict) and head_end == p:
+                    out.append(head)
             except ValueError:
-                continue
-            if isinstance(obj, dict):
-                return obj
-    return None
+                pass
+            return out + [obj]
+        p = line.find("{", p + 1)
+    return []
 
 
 def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dict[str, Any]]:
@@ -191,9 +202,16 @@ def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dic
     out: list[dict[str, Any]] = []
     for i, raw in enumerate(lines, start=1):
         last = i == len(lines)
+        torn = last and not data.endswith(b"\n")  # a crash mid-append: never salvaged, dropped
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            # a fragment cut inside a multi-byte character, with a record glued behind it
+            salvaged = _salvage(raw.decode("utf-8", errors="replace")) if tolerate_torn_tail and not torn else []
+            if salvaged:
+                log.warning("%s:%d: recovered %d record(s) glued to a torn line", path, i, len(salvaged))
+                out.extend(salvaged)
+                continue
             if tolerate_torn_tail and last:
                 log.warning("%s:%d: dropping a torn last line", path, i)
                 break
@@ -204,14 +222,15 @@ def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dic
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
+            salvaged = _salvage(line) if tolerate_torn_tail and not torn else []
+            if salvaged:
+                log.warning("%s:%d: recovered %d record(s) glued to a torn line", path, i, len(salvaged))
+                out.extend(salvaged)
+                continue
             if tolerate_torn_tail and last:
                 log.warning("%s:%d: dropping a torn last line", path, i)
                 break
-            salvaged = _salvage(line) if tolerate_torn_tail else None
-            if salvaged is None:
-                raise DataError(f"line is not valid JSON ({exc.msg})", where=f"{path}:{i}") from None
-            log.warning("%s:%d: recovered a record glued behind a torn line", path, i)
-            obj = salvaged
+            raise DataError(f"line is not valid JSON ({exc.msg})", where=f"{path}:{i}") from None
         if not isinstance(obj, dict):
             raise DataError("line is not a JSON object", where=f"{path}:{i}")
         out.append(obj)
