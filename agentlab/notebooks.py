@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +151,16 @@ def select(notebooks: list[Path], only: list[str] | str | None) -> list[Path]:
 
 def declared_parameters(notebook: Path) -> dict[str, Any]:
     """The names (and defaults) in a notebook's ``parameters`` cell."""
+    stat = notebook.stat()
+    return dict(_inspect(str(notebook), stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _inspect(notebook: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """papermill's reading of a parameters cell (~1 s each), once per version of the file."""
     import papermill as pm
 
-    return dict(pm.inspect_notebook(str(notebook)))
+    return dict(pm.inspect_notebook(notebook))
 
 
 def parameters_for(notebook: Path, params: RunParams, run_dir: Path) -> dict[str, Any]:
