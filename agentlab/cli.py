@@ -43,7 +43,15 @@ SUBCOMMANDS: list[tuple[str, str]] = [
 ]
 
 
+_mounted = False
+
+
 def _mount() -> None:
+    """Add the sub-commands once (``main`` may be called many times in one process, e.g. tests)."""
+    global _mounted
+    if _mounted:
+        return
+    _mounted = True
     for name, module in SUBCOMMANDS:
         mod, _, attr = module.partition(":")
         sub = getattr(importlib.import_module(mod), attr or "app")

@@ -48,7 +48,7 @@ class Format:
 
 
 def _big_yaml() -> str:
-    return "notes: " + "x" * 3_000_000 + "\n"
+    return "notes: " + "x" * 1_000_000 + "\n"  # 1 MB: a config file nobody meant to write
 
 
 LLM_YAML = Format("kind: openai\nbase_url: http://127.0.0.1:9/v1\nmodel: m\n", "kind: [openai\nmodel: m\n",
