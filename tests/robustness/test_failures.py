@@ -77,7 +77,7 @@ def test_manager_mode_resumes_only_its_own_predictions(tmp_path: Path, capsys) -
 
 def test_route_reports_an_over_long_task_and_routes_the_rest(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     tasks, out = tmp_path / "tasks.jsonl", tmp_path / "pred.jsonl"
-    long = "open the file and " * 1500
+    long = "open the file and " * 4000  # > 8192 tokens: rejected before any forward pass
     tasks.write_text(json.dumps({"id": "a", "instruction": "play some jazz music"}) + "\n"
                      + json.dumps({"id": "b", "instruction": long}) + "\n"
                      + json.dumps({"id": "c", "instruction": "send an email to Bob"}) + "\n")
@@ -94,12 +94,9 @@ def test_route_reports_an_over_long_task_and_routes_the_rest(tmp_path: Path, cap
 def test_unwritable_cache_is_one_line_before_converting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentlab.llm.embedded import converted_smollm2_dir
 
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o555)
-    if os.access(ro, os.W_OK):
-        pytest.skip("running as a user who can write anywhere")
-    monkeypatch.setenv("AGENTLAB_CACHE", str(ro / "cache"))
+    blocker = tmp_path / "not-a-folder"  # unwritable even for root, unlike a chmod
+    blocker.write_text("x")
+    monkeypatch.setenv("AGENTLAB_CACHE", str(blocker / "cache"))
     t0 = time.perf_counter()
     with pytest.raises(ConfigError, match="model cache is not writable.*AGENTLAB_CACHE"):
         converted_smollm2_dir()
