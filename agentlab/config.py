@@ -133,7 +133,11 @@ def validation_error(exc: ValidationError, where: str | Path, *, text: str | Non
     path of the section that was validated (e.g. ``("llm",)`` for a wrapped config).
     """
     errors = [dict(e) for e in exc.errors()] or [{"msg": str(exc)}]
-    lines = [line_of(text, tuple(prefix) + tuple(e.get("loc", ()))) if text is not None else None for e in errors]
+    try:
+        root = yaml.compose(text) if text is not None else None
+    except yaml.YAMLError:
+        root = None
+    lines = [_node_line(root, tuple(prefix) + tuple(e.get("loc", ()))) if root is not None else None for e in errors]
     # the first problem in the file's order (pydantic lists them in field order)
     first = min(range(len(errors)), key=lambda i: (lines[i] is None, lines[i] or 0, i))
     err, line = errors[first], lines[first]
