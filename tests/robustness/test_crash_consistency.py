@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentlab.fileio import append_jsonl, atomic_write_text, read_jsonl
 
-TRIED = {"jsonl": 0, "journal": 0, "trajectory": 0, "glued": 0}
+TRIED = {"jsonl": 0, "journal": 0, "trajectory": 0, "glued": 0, "datasets": 0}
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -138,6 +138,38 @@ def test_trajectory_resumes_after_a_cut(tmp_path_factory, frac: float) -> None:
     assert [s.step for s in traj.steps] == list(range(6))
     assert [s.thought for s in traj.steps] == [f"step {i} ünïcode" for i in range(6)]
     TRIED["trajectory"] += 1
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frac=st.floats(0.0, 1.0))
+def test_selfinstruct_datasets_rebuilt_after_a_cut_hold_every_row_once(tmp_path_factory, frac: float) -> None:
+    """The datasets are materialised from the journal after every round, so a resumed run
+    rewrites them whole: each accepted row once, nothing from a torn round."""
+    from agentlab.selfinstruct.store import Journal, load_demos, write_datasets
+
+    out = tmp_path_factory.mktemp("datasets")
+    j = Journal(out)
+    j.start(HEADER, fresh=False)
+    for k in (1, 2, 3):
+        j.commit_round(_row_round("A", k))
+    write_datasets(out, [], j.state())
+    _cut(j.path, int(frac * j.path.stat().st_size))
+    j = Journal(out)
+    j.start(HEADER, fresh=False)
+    done = j.state().get("A")
+    for k in (1, 2, 3):
+        if k > (done.rounds if done else 0):
+            j.commit_round(_row_round("A", k))
+    write_datasets(out, [], j.state())
+    assert list(load_demos(out)["text"]) == [f"A tâche {k}" for k in (1, 2, 3)]
+    TRIED["datasets"] += 1
+
+
+def _row_round(agent: str, k: int) -> dict:
+    rec = _round(agent, k)
+    rec["accepted"] = [{"agent": agent, "domain": "spotify", "text": f"{agent} tâche {k}", "source": "generated",
+                        "round": k, "generator": "g"}]
+    return rec
 
 
 def test_an_interrupted_atomic_write_leaves_the_old_file(tmp_path: Path) -> None:
