@@ -44,7 +44,15 @@ SUBCOMMANDS: list[tuple[str, str]] = [
 ]
 
 
+_mounted = False
+
+
 def _mount() -> None:
+    """Add the sub-commands once (``main`` may be called many times in one process, e.g. tests)."""
+    global _mounted
+    if _mounted:
+        return
+    _mounted = True
     for name, module in SUBCOMMANDS:
         mod, _, attr = module.partition(":")
         sub = getattr(importlib.import_module(mod), attr or "app")
@@ -80,6 +88,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except SystemExit:
         raise
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
+        # A last line of defence: a path problem a command did not check itself is still one line.
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
+    except UnicodeDecodeError as exc:
+        typer.echo(f"error: an input file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8", err=True)
+        sys.exit(1)
     except Exception as exc:  # click usage errors arrive here in non-standalone mode
         import click
 

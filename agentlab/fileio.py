@@ -2,12 +2,22 @@
 
 Results (demonstrations, checkpoints, trajectories) are written to a temporary file in the
 same directory and renamed over the target; a crash leaves either the old or the new
-version, never a mixture.
+version, never a mixture. The file keeps the permissions a plain write would give (an
+existing file's mode, else 0666 less the umask), not the temporary file's 0600.
+
+Append-only JSON-lines files (the self-instruct journal, manager predictions, trajectories,
+figure manifests) share one crash rule: a record is one line written with one ``write`` and
+fsynced, so a crash can only tear the *last* line. :func:`append_jsonl` repairs such a tail
+before appending (a fragment that is a whole record gets its newline, anything else is cut
+away with a warning), so the next record is never glued to a fragment; :func:`read_jsonl`
+drops a torn last line and, for files damaged by older versions, recovers a record glued
+behind a fragment.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -16,6 +26,29 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.errors import DataError
+
+log = logging.getLogger(__name__)
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (thread-safe)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def _plain_mode(target: Path) -> int:
+    """The mode a plain ``open(target, "w")`` would leave: the existing file's, else 0666 &~umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 @contextmanager
@@ -28,6 +61,7 @@ def atomic_path(target: str | Path, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, _plain_mode(target))
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
@@ -50,13 +84,67 @@ def atomic_write_json(target: str | Path, obj: Any) -> None:
     atomic_write_text(target, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
+def _parses_as_record(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line.decode("utf-8")), dict)
+    except (UnicodeDecodeError, ValueError):
+        return False
+
+
+def repair_tail(target: str | Path) -> int:
+    """Make ``target`` end with a newline, as an interrupted append may not have left it.
+
+    A last line that is a complete JSON object only lacks its newline and keeps it; anything
+    else is a fragment and is cut off (logged). Returns the number of bytes removed.
+    """
+    target = Path(target)
+    try:
+        fh = open(target, "rb+")
+    except FileNotFoundError:
+        return 0
+    with fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        # find the start of the last line, reading backwards in blocks
+        pos, start = size, 0
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            fh.seek(pos)
+            block = fh.read(step)
+            nl = block.rfind(b"\n")
+            if nl >= 0:
+                start = pos + nl + 1
+                break
+        fh.seek(start)
+        tail = fh.read()
+        if _parses_as_record(tail):
+            fh.seek(size)
+            fh.write(b"\n")
+            removed = 0
+        else:
+            fh.truncate(start)
+            removed = size - start
+            log.warning("%s: removed a torn last line (%d bytes) left by an interrupted run", target, removed)
+        fh.flush()
+        os.fsync(fh.fileno())
+        return removed
+
+
 def append_jsonl(target: str | Path, record: dict[str, Any]) -> None:
-    """Append one JSON line and fsync; a reader never sees a partial line except after a crash,
-    and :func:`read_jsonl` ignores a torn last line."""
+    """Append one JSON line and fsync. A torn last line left by a crash is repaired first
+    (:func:`repair_tail`), so every complete record stays readable."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    with open(target, "a", encoding="utf-8") as fh:
+    if target.is_dir():
+        raise DataError("is a folder; expected a JSON-lines file", where=target)
+    repair_tail(target)
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    with open(target, "ab") as fh:
         fh.write(line)
         fh.flush()
         os.fsync(fh.fileno())
@@ -66,24 +154,81 @@ def write_jsonl(target: str | Path, records: Iterable[dict[str, Any]]) -> None:
     atomic_write_text(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
 
+def _salvage(line: str) -> list[dict[str, Any]]:
+    """Records in a whole line where an older append glued a record behind a torn fragment:
+    the outermost JSON object that ends the line (``{"id": 1, "ag{"id": 2}`` -> record 2), and
+    the part before it too when that is a complete record that only lost its newline."""
+    dec = json.JSONDecoder()
+    line = line.rstrip()
+    p = line.find("{", 1)
+    while p > 0:
+        try:
+            obj, end = dec.raw_decode(line, p)
+        except ValueError:
+            obj, end = None, -1
+        if isinstance(obj, dict) and end == len(line):
+            out: list[dict[str, Any]] = []
+            try:
+                head, head_end = dec.raw_decode(line, 0)
+                if isinstance(head, dict) and head_end == p:
+                    out.append(head)
+            except ValueError:
+                pass
+            return out + [obj]
+        p = line.find("{", p + 1)
+    return []
+
+
 def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dict[str, Any]]:
     """Read a JSON-lines file; malformed lines raise :class:`DataError` with ``path:line``.
 
-    A malformed *last* line is what a crash mid-append leaves behind; it is dropped when
-    ``tolerate_torn_tail`` is true so the run can resume.
+    With ``tolerate_torn_tail`` (files this program appends to), a malformed *last* line is
+    what a crash mid-append leaves behind and is dropped, and a record glued behind a torn
+    fragment by an older version is recovered (both logged). Input files given by a user
+    (``tolerate_torn_tail=False``) must be whole.
     """
     path = Path(path)
-    if not path.exists():
-        raise DataError("file not found", where=path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    if path.is_dir():
+        raise DataError("is a folder; expected a JSON-lines file", where=path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError("file not found", where=path) from None
+    except PermissionError:
+        raise DataError("file is not readable (permission denied)", where=path) from None
+    lines = data.split(b"\n")
+    if lines and not lines[-1].strip():
+        lines.pop()
     out: list[dict[str, Any]] = []
-    for i, line in enumerate(lines, start=1):
+    for i, raw in enumerate(lines, start=1):
+        last = i == len(lines)
+        torn = last and not data.endswith(b"\n")  # a crash mid-append: never salvaged, dropped
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # a fragment cut inside a multi-byte character, with a record glued behind it
+            salvaged = _salvage(raw.decode("utf-8", errors="replace")) if tolerate_torn_tail and not torn else []
+            if salvaged:
+                log.warning("%s:%d: recovered %d record(s) glued to a torn line", path, i, len(salvaged))
+                out.extend(salvaged)
+                continue
+            if tolerate_torn_tail and last:
+                log.warning("%s:%d: dropping a torn last line", path, i)
+                break
+            raise DataError(f"line is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                            where=f"{path}:{i}") from None
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            if tolerate_torn_tail and i == len(lines):
+            salvaged = _salvage(line) if tolerate_torn_tail and not torn else []
+            if salvaged:
+                log.warning("%s:%d: recovered %d record(s) glued to a torn line", path, i, len(salvaged))
+                out.extend(salvaged)
+                continue
+            if tolerate_torn_tail and last:
+                log.warning("%s:%d: dropping a torn last line", path, i)
                 break
             raise DataError(f"line is not valid JSON ({exc.msg})", where=f"{path}:{i}") from None
         if not isinstance(obj, dict):

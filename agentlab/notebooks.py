@@ -23,12 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agentlab.config import line_of, load_mapping, validate
 from agentlab.errors import AgentlabError, ConfigError, EnvironmentUnavailableError
 from agentlab.fileio import atomic_write_json, atomic_write_text
 from agentlab.paths import REPO_ROOT, runs_dir
@@ -67,29 +69,28 @@ class RunParams(BaseModel):
     docs_img: Path | None = None
     cell_timeout_s: int = 1800
     source: str = "<defaults>"
+    _text: str | None = PrivateAttr(default=None)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "RunParams":
-        import yaml
-
         path = Path(path)
-        if not path.is_file():
-            raise ConfigError("parameter file not found", where=path)
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"{path}:{mark.line + 1}" if mark else path
-            raise ConfigError(f"not valid YAML ({getattr(exc, 'problem', exc)})", where=where) from None
-        if not isinstance(raw, dict):
-            raise ConfigError("a parameter file is a mapping (common:, notebooks:, ...)", where=path)
-        raw["notebooks"] = {str(k).zfill(2): v or {} for k, v in (raw.get("notebooks") or {}).items()}
-        try:
-            return cls(**raw, source=str(path))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(f"{loc}: {err['msg']}", where=path) from None
+        raw, text = load_mapping(path, what="parameter file", allow_empty=False)
+        notebooks = raw.get("notebooks") or {}
+        if not isinstance(notebooks, dict):
+            raise ConfigError("notebooks: must map notebook prefixes (\"03\") to parameters", where=path)
+        raw["notebooks"] = {str(k).zfill(2): v or {} for k, v in notebooks.items()}
+        cfg = validate(cls, {**raw, "source": str(path)}, where=path, text=text)
+        cfg._text = text
+        return cfg
+
+    def where(self, *loc: Any) -> str:
+        """``source:line`` of the key at ``loc`` (the line when the file is known)."""
+        line = None
+        if self._text is not None:
+            line = line_of(self._text, loc)
+            if line is None and loc[:1] == ("notebooks",) and len(loc) > 1:  # written unquoted: 3:
+                line = line_of(self._text, ("notebooks", str(int(loc[1])), *loc[2:]))
+        return f"{self.source}:{line}" if line else self.source
 
 
 @dataclass
@@ -150,9 +151,16 @@ def select(notebooks: list[Path], only: list[str] | str | None) -> list[Path]:
 
 def declared_parameters(notebook: Path) -> dict[str, Any]:
     """The names (and defaults) in a notebook's ``parameters`` cell."""
+    stat = notebook.stat()
+    return dict(_inspect(str(notebook), stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _inspect(notebook: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """papermill's reading of a parameters cell (~1 s each), once per version of the file."""
     import papermill as pm
 
-    return dict(pm.inspect_notebook(str(notebook)))
+    return dict(pm.inspect_notebook(notebook))
 
 
 def parameters_for(notebook: Path, params: RunParams, run_dir: Path) -> dict[str, Any]:
@@ -178,6 +186,63 @@ def parameters_for(notebook: Path, params: RunParams, run_dir: Path) -> dict[str
     out.update({k: v for k, v in params.common.items() if k in declared})
     out.update(own)
     return out
+
+
+def _kind(value: Any) -> str:
+    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", tuple: "list", dict: "dict"}.get(
+        type(value), type(value).__name__)
+
+
+def _fits(value: Any, default: Any) -> bool:
+    """Whether ``value`` has the type of a parameters cell's ``default`` (None fits anything)."""
+    if value is None or default is None:
+        return True
+    want, got = _kind(default), _kind(value)
+    return got == want or (want == "float" and got == "int")
+
+
+def check_params(params: RunParams, notebooks: list[Path]) -> None:
+    """Check the WHOLE parameter file against the notebooks' ``parameters`` cells, before any
+    notebook runs: every section names a notebook, every key is declared (by that notebook, or
+    for ``common:`` by at least one), and every value has the type of the declared default.
+    The first problem raises :class:`ConfigError` as ``file:line: notebooks.04.key: what``."""
+    import ast
+
+    declared = {nb.stem[:2]: (nb, declared_parameters(nb)) for nb in notebooks}
+
+    def default(decl: dict[str, Any], key: str) -> Any:
+        try:
+            return ast.literal_eval(str(decl[key].get("default", "None")))
+        except (ValueError, SyntaxError):
+            return None  # an expression: the notebook computes it, no type to compare
+
+    def check(loc: tuple[str, ...], value: Any, decl: dict[str, Any], nb: Path) -> None:
+        d = default(decl, loc[-1])
+        if not _fits(value, d):
+            shown = repr(value) if len(repr(value)) <= 60 else _kind(value)
+            raise ConfigError(f"{'.'.join(loc)}: expected {_kind(d)} (like the default {d!r} in {nb.name}), got {shown}",
+                              where=params.where(*loc))
+
+    for key, section in params.notebooks.items():
+        if key not in declared:
+            raise ConfigError(f"notebooks.{key}: no notebook {key}_*.ipynb; have {', '.join(sorted(declared))}",
+                              where=params.where("notebooks", key))
+        if not isinstance(section, dict):
+            raise ConfigError(f"notebooks.{key}: must be a mapping of parameter names to values",
+                              where=params.where("notebooks", key))
+        nb, decl = declared[key]
+        for name, value in section.items():
+            if name not in decl:
+                raise ConfigError(f"notebooks.{key}.{name}: unknown parameter for {nb.name}; it declares "
+                                  f"{', '.join(sorted(decl))}", where=params.where("notebooks", key, name))
+            check(("notebooks", key, name), value, decl, nb)
+    for name, value in params.common.items():
+        users = [(nb, decl) for nb, decl in declared.values() if name in decl]
+        if not users:
+            raise ConfigError(f"common.{name}: no notebook declares this parameter; check its spelling",
+                              where=params.where("common", name))
+        for nb, decl in users:
+            check(("common", name), value, decl, nb)
 
 
 def _json_ready(v: Any) -> Any:
@@ -229,7 +294,10 @@ def _failure(exc: Exception, executed: Path) -> NotebookFailedError:
     except Exception:  # the copy may not exist if the kernel never started
         pass
     ename = getattr(exc, "ename", type(exc).__name__)
-    evalue = getattr(exc, "evalue", str(exc)).strip().splitlines()
+    # pydantic ends its message with a help URL; keep the field, the bad value and the message
+    lines = [ln.strip() for ln in getattr(exc, "evalue", str(exc)).strip().splitlines()]
+    lines = [ln for ln in lines if ln and "errors.pydantic.dev" not in ln]
+    evalue = ["; ".join(lines[:4])] if "validation error" in " ".join(lines[:1]) else lines
     tb = "\n".join(getattr(exc, "traceback", []) or [])
     return NotebookFailedError(
         f"{ename}: {evalue[-1] if evalue else ''}", where=where, cell_source=cell_source, traceback=tb
@@ -268,12 +336,16 @@ def run_notebooks(
     if params is None:
         params = PARAMS_DIR / "default.yaml"
     cfg = params if isinstance(params, RunParams) else RunParams.from_yaml(params)
-    chosen = select(discover(notebooks_dir), only)
+    found = discover(notebooks_dir)
+    chosen = select(found, only)
+    # Validate the whole parameter file (every notebook's section, common:) before running anything.
+    check_params(cfg, found)
     run_dir = Path(out) if out else runs_dir() / f"notebooks-{datetime.now():%Y%m%d-%H%M%S}"
     run_dir = run_dir.resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    # Validate every notebook's parameters before running anything.
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError("--out is a file; expected a run folder", where=run_dir)
     plan = [(nb, parameters_for(nb, cfg, run_dir)) for nb in chosen]
+    run_dir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -383,6 +455,7 @@ def run_cmd(
 def list_cmd(params: Path = typer.Option(None, "--params", help="Parameter YAML to resolve.")) -> None:
     """List the notebooks and the parameters each would receive."""
     cfg = RunParams.from_yaml(params or PARAMS_DIR / "default.yaml")
+    check_params(cfg, discover())
     for nb in discover():
         p = parameters_for(nb, cfg, runs_dir() / "<run>")
         shown = {k: v for k, v in p.items() if k not in RUNNER_PARAMS}

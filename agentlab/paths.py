@@ -27,10 +27,31 @@ def agents_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Model and hidden-state cache (``AGENTLAB_CACHE``, default ``~/.cache/agentlab``)."""
+    """Model and hidden-state cache (``AGENTLAB_CACHE``, default ``~/.cache/agentlab``).
+
+    Created when possible; whoever writes into it checks :func:`unwritable` first, so an
+    unwritable cache is one line before the work, not a traceback after it."""
     root = Path(os.environ.get("AGENTLAB_CACHE", Path.home() / ".cache" / "agentlab"))
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
     return root
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder`` (created if missing), or ``None`` if they can."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return "exists and is not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not folder.is_dir():
+        return "exists and is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "permission denied"
+    return None
 
 
 def runs_dir() -> Path:

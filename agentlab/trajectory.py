@@ -27,9 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab.envs.actions.base import Action
 from agentlab.envs.base import Element, Observation, StepResult
+from agentlab.config import read_text
 from agentlab.envs.marks import draw_marks
 from agentlab.errors import ActionParseError, DataError, InvalidActionError
-from agentlab.fileio import append_jsonl, atomic_path, atomic_write_json, atomic_write_text, read_jsonl, write_jsonl
+from agentlab.fileio import (
+    append_jsonl,
+    atomic_path,
+    atomic_write_json,
+    atomic_write_text,
+    read_jsonl,
+    repair_tail,
+    write_jsonl,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -160,7 +169,7 @@ class TrajectoryRecorder:
         self.traj_file = self.path / TRAJ_FILE
         meta_file = self.path / META_FILE
         if meta_file.exists():
-            self.meta = EpisodeMeta.from_dict(json.loads(meta_file.read_text("utf-8")), where=meta_file)
+            self.meta = _read_meta(meta_file)
             self.meta.status = "running"
             if task is not None and self.meta.task not in (None, task):
                 raise DataError(f"episode exists with another task ({self.meta.task!r}); use a new episode name", where=self.path)
@@ -173,10 +182,10 @@ class TrajectoryRecorder:
     def _recover(self) -> list[StepRecord]:
         if not self.traj_file.exists():
             return []
-        raw_lines = [ln for ln in self.traj_file.read_text("utf-8").splitlines() if ln.strip()]
+        repair_tail(self.traj_file)  # a torn last line (crash mid-append) is cut before appending
         rows = read_jsonl(self.traj_file)
-        if len(rows) != len(raw_lines):  # a torn last line: rewrite without it before appending
-            log.warning("%s: dropping a torn last line left by an interrupted run", self.traj_file)
+        lines = sum(1 for ln in self.traj_file.read_bytes().split(b"\n") if ln.strip())
+        if len(rows) != lines:  # a record recovered from behind a fragment: store it cleanly
             write_jsonl(self.traj_file, rows)
         return [StepRecord.from_dict(r, where=f"{self.traj_file}:{i}") for i, r in enumerate(rows, 1)]
 
@@ -262,6 +271,17 @@ def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _read_meta(meta_file: Path) -> EpisodeMeta:
+    """``meta.json``; unreadable, not UTF-8, not JSON or not an object is a :class:`DataError`."""
+    try:
+        raw = json.loads(read_text(meta_file, what="episode header", error=DataError))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"meta.json is not valid JSON ({exc.msg})", where=f"{meta_file}:{exc.lineno}") from None
+    if not isinstance(raw, dict):
+        raise DataError("meta.json must hold one JSON object", where=meta_file)
+    return EpisodeMeta.from_dict(raw, where=meta_file)
+
+
 def load_trajectory(episode_dir: str | Path) -> Trajectory:
     """Load an episode folder; a torn last line (crash mid-append) is ignored."""
     path = Path(episode_dir)
@@ -270,14 +290,16 @@ def load_trajectory(episode_dir: str | Path) -> Trajectory:
         raise DataError(f"no {TRAJ_FILE} here; is this an episode folder (runs/<run>/<episode>)?", where=path)
     meta_file = path / META_FILE
     if meta_file.exists():
-        try:
-            meta = EpisodeMeta.from_dict(json.loads(meta_file.read_text("utf-8")), where=meta_file)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"meta.json is not valid JSON ({exc.msg})", where=meta_file) from None
+        meta = _read_meta(meta_file)
     else:
         meta = EpisodeMeta(run=path.parent.name, episode=path.name, status="unknown")
-    rows = read_jsonl(traj_file)
+    rows = read_jsonl(traj_file)  # warns when it drops a torn last line
     steps = [StepRecord.from_dict(r, where=f"{traj_file}:{i}") for i, r in enumerate(rows, 1)]
+    expected = 0
+    for s in steps:
+        if s.step != expected:
+            log.warning("%s: step %d is missing (the next recorded step is %d)", traj_file, expected, s.step)
+        expected = s.step + 1
     return Trajectory(path=path, meta=meta, steps=steps)
 
 
@@ -290,8 +312,8 @@ def list_episodes(run_dir: str | Path) -> list[EpisodeSummary]:
     for d in sorted(p for p in run_dir.iterdir() if (p / TRAJ_FILE).exists() or (p / META_FILE).exists()):
         try:
             t = load_trajectory(d) if (d / TRAJ_FILE).exists() else None
-            meta = t.meta if t else EpisodeMeta.from_dict(json.loads((d / META_FILE).read_text("utf-8")))
-        except (DataError, json.JSONDecodeError) as exc:
+            meta = t.meta if t else _read_meta(d / META_FILE)
+        except DataError as exc:
             log.warning("skipping %s: %s", d, exc)
             continue
         out.append(EpisodeSummary(d.name, d, meta.task, len(t.steps) if t else 0, meta.status, meta.started))

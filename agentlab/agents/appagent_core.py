@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.agents.docs_store import DocStore
 from agentlab.dialogue.ask import AskResult, Attempt, Check, ask_until_parsed
@@ -48,6 +48,8 @@ PROMPT_NAMES = (
 
 class AppAgentConfig(BaseModel):
     """One run's settings (a papermill parameters cell or YAML can fill it)."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt setting is an error, not ignored
 
     app: str = Field(description="documentation namespace: data/docs/<app>/")
     docs_dir: Path | None = Field(None, description="root of the documentation (default data/docs)")

@@ -31,27 +31,12 @@ _DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/
 
 
 def _config(path: Optional[Path], **overrides: Any):  # type: ignore[no-untyped-def]
-    import yaml
-    from pydantic import ValidationError
-
     from agentlab.agents.appagent_core import AppAgentConfig
-    from agentlab.errors import ConfigError
+    from agentlab.config import load_config, validate
 
-    raw: dict[str, Any] = {}
     if path is not None:
-        try:
-            raw = yaml.safe_load(path.read_text("utf-8")) or {}
-        except FileNotFoundError:
-            raise ConfigError("config file not found", where=path) from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"not valid YAML ({exc})", where=path) from None
-        raw = raw.get("agent", raw) if isinstance(raw, dict) else {}
-    raw.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return AppAgentConfig(**raw)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=path or "options") from None
+        return load_config(AppAgentConfig, path, wrapper="agent", what="agent config file", overrides=overrides)
+    return validate(AppAgentConfig, {k: v for k, v in overrides.items() if v is not None}, where="options")
 
 
 def _llm(path: Optional[Path]):  # type: ignore[no-untyped-def]
@@ -157,7 +142,8 @@ def learn(
     """Write element documentation from a recorded demonstration (no device needed)."""
     from agentlab.agents.appagent import AppAgent
 
-    agent = AppAgent(_llm(llm_config), _config(config, app=app_name, docs_dir=docs_dir))
+    cfg = _config(config, app=app_name, docs_dir=docs_dir)  # a bad config is reported before the model loads
+    agent = AppAgent(_llm(llm_config), cfg)
     out = agent.learn_from_demo(demo_dir)
     typer.echo(f"documented {len(out['documented'])} element(s) from {out['steps']} step(s); skipped {out['skipped']}")
     for err in out["errors"]:
@@ -185,7 +171,12 @@ def episodes(run_dir: Path = typer.Argument(..., help="runs/<run>")) -> None:
     """List a run's episodes: name, status, steps, task."""
     from agentlab.trajectory import list_episodes
 
-    for e in list_episodes(run_dir):
+    from agentlab.errors import DataError
+
+    found = list_episodes(run_dir)
+    if not found:
+        raise DataError("no episodes here (folders holding traj.jsonl or meta.json); is this runs/<run>?", where=run_dir)
+    for e in found:
         typer.echo(f"{e.episode}\t{e.status}\t{e.steps} steps\t{e.task or ''}")
 
 

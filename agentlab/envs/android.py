@@ -79,8 +79,6 @@ class AndroidEnv(Env):
         swipe_s: float = 0.4,
         socket_timeout: float = 30.0,
     ) -> None:
-        import adbutils
-
         if ime not in ("input", "adbkeyboard"):
             raise EnvironmentUnavailableError(f"unknown ime {ime!r}; use 'input' or 'adbkeyboard'")
         self.serial = serial
@@ -88,7 +86,7 @@ class AndroidEnv(Env):
         self.ime = ime
         self.dump_retries, self.retry_delay, self.settle = dump_retries, retry_delay, settle
         self.min_dist, self.long_press_s, self.swipe_s = min_dist, long_press_s, swipe_s
-        self._client = adbutils.AdbClient(host=adb_host, port=adb_port, socket_timeout=socket_timeout)
+        self._client = _client(adb_host, adb_port, socket_timeout)
         self._dev: Any = None
         self._size: tuple[int, int] | None = None
         self._last: Observation | None = None
@@ -352,6 +350,34 @@ class AndroidEnv(Env):
             else:
                 self._input(["input", "text", piece], "input text")
         return info
+
+
+def _client(host: str, port: int, socket_timeout: float) -> Any:
+    """An adbutils client that never starts an adb daemon.
+
+    When a connection fails, adbutils runs ``adb start-server``, which starts a daemon on the
+    default port 5037 whatever port was asked for, and leaves it running after we exit. An
+    unreachable server is reported instead (see ``AndroidEnv._list``).
+    """
+    import adbutils
+    from adbutils._adb import AdbConnection
+    from adbutils.errors import AdbTimeout
+
+    class _Connection(AdbConnection):
+        def _safe_connect(self) -> Any:
+            return self._create_socket()
+
+    class _Client(adbutils.AdbClient):  # type: ignore[misc]
+        def make_connection(self, timeout: float | None = None) -> AdbConnection:
+            try:
+                conn = _Connection(self.host, self.port)
+            except TimeoutError:
+                raise AdbTimeout("connect to adb server timeout") from None
+            if timeout or socket_timeout:
+                conn.conn.settimeout(timeout or socket_timeout)
+            return conn
+
+    return _Client(host=host, port=port, socket_timeout=socket_timeout)
 
 
 def check_typeable(text: str) -> None:

@@ -68,6 +68,8 @@ class RunResult:
     duration_s: float
     sandboxed: bool
     language: str
+    #: the time limit that applied (seconds)
+    limit_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -75,13 +77,39 @@ class RunResult:
 
     def summary(self, max_chars: int = 2000) -> str:
         """Terminal-like text for an observation: status line, then stdout and stderr."""
-        status = "timed out" if self.timed_out else f"exit {self.returncode}"
+        status = f"timed out (limit {self.limit_s:g}s)" if self.timed_out and self.limit_s else (
+            "timed out" if self.timed_out else f"exit {self.returncode}")
         parts = [f"[{self.language} {status} in {self.duration_s:.2f}s]"]
         if self.stdout:
             parts.append(self.stdout[-max_chars:])
         if self.stderr:
             parts.append("[stderr]\n" + self.stderr[-max_chars:])
         return "\n".join(parts)
+
+
+#: Environment variable marking every process of one run (see ``Workspace._kill_tree``).
+_RUN_MARK = "AGENTLAB_WORKSPACE_RUN"
+
+
+def _marked_pids(needle: bytes) -> list[int]:
+    """Live processes whose environment holds ``needle`` (``NAME=value``); Linux ``/proc``."""
+    me = os.getpid()
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:  # gone, or another user's process
+            continue
+        if needle + b"\0" in env or env.endswith(needle):
+            out.append(int(name))
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -318,6 +346,10 @@ class Workspace:
         assert self.root is not None
         timeout = timeout_s if timeout_s is not None else self.config.timeout_s
         env = self._env()  # before bwrap: creates the scratch folder inside the workspace
+        # Every process of this run inherits the mark, also one that leaves the process group
+        # (setsid, double fork): the timeout finds and ends them by it (see _kill_tree).
+        mark = f"{os.getpid()}-{time.monotonic_ns()}"
+        env[_RUN_MARK] = mark
         full = self._bwrap_argv(argv) if self._sandbox else argv
         t0 = time.monotonic()
         try:
@@ -347,8 +379,9 @@ class Workspace:
         except subprocess.TimeoutExpired:
             timed_out = True
         # Whether it finished or not, children left running in the background belong to the
-        # episode: end the whole group (they would otherwise also hold the output pipes open).
-        self._kill_group(proc.pid)
+        # episode: end the whole tree (they would otherwise also hold the output pipes open).
+        self._kill_tree(proc.pid, mark)
+        duration = time.monotonic() - t0
         proc.wait()
         out, err = (r.result() for r in readers)
         res = RunResult(
@@ -356,16 +389,31 @@ class Workspace:
             stdout=_clip(out, self.config.max_output_chars),
             stderr=_clip(err, self.config.max_output_chars),
             timed_out=timed_out,
-            duration_s=time.monotonic() - t0,
+            duration_s=min(duration, timeout) if timed_out else duration,
             sandboxed=self._sandbox,
             language=language,
+            limit_s=timeout,
         )
         log.info("workspace %s: %s %s", self.root, language, "timed out" if timed_out else f"exit {res.returncode}")
         return res
 
     @staticmethod
-    def _kill_group(pgid: int) -> None:
+    def _kill_tree(pgid: int, mark: str) -> None:
+        """End the run's process group, then every process still carrying the run's mark in
+        its environment (one that started its own session escaped the group)."""
         try:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        needle = f"{_RUN_MARK}={mark}".encode()
+        for _ in range(3):  # a process may fork while we look; look again until none is left
+            found = 0
+            for pid in _marked_pids(needle):
+                found += 1
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if not found:
+                break
+            time.sleep(0.05)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentlab.config import error_line, read_text
 from agentlab.errors import DataError
 from agentlab.eval.evaluators import EvalResult, EvaluatorSpec, evaluate
 from agentlab.eval.getters import FinalState
@@ -96,18 +97,19 @@ class ExecTask(BaseModel):
 def load_task(path: str | Path) -> ExecTask:
     """Read and check one task file; any problem raises :class:`DataError` naming the file."""
     path = Path(path)
+    text = read_text(path, what="task file", error=DataError)
+    if not text.strip():
+        raise DataError("task file is empty; it holds one JSON object (see data/tasks/)", where=path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError("task file not found", where=path) from None
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON (line {exc.lineno}: {exc.msg})", where=path) from None
+        raise DataError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"a task file holds one JSON object, not a {type(raw).__name__}", where=path)
     try:
         task = ExecTask.model_validate({**raw, "source": str(path)})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise DataError(f"{loc}: {err['msg']}", where=path) from None
+        raise DataError(error_line(exc.errors()[0]), where=path) from None
     problems = task.problems()
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -123,10 +125,20 @@ def tasks_dir() -> Path:
 
 def load_tasks(folder: str | Path | None = None) -> list[ExecTask]:
     """Every task in ``folder`` (default ``data/tasks``), sorted by id."""
+    return [load_task(p) for p in task_files(folder)]
+
+
+def task_files(folder: str | Path | None = None) -> list[Path]:
+    """The task files of ``folder`` (default ``data/tasks``); none at all is an error."""
     folder = Path(folder) if folder is not None else tasks_dir()
+    if folder.is_file():
+        raise DataError("is a file; expected a folder of task files (--dir)", where=folder)
     if not folder.is_dir():
         raise DataError("task folder not found", where=folder)
-    return [load_task(p) for p in sorted(folder.glob("*.json"))]
+    files = sorted(p for p in folder.glob("*.json") if p.is_file())
+    if not files:
+        raise DataError("no task files (*.json) in this folder", where=folder)
+    return files
 
 
 # -- setup writers --------------------------------------------------------------------------

@@ -32,10 +32,17 @@ def check(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder
     """For every task: the start state must score 0, and its reference solution, run in a
     sandboxed workspace, must score 1. Exit 1 if any task fails."""
     from agentlab.envs.workspace import Workspace, WorkspaceConfig
-    from agentlab.eval.exec_tasks import load_tasks
+    from agentlab.errors import DataError
+    from agentlab.eval.exec_tasks import load_task, task_files
 
     failed = 0
-    for t in load_tasks(folder):
+    for path in task_files(folder):
+        try:  # a bad task file is reported and the check goes on with the others
+            t = load_task(path)
+        except DataError as exc:
+            failed += 1
+            typer.echo(f"FAIL {exc}")
+            continue
         with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:  # type: ignore[arg-type]
             t.prepare(ws.root)
             before = t.evaluate(ws.root).score

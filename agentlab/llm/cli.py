@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -21,12 +23,16 @@ def prepare() -> None:
 
 
 @app.command()
-def check(prompt: str = typer.Option("Say hello in five words.", help="A prompt to generate from.")) -> None:
-    """Load the configured backend (AGENTLAB_LLM_* / AGENTLAB_LLM_CONFIG) and generate."""
-    from agentlab.llm import ChatMessage, SamplingParams, load_backend
+def check(
+    prompt: str = typer.Option("Say hello in five words.", help="A prompt to generate from."),
+    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_CONFIG / AGENTLAB_LLM_* or embedded SmolLM2)."),
+) -> None:
+    """Load the configured backend (--llm-config, AGENTLAB_LLM_CONFIG or AGENTLAB_LLM_*) and generate."""
+    from agentlab.llm import ChatMessage, LLMConfig, SamplingParams, load_backend
 
+    config = LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env()
     t0 = time.perf_counter()
-    backend = load_backend()
+    backend = load_backend(config)
     t1 = time.perf_counter()
     reply = backend.chat([ChatMessage("user", prompt)], SamplingParams(max_new_tokens=32))[0]
     typer.echo(f"{backend.model_id}: loaded in {t1 - t0:.1f} s, generated in {time.perf_counter() - t1:.1f} s")

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agentlab.config import error_line, load_config
 from agentlab.errors import ConfigError
 
 EMBEDDED_BACKBONE = "embedded:smollm2-135m-instruct"
@@ -46,21 +46,8 @@ class LLMConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "LLMConfig":
-        path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-        except FileNotFoundError:
-            raise ConfigError("LLM config file not found", where=path) from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"not valid YAML ({exc})", where=path) from None
-        if "llm" in raw and isinstance(raw["llm"], dict):
-            raw = raw["llm"]
-        try:
-            return cls(**raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(f"{loc}: {err['msg']}", where=path) from None
+        """The config in ``path`` (its fields at the top level or under ``llm:``)."""
+        return load_config(cls, path, wrapper="llm", what="LLM config file")
 
     @classmethod
     def from_env(cls) -> "LLMConfig":
@@ -76,7 +63,7 @@ class LLMConfig(BaseModel):
             return cls(**fields)
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ConfigError(f"AGENTLAB_LLM_{str(err['loc'][0]).upper()}: {err['msg']}") from None
+            raise ConfigError(error_line(err), where=f"AGENTLAB_LLM_{str(err['loc'][0]).upper()}") from None
 
     def api_key(self) -> str:
         return os.environ.get(self.api_key_env, "not-needed")

@@ -18,8 +18,8 @@ import shutil
 import time
 from pathlib import Path
 
-from agentlab.errors import ModelNotFoundError
-from agentlab.paths import cache_dir
+from agentlab.errors import ConfigError, ModelNotFoundError
+from agentlab.paths import cache_dir, unwritable
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,12 @@ def converted_smollm2_dir() -> Path:
     target = cache_dir() / "models" / f"smollm2-135m-instruct-{fp}"
     if (target / "agentlab_source.json").is_file():
         return target
+    if why := unwritable(target.parent):
+        raise ConfigError(
+            f"model cache is not writable ({why}); the embedded backbone is converted there once. "
+            "Set AGENTLAB_CACHE to a writable folder",
+            where=target.parent,
+        )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     log.info("Converting embedded SmolLM2 GGUF to safetensors (one time, ~20 s): %s", gguf)

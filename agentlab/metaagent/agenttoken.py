@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from agentlab.config import load_config
 from agentlab.errors import ConfigError, DataError, UnknownAgentError
 from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.cache import HiddenCache
@@ -55,16 +56,7 @@ class AgentTokenConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "AgentTokenConfig":
-        import yaml
-
-        path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-            return cls(**raw)
-        except FileNotFoundError:
-            raise ConfigError("config file not found", where=path) from None
-        except (yaml.YAMLError, ValidationError, TypeError) as exc:
-            raise ConfigError(f"invalid AgentToken config ({str(exc).splitlines()[0]})", where=path) from None
+        return load_config(cls, path, what="AgentToken config file")
 
     def router_options(self) -> dict[str, Any]:
         return {"template": self.template, "feature": self.feature, "train": self.train, "max_word_tokens": self.max_word_tokens}

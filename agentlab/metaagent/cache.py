@@ -5,7 +5,9 @@ a query depend only on (model fingerprint, router template hash, feature spec, t
 are stored as safetensors shards under ``cache_dir()/hidden/<namespace>/``; each shard
 lists its query keys in its metadata. New features are computed in chunks and each chunk is
 written atomically, so an interrupted run keeps what it finished. A shard that cannot be
-read is reported and ignored (its queries are recomputed).
+read is reported and ignored (its queries are recomputed). The cache is optional: when its
+folder cannot be written, one warning says where and why, and features are kept in memory
+for this run only.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tqdm.auto import tqdm
 
 from agentlab.fileio import atomic_path
 from agentlab.metaagent.features import FeatureExtractor, Features, Query
-from agentlab.paths import cache_dir
+from agentlab.paths import cache_dir, unwritable
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,16 @@ class HiddenCache:
         self._rows: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
         self._loaded = False
         self.computed = 0  # queries run through the backbone by this object (for tests/benchmarks)
+        self.writable: bool | None = None  # checked before the first write
+
+    def _can_write(self) -> bool:
+        if self.writable is None:
+            why = unwritable(self.folder)
+            self.writable = why is None
+            if why:
+                log.warning("%s: hidden-state cache not writable (%s); features are computed without caching "
+                            "(set AGENTLAB_CACHE to a writable folder to keep them)", self.folder, why)
+        return self.writable
 
     def _load(self) -> None:
         if self._loaded:
@@ -62,14 +74,19 @@ class HiddenCache:
     def _write(self, keys: list[str], feats: Features) -> None:
         from safetensors.torch import save_file
 
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if not self._can_write():
+            return
         name = f"shard-{time.time_ns()}-{hashlib.sha256(''.join(keys).encode()).hexdigest()[:8]}.safetensors"
-        with atomic_path(self.folder / name, suffix=".safetensors") as tmp:
-            save_file(
-                {"h": feats.h.contiguous(), "vocab_lse": feats.vocab_lse.contiguous()},
-                str(tmp),
-                metadata={"keys": json.dumps(keys), "namespace": self.extractor.cache_namespace()},
-            )
+        try:
+            with atomic_path(self.folder / name, suffix=".safetensors") as tmp:
+                save_file(
+                    {"h": feats.h.contiguous(), "vocab_lse": feats.vocab_lse.contiguous()},
+                    str(tmp),
+                    metadata={"keys": json.dumps(keys), "namespace": self.extractor.cache_namespace()},
+                )
+        except OSError as exc:  # disk full, folder removed: the run goes on without the cache
+            self.writable = False
+            log.warning("%s: cannot write the hidden-state cache (%s); continuing without it", self.folder, exc.strerror or exc)
 
     def get(self, queries: list[Query], *, batch_size: int = 16, progress: bool = True) -> Features:
         """Features for every query, in order; only unseen queries reach the backbone."""
@@ -80,6 +97,7 @@ class HiddenCache:
             if k not in self._rows and k not in todo:
                 todo[k] = q
         if todo:
+            self._can_write()  # warn before the work, not after it
             pending = list(todo.items())
             bar = tqdm(total=len(pending), desc="hidden states", unit="prompt", disable=not progress)
             for s in range(0, len(pending), self.chunk):

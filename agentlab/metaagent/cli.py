@@ -11,6 +11,7 @@ File formats (JSON lines):
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -87,10 +88,14 @@ def _read_tasks(path: Path) -> list[dict]:
     from agentlab.fileio import read_jsonl
 
     tasks = read_jsonl(path, tolerate_torn_tail=False)
+    if not tasks:
+        raise DataError("the tasks file holds no tasks; one JSON object per line: {\"id\", \"instruction\"}", where=path)
     seen: set[str] = set()
     for i, t in enumerate(tasks, start=1):
         if "id" not in t or not isinstance(t.get("instruction"), str) or not t["instruction"].strip():
             raise DataError("each line needs an 'id' and a non-empty 'instruction'", where=f"{path}:{i}")
+        if t.get("state") is not None and not isinstance(t["state"], str):
+            raise DataError("'state' must be a string (a text rendering of the screen)", where=f"{path}:{i}")
         t["id"] = str(t["id"])
         if t["id"] in seen:
             raise DataError(f"duplicate id '{t['id']}'", where=f"{path}:{i}")
@@ -98,33 +103,59 @@ def _read_tasks(path: Path) -> list[dict]:
     return tasks
 
 
+def _check_out(out: Path, *, overwrite: bool, resume: bool) -> None:
+    """An existing result file is replaced only when asked (``--overwrite``) or resumed."""
+    if out.is_dir():
+        raise DataError("--out is a folder; expected a predictions file (e.g. runs/pred.jsonl)", where=out)
+    if out.exists() and not (overwrite or resume):
+        raise DataError("already exists; pass --overwrite to replace it, or choose another --out", where=out)
+    if not out.parent.exists():
+        return  # created when writing
+    if not os.access(out.parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise DataError("cannot write here (permission denied); choose another --out", where=out)
+
+
 def route(
     tasks: Path = typer.Option(..., "--tasks", help="JSONL of {id, instruction[, state]}."),
-    out: Path = typer.Option(..., "--out", help="Predictions JSONL to write."),
+    out: Path = typer.Option(..., "--out", help="Predictions JSONL to write (an existing file is kept unless --overwrite; manager mode resumes it)."),
     tokens: Optional[Path] = typer.Option(None, "--tokens", help="Trained router state (AgentToken checkpoint; default: the shipped data/tokens)."),
     router: str = typer.Option("agenttoken", "--router", help="agenttoken | icl | lora | prompt | embedding"),
     mode: str = typer.Option("router", "--mode", help="router (one agent) | manager (multi-agent plan)"),
     k: int = typer.Option(5, "--k", help="Manager mode: documents of the top-K agents go into the prompt."),
     demos: Optional[Path] = typer.Option(None, "--demos", help="Training data for baselines without saved state."),
     agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out (manager mode: start afresh)."),
 ) -> None:
-    """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode)."""
+    """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
+
+    A task that cannot be routed (e.g. longer than the model's context) is reported and
+    written with an ``error``; the others are routed, and the exit status is 1."""
     from agentlab.errors import ConfigError
     from agentlab.fileio import append_jsonl, read_jsonl, write_jsonl
     from agentlab.metaagent.router import router_class
 
     if mode not in ("router", "manager"):
         raise ConfigError(f"--mode must be router or manager, not '{mode}'")
+    _check_out(out, overwrite=overwrite, resume=mode == "manager")
     items = _read_tasks(tasks)
+    done: set[str] = set()
+    if mode == "manager" and out.exists() and not overwrite:
+        done = {str(rec.get("id")) for rec in read_jsonl(out)}
+        foreign = sorted(done - {t["id"] for t in items})
+        if foreign:
+            raise DataError(f"holds predictions for task(s) not in {tasks} (e.g. '{foreign[0]}'); "
+                            "pass --overwrite to replace it, or choose another --out", where=out)
     pool = _pool(agents)
     cls = router_class(router)
+    rejected: dict[str, str] = {}
     if router == "agenttoken":
         r = cls.load(tokens or _default_tokens(), pool)
         for i, t in enumerate(items, start=1):
             try:
                 r.extractor.check_length([_query(t)])
             except DataError as exc:
-                raise DataError(exc.message, where=f"{tasks}:{i}") from None
+                rejected[t["id"]] = exc.message
+                typer.echo(f"error: {tasks}:{i}: {exc.message}", err=True)
     elif tokens is not None:
         r = cls.load(tokens, pool)
     else:
@@ -132,23 +163,32 @@ def route(
 
         r = cls(pool)
         r.fit(load_training_set(pool, demos))
-    texts = [t["instruction"] for t in items]
-    states = [t.get("state") for t in items]
+    ok_items = [t for t in items if t["id"] not in rejected]
+    texts = [t["instruction"] for t in ok_items]
+    states = [t.get("state") for t in ok_items]
     states_arg = states if any(states) else None
+    skipped = f", {len(rejected)} rejected" if rejected else ""
     if mode == "router":
-        results = r.route(texts, states_arg)
-        write_jsonl(out, [res.as_record(t["id"]) for t, res in zip(items, results)])
-        failed = sum(res.agent is None for res in results)
-        warned = sum(res.agent is not None and res.error is not None for res in results)
-        typer.echo(f"routed {len(items)} tasks with {router} -> {out} ({failed} failed, {warned} with a warning)")
+        results = iter(r.route(texts, states_arg) if ok_items else [])
+        from agentlab.metaagent.decision import RouteResult
+
+        records = [RouteResult(None, [], error=rejected[t["id"]]).as_record(t["id"]) if t["id"] in rejected
+                   else next(results).as_record(t["id"]) for t in items]
+        write_jsonl(out, records)
+        failed = sum(rec["agent"] is None for rec in records) - len(rejected)
+        warned = sum(rec["agent"] is not None and "error" in rec for rec in records)
+        typer.echo(f"routed {len(ok_items)} tasks with {router} -> {out} ({failed} failed, {warned} with a warning{skipped})")
+        if rejected:
+            raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
         return
     # Manager mode generates per task: append each result so an interrupted run resumes.
     from agentlab.llm import load_backend
     from agentlab.metaagent.manager import Manager
 
+    if overwrite and out.exists():
+        out.unlink()
     manager = Manager(load_backend(r.llm))
-    done = {str(rec.get("id")) for rec in read_jsonl(out)} if out.exists() else set()
-    todo = [(t, s) for t, s in zip(items, states) if t["id"] not in done]
+    todo = [(t, s) for t, s in zip(ok_items, states) if t["id"] not in done]
     from tqdm.auto import tqdm
 
     failed = 0
@@ -156,13 +196,64 @@ def route(
         res = r.plan([t["instruction"]], manager, k=k, states=[s] if s else None)[0]
         failed += res.agent is None
         append_jsonl(out, res.as_record(t["id"]))
-    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done) with {router}+manager, k={k} -> {out} ({failed} failed)")
+    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k} -> {out} ({failed} failed)")
+    if rejected:
+        raise SystemExit(1)
 
 
 def _query(t: dict):  # type: ignore[no-untyped-def]
     from agentlab.metaagent.features import Query
 
     return Query(t["instruction"], t.get("state"))
+
+
+def _is_plan(v: object) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(x, dict) and isinstance(x.get("agent"), str) and isinstance(x.get("subtask"), str) for x in v)
+
+
+def _read_gold(path: Path) -> list[dict]:
+    """Gold lines, each checked: ``id``, ``domain`` (a string) or ``domains`` (strings), optional ``plan``."""
+    from agentlab.fileio import read_jsonl
+
+    golds = read_jsonl(path, tolerate_torn_tail=False)
+    if not golds:
+        raise DataError("the gold file holds no lines; one JSON object per task: {\"id\", \"domain\"}", where=path)
+    for i, g in enumerate(golds, start=1):
+        doms = g.get("domains")
+        if "id" not in g:
+            raise DataError("gold line needs an 'id'", where=f"{path}:{i}")
+        if not isinstance(g.get("domain"), str) and not (
+                isinstance(doms, list) and doms and all(isinstance(d, str) for d in doms)):
+            raise DataError("gold line needs 'domain' (a string) or 'domains' (a list of strings)", where=f"{path}:{i}")
+        if "plan" in g and not _is_plan(g["plan"]):
+            raise DataError("'plan' must be a list of {\"agent\", \"subtask\"} strings", where=f"{path}:{i}")
+    return golds
+
+
+def _read_preds(path: Path) -> dict[str, dict]:
+    """Prediction lines by id, each checked against the format ``agentlab route`` writes."""
+    from agentlab.fileio import read_jsonl
+
+    preds = read_jsonl(path)
+    if not preds:
+        raise DataError("the predictions file holds no lines; write it with `agentlab route`", where=path)
+    for i, p in enumerate(preds, start=1):
+        rank = p.get("ranking", [])
+        if "id" not in p:
+            problem = "needs an 'id'"
+        elif p.get("agent") is not None and not isinstance(p["agent"], str):
+            problem = "'agent' must be a string or null"
+        elif not isinstance(rank, list) or not all(
+                isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], (int, float))
+                for r in rank):
+            problem = "'ranking' must be a list of [agent, probability] pairs"
+        elif not _is_plan(p.get("plan", [])):
+            problem = "'plan' must be a list of {\"agent\", \"subtask\"} strings"
+        else:
+            continue
+        raise DataError(f"prediction line {problem}", where=f"{path}:{i}")
+    return {str(p["id"]): p for p in preds}
 
 
 eval_app = typer.Typer(help="Score predictions against gold labels.", no_args_is_help=True)
@@ -178,19 +269,14 @@ def eval_routing(
 ) -> None:
     """Routing accuracy overall and per domain; AgentMatch, top-K recall (and SubtaskAcc) for multi-agent gold."""
     from agentlab.eval.metrics import agent_match, routing_accuracy, subtask_accuracy, topk_recall
-    from agentlab.fileio import atomic_write_json, read_jsonl
+    from agentlab.fileio import atomic_write_json
 
+    golds = _read_gold(gold)
+    preds = _read_preds(pred)
     pool = _pool(agents)
-    preds = {str(p.get("id")): p for p in read_jsonl(pred)}
-    golds = read_jsonl(gold, tolerate_torn_tail=False)
     single, multi = [], []
-    for i, g in enumerate(golds, start=1):
-        if "domains" in g and isinstance(g["domains"], list) and len(g["domains"]) > 1:
-            multi.append(g)
-        elif "domain" in g or "domains" in g:
-            single.append(g)
-        else:
-            raise DataError("gold line needs 'domain' or 'domains'", where=f"{gold}:{i}")
+    for g in golds:
+        (multi if "domains" in g and len(g["domains"]) > 1 else single).append(g)
     missing = [str(g["id"]) for g in golds if str(g["id"]) not in preds]
     scores: dict[str, object] = {"missing_predictions": len(missing)}
     if single:

@@ -37,6 +37,8 @@ from typing import Any
 
 import yaml
 
+from agentlab.config import yaml_error_line
+
 DOMAINS: dict[str, tuple[str, ...]] = {
     "desktop": ("os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode", "gimp", "general"),
     "mobile": ("maps", "x", "telegram", "temu", "youtube", "spotify", "yelp", "gmail", "clock", "mobile"),
@@ -134,8 +136,8 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
     try:
         meta = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        bad((mark.line + 2) if mark else 2, f"front matter is not valid YAML ({getattr(exc, 'problem', exc)})")
+        line = yaml_error_line(exc)  # 1-based within the front matter, which starts on line 2
+        bad(line + 1 if line else 2, f"front matter is not valid YAML ({getattr(exc, 'problem', exc)})")
         return None, problems
     if not isinstance(meta, dict):
         bad(2, "front matter must be a mapping of 'key: value' lines")
@@ -259,17 +261,32 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
     return doc, []
 
 
+def read_document_text(path: Path) -> tuple[str | None, str | None]:
+    """The text of a document, or ``(None, "path:line: what is wrong")`` when it cannot be read
+    (missing, a folder, not UTF-8, unreadable)."""
+    if path.is_dir():
+        return None, f"{path}:0: is a folder; expected an agent document (Markdown file)"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, f"{path}:0: file not found"
+    except OSError as exc:
+        return None, f"{path}:0: cannot read ({exc.strerror})"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+
+
 def load_document(path: str | Path) -> AgentDocument:
     """Parse and validate one file; raise :class:`AgentDocumentError` listing every problem."""
     from agentlab.errors import AgentDocumentError
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AgentDocumentError([f"{path}:0: file not found"]) from None
-    except UnicodeDecodeError:
-        raise AgentDocumentError([f"{path}:0: not UTF-8 text"]) from None
+    text, problem = read_document_text(path)
+    if text is None:
+        raise AgentDocumentError([problem or f"{path}:0: unreadable"])
     doc, problems = parse_document(text, path)
     if problems or doc is None:
         raise AgentDocumentError(problems)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentlab.errors import AgentDocumentError, UnknownAgentError
-from agentlab.pool.document import AgentDocument, load_document, parse_document
+from agentlab.pool.document import AgentDocument, load_document, parse_document, read_document_text
 from agentlab.paths import agents_dir
 
 log = logging.getLogger(__name__)
@@ -24,6 +24,8 @@ def validate_dir(folder: str | Path) -> tuple[list[AgentDocument], list[str]]:
     folder = Path(folder)
     problems: list[str] = []
     docs: list[AgentDocument] = []
+    if folder.is_file():
+        return [], [f"{folder}:0: is a file; expected a folder of agent documents"]
     if not folder.is_dir():
         return [], [f"{folder}:0: agent folder not found"]
     files = sorted(p for p in folder.rglob("*.md") if p.name.lower() != "readme.md")
@@ -31,7 +33,11 @@ def validate_dir(folder: str | Path) -> tuple[list[AgentDocument], list[str]]:
         problems.append(f"{folder}:0: no agent documents (*.md) found")
     first_seen: dict[str, Path] = {}
     for f in files:
-        doc, probs = parse_document(f.read_text(encoding="utf-8"), f)
+        text, problem = read_document_text(f)
+        if text is None:
+            problems.append(problem or f"{f}:0: unreadable")
+            continue
+        doc, probs = parse_document(text, f)
         problems.extend(probs)
         if doc is None:
             continue

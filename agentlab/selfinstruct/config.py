@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agentlab.config import error_line, load_config, read_text
 from agentlab.errors import ConfigError, DataError
 from agentlab.llm.config import LLMConfig
 from agentlab.paths import data_dir
@@ -54,28 +54,23 @@ class Thresholds(Band):
     @classmethod
     def load(cls, path: str | Path) -> "Thresholds":
         path = Path(path)
+        if not path.exists():
+            raise DataError("thresholds file not found; run `agentlab selfinstruct --calibrate-only`", where=path)
         try:
-            raw = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise DataError("thresholds file not found; run `agentlab selfinstruct --calibrate-only`", where=path) from None
+            raw = json.loads(read_text(path, what="thresholds file", error=DataError))
         except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", where=path) from None
+            raise DataError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+        if not isinstance(raw, dict):
+            raise DataError("a thresholds file holds one JSON object", where=path)
         try:
             return cls(**raw)
         except ValidationError as exc:
-            raise ConfigError(_first_error(exc), where=path) from None
+            raise ConfigError(error_line(exc.errors()[0]), where=path) from None
 
     def save(self, path: str | Path) -> None:
         from agentlab.fileio import atomic_write_json
 
         atomic_write_json(path, self.model_dump(exclude_none=True))
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"])
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg
 
 
 def default_out_dir() -> Path:
@@ -140,17 +135,7 @@ class SelfInstructConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "SelfInstructConfig":
-        path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-        except FileNotFoundError:
-            raise ConfigError("self-instruct config file not found", where=path) from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"not valid YAML ({exc})", where=path) from None
-        try:
-            return cls(**raw)
-        except ValidationError as exc:
-            raise ConfigError(_first_error(exc), where=path) from None
+        return load_config(cls, path, what="self-instruct config file")
 
 
 def parse_generator(spec: str | None) -> LLMConfig:

@@ -64,7 +64,7 @@ def test_config_from_yaml_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("AGENTLAB_LLM_CONFIG", str(cfg))
     assert LLMConfig.from_env().kind == "openai"
     cfg.write_text("kind: banana\n")
-    with pytest.raises(ConfigError, match=r"llm.yaml: kind: "):
+    with pytest.raises(ConfigError, match=r"llm.yaml:1: kind: "):  # file:line: field
         LLMConfig.from_env()
     monkeypatch.delenv("AGENTLAB_LLM_CONFIG")
     monkeypatch.setenv("AGENTLAB_LLM_MODEL", "/some/dir")

@@ -42,7 +42,7 @@ def test_bad_generator_spec_and_config_field(capsys, tmp_path) -> None:  # type:
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("per_agent: 0\n")
     code, err = _run(["selfinstruct", "--config", str(cfg)], capsys)
-    assert code == 1 and err.startswith(f"error: {cfg}: per_agent:")
+    assert code == 1 and err.startswith(f"error: {cfg}:1: per_agent:")  # file:line: field
 
 
 def test_generator_spec_parsing() -> None:

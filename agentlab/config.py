@@ -1,0 +1,190 @@
+"""Load a YAML file into a pydantic config object, with one error format for every config.
+
+Every configuration file of the project (LLM backend, self-instruct run, AgentToken run,
+AppAgent settings, notebook parameters) is read here, so a mistake always reads the same:
+
+    file:line: field.path: what is wrong (got 'value')
+
+The loader refuses, each with one line: a missing file, a folder where the file should be,
+bytes that are not UTF-8, an empty file (when the caller needs content), YAML that does not
+parse (pointing at the line where the problem is, not the line after it), a top level that
+is not a mapping, unknown keys (for models with ``extra="forbid"``) and wrong types.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from agentlab.errors import ConfigError
+
+M = TypeVar("M", bound=BaseModel)
+
+#: Values longer than this are not quoted back in error messages.
+_MAX_VALUE_CHARS = 60
+
+
+def read_text(path: str | Path, *, what: str = "file", error: type[Exception] = ConfigError) -> str:
+    """The UTF-8 text of ``path``; a missing file, a folder or undecodable bytes raise
+    ``error`` (a :class:`~agentlab.errors.AgentlabError` subclass) with one line."""
+    path = Path(path)
+    if path.is_dir():
+        raise error(f"is a folder; expected a {what}", where=path)  # type: ignore[call-arg]
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{what} not found", where=path) from None  # type: ignore[call-arg]
+    except PermissionError:
+        raise error(f"{what} is not readable (permission denied)", where=path) from None  # type: ignore[call-arg]
+    except OSError as exc:
+        raise error(f"cannot read {what} ({exc.strerror})", where=path) from None  # type: ignore[call-arg]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(  # type: ignore[call-arg]
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
+            where=f"{path}:{line}",
+        ) from None
+
+
+def yaml_error_line(exc: yaml.YAMLError) -> int | None:
+    """The 1-based line a YAML error is about.
+
+    PyYAML reports where it *noticed* the problem, which for an unclosed bracket or quote, or
+    a key without ``:``, is the next line; its context mark ("while scanning a simple key",
+    "while parsing a flow sequence") points at the unfinished thing, which is what to fix.
+    For block structure errors (bad indentation) the problem mark is the right line.
+    """
+    problem = getattr(exc, "problem_mark", None)
+    context = getattr(exc, "context_mark", None)
+    ctx = str(getattr(exc, "context", "") or "")
+    if context is not None and (problem is None or ctx.startswith("while scanning") or "flow" in ctx):
+        return context.line + 1
+    return problem.line + 1 if problem is not None else None
+
+
+def parse_yaml(text: str, where: str | Path) -> Any:
+    """Parse YAML text; a syntax error raises :class:`ConfigError` at ``where:line``."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        line = yaml_error_line(exc)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        msg = f"not valid YAML: {problem}" + (f" ({context})" if context else "")
+        raise ConfigError(msg, where=f"{where}:{line}" if line else where) from None
+
+
+def _node_line(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the value at ``loc`` (or of the deepest key found) in a YAML tree."""
+    node, line = root, None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if str(k.value) == str(key):
+                    line, node = k.start_mark.line + 1, v
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def line_of(text: str, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the key at ``loc`` (a dotted path as a tuple) in YAML ``text``."""
+    try:
+        return _node_line(yaml.compose(text), loc)
+    except yaml.YAMLError:
+        return None
+
+
+def _short(value: Any) -> str | None:
+    text = repr(value)
+    return text if len(text) <= _MAX_VALUE_CHARS else None
+
+
+def error_line(err: dict[str, Any], prefix: tuple[Any, ...] = ()) -> str:
+    """One pydantic error as ``field.path: message (got value)``, without the help URL."""
+    loc = tuple(prefix) + tuple(err.get("loc", ()))
+    field = ".".join(str(x) for x in loc)
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if err.get("type") == "extra_forbidden":
+        msg = "unknown key (not a field of this section; check its spelling)"
+    elif err.get("type") != "missing" and "input" in err:
+        got = _short(err["input"])
+        if got is not None and not isinstance(err["input"], dict):
+            msg += f" (got {got})"
+    return f"{field}: {msg}" if field else msg
+
+
+def validation_error(exc: ValidationError, where: str | Path, *, text: str | None = None,
+                     prefix: tuple[Any, ...] = ()) -> ConfigError:
+    """A :class:`ConfigError` for the first problem in ``exc``, at ``where[:line]``.
+
+    ``text`` (the YAML source) lets the line of the offending key be found; ``prefix`` is the
+    path of the section that was validated (e.g. ``("llm",)`` for a wrapped config).
+    """
+    errors = [dict(e) for e in exc.errors()] or [{"msg": str(exc)}]
+    try:
+        root = yaml.compose(text) if text is not None else None
+    except yaml.YAMLError:
+        root = None
+    lines = [_node_line(root, tuple(prefix) + tuple(e.get("loc", ()))) if root is not None else None for e in errors]
+    # the first problem in the file's order (pydantic lists them in field order)
+    first = min(range(len(errors)), key=lambda i: (lines[i] is None, lines[i] or 0, i))
+    err, line = errors[first], lines[first]
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return ConfigError(error_line(err, prefix) + more, where=f"{where}:{line}" if line else where)
+
+
+def load_mapping(path: str | Path, *, what: str = "config file", allow_empty: bool = True) -> tuple[dict[str, Any], str]:
+    """Read ``path`` as a YAML mapping; return it with the source text (for line numbers)."""
+    path = Path(path)
+    text = read_text(path, what=what)
+    raw = parse_yaml(text, path)
+    if raw is None:
+        if not allow_empty:
+            raise ConfigError(f"{what} is empty; leave the option out to use the defaults", where=path)
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"the top level must be a mapping of keys to values, not a {type(raw).__name__}", where=path)
+    return raw, text
+
+
+def load_config(model: type[M], path: str | Path, *, wrapper: str | None = None, what: str = "config file",
+                overrides: dict[str, Any] | None = None, allow_empty: bool = False) -> M:
+    """Validate the YAML file ``path`` as ``model``.
+
+    ``wrapper``: the file may put the fields under this key (``llm:``); then the section is
+    validated and other top-level keys are ignored. ``overrides`` (not ``None`` values) win
+    over the file, e.g. command-line options. A file named explicitly but empty is refused
+    (``allow_empty=False``): leaving the option out is how to ask for the defaults.
+    """
+    path = Path(path)
+    raw, text = load_mapping(path, what=what, allow_empty=allow_empty)
+    prefix: tuple[Any, ...] = ()
+    if wrapper is not None and wrapper in raw:
+        section = raw[wrapper]
+        if not isinstance(section, dict):
+            line = line_of(text, (wrapper,))
+            raise ConfigError(f"{wrapper}: must be a mapping of keys to values", where=f"{path}:{line}" if line else path)
+        raw, prefix = dict(section), (wrapper,)
+    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return validate(model, raw, where=path, text=text, prefix=prefix)
+
+
+def validate(model: type[M], raw: dict[str, Any], *, where: str | Path, text: str | None = None,
+             prefix: tuple[Any, ...] = ()) -> M:
+    """``model.model_validate(raw)``; a problem raises :class:`ConfigError` in the one format."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc, where, text=text, prefix=prefix) from None

@@ -1,0 +1,107 @@
+"""The one YAML -> pydantic loader: every bad file is one line, ``file[:line]: field: what``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from agentlab.config import load_config, parse_yaml
+from agentlab.errors import ConfigError
+
+
+class Inner(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    epochs: int = 1
+
+
+class Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = "x"
+    size: int = 3
+    inner: Inner = Inner()
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "c.yaml") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return p
+
+
+def _err(path: Path, **kw) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError) as info:
+        load_config(Cfg, path, **kw)
+    msg = str(info.value)
+    assert "\n" not in msg and "pydantic.dev" not in msg
+    return msg
+
+
+def test_good_file_and_wrapper(tmp_path: Path) -> None:
+    assert load_config(Cfg, _write(tmp_path, "size: 5\ninner: {epochs: 2}\n")).inner.epochs == 2
+    wrapped = _write(tmp_path, "other: 1\nllm:\n  size: 7\n")
+    assert load_config(Cfg, wrapped, wrapper="llm").size == 7
+    assert load_config(Cfg, _write(tmp_path, "", "empty.yaml"), allow_empty=True).size == 3
+
+
+def test_missing_folder_not_utf8(tmp_path: Path) -> None:
+    assert _err(tmp_path / "nope.yaml").endswith("nope.yaml: config file not found")
+    assert "is a folder" in _err(tmp_path)
+    msg = _err(_write(tmp_path, b"name: ok\nsize: \xff\n"))
+    assert "c.yaml:2: not UTF-8" in msg
+
+
+def test_empty_refused_when_content_is_needed(tmp_path: Path) -> None:
+    assert "is empty" in _err(_write(tmp_path, "  \n"))  # named explicitly: a mistake
+
+
+def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
+    assert "top level must be a mapping" in _err(_write(tmp_path, "- a\n- b\n"))
+    assert "llm: must be a mapping" in _err(_write(tmp_path, "a: 1\nllm: [1]\n"), wrapper="llm")
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("a: 1\nb: [1, 2\nc: 3\n", 2),  # unclosed bracket: PyYAML notices on line 3
+        ("a: 1\nb\nc: 3\n", 2),  # a key without ':'
+        ("a: 1\nb: \"abc\nc: 3\n", 2),  # unclosed quote
+        ("a:\n  x: 1\n y: 2\n", 3),  # bad indentation
+        ("a: 1\n\tb: 2\n", 2),  # a tab
+        ("a: 1\nb: c: d\n", 2),
+    ],
+)
+def test_yaml_errors_point_at_the_line_to_fix(text: str, line: int) -> None:
+    with pytest.raises(ConfigError, match=rf"^f.yaml:{line}: not valid YAML"):
+        parse_yaml(text, "f.yaml")
+
+
+def test_unknown_keys_and_wrong_types_name_field_line_and_value(tmp_path: Path) -> None:
+    msg = _err(_write(tmp_path, "name: a\nsise: 4\n"))
+    assert msg.startswith(f"{tmp_path / 'c.yaml'}:2: sise: unknown key")
+    msg = _err(_write(tmp_path, "name: a\ninner:\n  epochs: many\n"))
+    assert msg.startswith(f"{tmp_path / 'c.yaml'}:3: inner.epochs:") and "'many'" in msg
+    msg = _err(_write(tmp_path, "llm:\n  size: big\n"), wrapper="llm")
+    assert ":2: llm.size:" in msg and "'big'" in msg
+
+
+def test_every_config_of_the_project_uses_it(tmp_path: Path) -> None:
+    """LLM, self-instruct, AgentToken, AppAgent and notebook parameters: the same format."""
+    from agentlab.agents.cli import _config
+    from agentlab.llm.config import LLMConfig
+    from agentlab.metaagent.agenttoken import AgentTokenConfig
+    from agentlab.notebooks import RunParams
+    from agentlab.selfinstruct.config import SelfInstructConfig
+
+    bad = _write(tmp_path, "x: 1\nkind: local\ndtype: float8\n")
+    for load in (LLMConfig.from_yaml, SelfInstructConfig.from_yaml, AgentTokenConfig.from_yaml, RunParams.from_yaml):
+        with pytest.raises(ConfigError) as info:
+            load(bad)
+        assert str(info.value).startswith(f"{bad}:1: x: unknown key"), load
+    with pytest.raises(ConfigError, match=r"c.yaml:3: dtype: .*'float8'"):
+        LLMConfig.from_yaml(_write(tmp_path, "kind: local\n\ndtype: float8\n"))
+    with pytest.raises(ConfigError, match=r"c.yaml:2: agent.max_rounds: .*'lots'"):
+        _config(_write(tmp_path, "agent:\n  max_rounds: lots\n"), app="clock")
+    for load in (LLMConfig.from_yaml, AgentTokenConfig.from_yaml, RunParams.from_yaml):
+        with pytest.raises(ConfigError, match="not UTF-8"):
+            load(_write(tmp_path, b"\xfe\xff", "u.yaml"))
