@@ -14,6 +14,7 @@ is not a mapping, unknown keys (for models with ``extra="forbid"``) and wrong ty
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import yaml
@@ -111,7 +112,7 @@ def _short(value: Any) -> str | None:
     return text if len(text) <= _MAX_VALUE_CHARS else None
 
 
-def error_line(err: dict[str, Any], prefix: tuple[Any, ...] = ()) -> str:
+def error_line(err: Mapping[str, Any], prefix: tuple[Any, ...] = ()) -> str:
     """One pydantic error as ``field.path: message (got value)``, without the help URL."""
     loc = tuple(prefix) + tuple(err.get("loc", ()))
     field = ".".join(str(x) for x in loc)
@@ -132,7 +133,7 @@ def validation_error(exc: ValidationError, where: str | Path, *, text: str | Non
     ``text`` (the YAML source) lets the line of the offending key be found; ``prefix`` is the
     path of the section that was validated (e.g. ``("llm",)`` for a wrapped config).
     """
-    errors = [dict(e) for e in exc.errors()] or [{"msg": str(exc)}]
+    errors: list[dict[str, Any]] = [dict(e) for e in exc.errors()] or [{"msg": str(exc)}]
     try:
         root = yaml.compose(text) if text is not None else None
     except yaml.YAMLError:

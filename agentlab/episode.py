@@ -117,7 +117,7 @@ class _TimedEnv(Env):
 def _build_env(kind: str, runner: str, task: ExecTask, folder: Path, cfg: WorkspaceConfig) -> Env:
     if kind == "workspace":
         ws = Workspace(folder / "workspace", cfg)
-        task.prepare(ws.root)  # type: ignore[arg-type]
+        task.prepare(ws.folder)
         return WorkspaceEnv(ws)
     raise HarnessError(f"runner '{runner}' cannot run task {task.id} here: "
                        f"a {kind} env cannot be built from a task file yet (only workspace tasks run)")

@@ -282,7 +282,7 @@ def _failure(exc: Exception, executed: Path) -> NotebookFailedError:
     """Turn papermill's error into ours, with the failing cell's source."""
     import nbformat
 
-    cell_source, where = "", executed
+    cell_source, where = "", str(executed)
     try:
         nb = nbformat.read(str(executed), as_version=4)
         # Number cells as in the source notebook: skip what papermill inserted.

@@ -279,7 +279,7 @@ def _read_meta(meta_file: Path) -> EpisodeMeta:
         raise DataError(f"meta.json is not valid JSON ({exc.msg})", where=f"{meta_file}:{exc.lineno}") from None
     if not isinstance(raw, dict):
         raise DataError("meta.json must hold one JSON object", where=meta_file)
-    return EpisodeMeta.from_dict(raw, where=meta_file)
+    return EpisodeMeta.from_dict(raw, where=str(meta_file))
 
 
 def load_trajectory(episode_dir: str | Path) -> Trajectory:

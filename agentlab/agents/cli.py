@@ -11,9 +11,14 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from agentlab.agents.appagent_core import AppAgentConfig, EpisodeResult
+    from agentlab.envs.base import Env, Observation
+    from agentlab.llm.base import LLMBackend
 
 app = typer.Typer(help="The AppAgent agent: explore, demo, learn, deploy, replay, episodes, docs.", no_args_is_help=True)
 
@@ -30,7 +35,7 @@ _LLM = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTL
 _DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/docs).")
 
 
-def _config(path: Optional[Path], **overrides: Any):  # type: ignore[no-untyped-def]
+def _config(path: Optional[Path], **overrides: Any) -> AppAgentConfig:
     from agentlab.agents.appagent_core import AppAgentConfig
     from agentlab.config import load_config, validate
 
@@ -39,19 +44,19 @@ def _config(path: Optional[Path], **overrides: Any):  # type: ignore[no-untyped-
     return validate(AppAgentConfig, {k: v for k, v in overrides.items() if v is not None}, where="options")
 
 
-def _llm(path: Optional[Path]):  # type: ignore[no-untyped-def]
+def _llm(path: Optional[Path]) -> LLMBackend:
     from agentlab.llm import LLMConfig, load_backend
 
     return load_backend(LLMConfig.from_yaml(path) if path else LLMConfig.from_env())
 
 
-def _env(kind: str, serial: Optional[str], host: str, port: int, ime: str):  # type: ignore[no-untyped-def]
+def _env(kind: str, serial: Optional[str], host: str, port: int, ime: str) -> Env:
     from agentlab.errors import ConfigError
 
     if kind == "android":
         from agentlab.envs import AndroidEnv
 
-        return AndroidEnv(serial=serial, adb_host=host, adb_port=port, ime=ime)  # type: ignore[arg-type]
+        return AndroidEnv(serial=serial, adb_host=host, adb_port=port, ime=ime)  # type: ignore[arg-type]  # ime: validated by AndroidEnv
     if kind == "desktop":
         from agentlab.envs import DesktopEnv
 
@@ -66,7 +71,7 @@ def _episode_dir(run: Optional[str], episode: Optional[str], phase: str) -> Path
     return runs_dir() / (run or f"{phase}-{time.strftime('%Y%m%d')}") / (episode or stamp)
 
 
-def _report(res) -> None:  # type: ignore[no-untyped-def]
+def _report(res: EpisodeResult) -> None:
     typer.echo(f"{res.status}: {res.steps} action(s), {res.llm_calls} LLM call(s); trajectory: {res.path}")
     if res.error:
         typer.echo(f"last error: {res.error}")
@@ -127,7 +132,7 @@ def demo(
         rec = TrajectoryRecorder(_episode_dir(run, episode, "demo"), task=task, env=type(e).__name__, agent="human")
         typer.echo("Actions:\n" + e.actions.doc() + "\nEnd with exit() / stop() or end of input.")
 
-        def show(obs):  # type: ignore[no-untyped-def]
+        def show(obs: Observation) -> None:
             typer.echo("\n" + obs.summary() + "\n> ", nl=False)
 
         n = record_demo(e, rec, sys.stdin, on_screen=show, on_error=lambda m: typer.echo(f"not done: {m}\n> ", err=True, nl=False))

@@ -367,7 +367,7 @@ def _client(host: str, port: int, socket_timeout: float) -> Any:
         def _safe_connect(self) -> Any:
             return self._create_socket()
 
-    class _Client(adbutils.AdbClient):  # type: ignore[misc]
+    class _Client(adbutils.AdbClient):
         def make_connection(self, timeout: float | None = None) -> AdbConnection:
             try:
                 conn = _Connection(self.host, self.port)

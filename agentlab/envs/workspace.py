@@ -94,7 +94,7 @@ _RUN_MARK = "AGENTLAB_WORKSPACE_RUN"
 def _marked_pids(needle: bytes) -> list[int]:
     """Live processes whose environment holds ``needle`` (``NAME=value``); Linux ``/proc``."""
     me = os.getpid()
-    out = []
+    out: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -163,10 +163,11 @@ class _Drain:
         self._thread.start()
 
     def _run(self) -> None:
-        if self._pipe is None:
+        pipe = self._pipe
+        if pipe is None:
             return
-        with self._pipe:
-            for chunk in iter(lambda: self._pipe.read(65536), b""):
+        with pipe:
+            for chunk in iter(lambda: pipe.read(65536), b""):
                 room = self._limit - len(self._buf)
                 self._buf += chunk[: max(room, 0)]
                 self._dropped += max(len(chunk) - max(room, 0), 0)
@@ -197,6 +198,12 @@ class Workspace:
     keep: bool = False
     _owned: bool = field(default=False, init=False, repr=False)
     _sandbox: bool = field(default=False, init=False, repr=False)
+
+    @property
+    def folder(self) -> Path:
+        """The workspace folder: ``root`` once the workspace exists (it is made in ``__post_init__``)."""
+        assert self.root is not None
+        return self.root
 
     def __post_init__(self) -> None:
         if self.root is None:

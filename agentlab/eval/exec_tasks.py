@@ -183,8 +183,8 @@ def _write_docx(path: Path, paragraphs: list[str | dict[str, Any]]) -> None:
         spec = {"text": p} if isinstance(p, str) else p
         para = doc.add_paragraph(style=spec.get("style"))
         run = para.add_run(spec["text"])
-        run.bold = spec.get("bold")
-        run.italic = spec.get("italic")
+        run.bold = bool(spec["bold"]) if "bold" in spec else None
+        run.italic = bool(spec["italic"]) if "italic" in spec else None
     doc.save(str(path))
 
 

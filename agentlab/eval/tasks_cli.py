@@ -43,15 +43,16 @@ def check(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder
             failed += 1
             typer.echo(f"FAIL {exc}")
             continue
-        with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:  # type: ignore[arg-type]
-            t.prepare(ws.root)
-            before = t.evaluate(ws.root).score
+        with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:
+            root = ws.folder
+            t.prepare(root)
+            before = t.evaluate(root).score
             if t.reference_solution is None:
                 typer.echo(f"{t.id}: start {before:.2f}, no reference solution")
                 continue
             sol = t.reference_solution
             run = ws.run_python(sol.code) if sol.language == "python" else ws.run_bash(sol.code)
-            after = t.evaluate(ws.root)
+            after = t.evaluate(root)
             ok = before == 0.0 and after.success and run.ok
             failed += not ok
             typer.echo(f"{'ok  ' if ok else 'FAIL'} {t.id}: start {before:.2f}, solved {after.score:.2f}"

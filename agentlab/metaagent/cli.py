@@ -13,11 +13,15 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from agentlab.errors import DataError
+
+if TYPE_CHECKING:
+    from agentlab.metaagent.features import Query
+    from agentlab.pool import AgentPool
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +34,7 @@ def _default_tokens() -> Path:
     return data_dir() / "tokens"
 
 
-def _pool(agents: Optional[Path]):  # type: ignore[no-untyped-def]
+def _pool(agents: Optional[Path]) -> AgentPool:
     from agentlab.pool import AgentPool
 
     return AgentPool.from_dir(agents)
@@ -149,7 +153,10 @@ def route(
     cls = router_class(router)
     rejected: dict[str, str] = {}
     if router == "agenttoken":
+        from agentlab.metaagent.agenttoken import AgentTokenRouter
+
         r = cls.load(tokens or _default_tokens(), pool)
+        assert isinstance(r, AgentTokenRouter)  # router_class("agenttoken")
         for i, t in enumerate(items, start=1):
             try:
                 r.extractor.check_length([_query(t)])
@@ -201,7 +208,7 @@ def route(
         raise SystemExit(1)
 
 
-def _query(t: dict):  # type: ignore[no-untyped-def]
+def _query(t: dict[str, Any]) -> Query:
     from agentlab.metaagent.features import Query
 
     return Query(t["instruction"], t.get("state"))
@@ -274,7 +281,8 @@ def eval_routing(
     golds = _read_gold(gold)
     preds = _read_preds(pred)
     pool = _pool(agents)
-    single, multi = [], []
+    single: list[dict[str, Any]] = []
+    multi: list[dict[str, Any]] = []
     for g in golds:
         (multi if "domains" in g and len(g["domains"]) > 1 else single).append(g)
     missing = [str(g["id"]) for g in golds if str(g["id"]) not in preds]

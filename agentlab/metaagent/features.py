@@ -20,7 +20,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import torch
 from pydantic import BaseModel, ConfigDict
@@ -28,6 +28,9 @@ from pydantic import BaseModel, ConfigDict
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.errors import DataError
 from agentlab.metaagent.manager import render_state
+
+if TYPE_CHECKING:
+    from agentlab.llm.local import LocalHFBackend
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +103,9 @@ class FeatureExtractor(Protocol):
 class TextFeatureExtractor:
     """Features from a local Hugging Face causal LM (:class:`~agentlab.llm.local.LocalHFBackend`)."""
 
-    def __init__(self, backend, template: str | PromptTemplate = "metaagent/router_agenttoken", spec: FeatureSpec | None = None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self, backend: LocalHFBackend, template: str | PromptTemplate = "metaagent/router_agenttoken", spec: FeatureSpec | None = None
+    ) -> None:
         self.backend = backend
         self.model = backend.model
         self.tokenizer = backend.tokenizer
@@ -161,7 +166,7 @@ class TextFeatureExtractor:
         return norm
 
     @torch.no_grad()
-    def _prefix(self):  # type: ignore[no-untyped-def]
+    def _prefix(self) -> Any:  # the model's key/value cache of the shared prefix
         if self._prefix_cache is None:
             ids = torch.tensor([self.prefix_ids], device=self.device)
             out = self.model.base_model(input_ids=ids, use_cache=True)
