@@ -8,7 +8,6 @@ completed, whatever the success rate (see ``docs/execution.md``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -21,7 +20,7 @@ def _load_tasks(path: Path):
     return load_tasks(path) if path.is_dir() else [load_task(path)]
 
 
-def _router(kind: str, pool, tokens: Optional[Path]):
+def _router(kind: str, pool, tokens: Path | None):
     """A route function for a trained/fitted router (as ``agentlab route`` builds them)."""
     from agentlab.episode import HarnessError
     from agentlab.metaagent.router import router_class
@@ -49,15 +48,15 @@ def exec_tasks(
     tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
     router: str = typer.Option("gt", "--router", help="gt | agenttoken | embedding | icl | lora | prompt"),
-    agent: Optional[str] = typer.Option(None, "--agent", help="Force this pool agent for every task."),
-    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
+    agent: str | None = typer.Option(None, "--agent", help="Force this pool agent for every task."),
+    llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
     time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action)."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row."),
     resume: bool = typer.Option(False, "--resume", help="Skip tasks already in results.jsonl."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
-    tokens: Optional[Path] = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
-    agents_dir: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
+    tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
+    agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
     from agentlab.episode import ExecOptions, check_out_dir, run_suite

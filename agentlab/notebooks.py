@@ -72,7 +72,7 @@ class RunParams(BaseModel):
     _text: str | None = PrivateAttr(default=None)
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "RunParams":
+    def from_yaml(cls, path: str | Path) -> RunParams:
         path = Path(path)
         raw, text = load_mapping(path, what="parameter file", allow_empty=False)
         notebooks = raw.get("notebooks") or {}

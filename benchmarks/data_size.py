@@ -32,7 +32,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from agentlab.fileio import atomic_write_text
+from agentlab.fileio import atomic_write_text  # noqa: E402  (after the offline switches above)
 
 
 def main() -> None:

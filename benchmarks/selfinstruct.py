@@ -32,7 +32,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from agentlab.fileio import atomic_write_text
+from agentlab.fileio import atomic_write_text  # noqa: E402  (after the offline switches above)
 
 
 def _texts(pool):  # type: ignore[no-untyped-def]
@@ -42,7 +42,7 @@ def _texts(pool):  # type: ignore[no-untyped-def]
         from agentlab.selfinstruct.store import load_candidates
 
         cands = list(dict.fromkeys(load_candidates()["text"]))
-    except Exception:  # noqa: BLE001 - no shipped candidates yet: fall back to the seeds
+    except Exception:
         cands = []
     return seeds, (cands or seeds[::-1])
 
@@ -133,7 +133,7 @@ def calibration() -> tuple[list[str], dict[str, float]]:
         from agentlab.selfinstruct.store import load_candidates
 
         cands = load_candidates()
-    except Exception:  # noqa: BLE001 - no shipped candidates: skip the replay
+    except Exception:
         return lines, summary
     covs = (0.9, 0.95, 0.99, 1.0)
     lines += [

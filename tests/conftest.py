@@ -65,7 +65,7 @@ def chat_server():
 
     def start(reply):  # type: ignore[no-untyped-def]
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with lock:
                     k = len(requests)

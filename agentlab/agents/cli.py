@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -35,7 +35,7 @@ _LLM = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTL
 _DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/docs).")
 
 
-def _config(path: Optional[Path], **overrides: Any) -> AppAgentConfig:
+def _config(path: Path | None, **overrides: Any) -> AppAgentConfig:
     from agentlab.agents.appagent_core import AppAgentConfig
     from agentlab.config import load_config, validate
 
@@ -44,13 +44,13 @@ def _config(path: Optional[Path], **overrides: Any) -> AppAgentConfig:
     return validate(AppAgentConfig, {k: v for k, v in overrides.items() if v is not None}, where="options")
 
 
-def _llm(path: Optional[Path]) -> LLMBackend:
+def _llm(path: Path | None) -> LLMBackend:
     from agentlab.llm import LLMConfig, load_backend
 
     return load_backend(LLMConfig.from_yaml(path) if path else LLMConfig.from_env())
 
 
-def _env(kind: str, serial: Optional[str], host: str, port: int, ime: str) -> Env:
+def _env(kind: str, serial: str | None, host: str, port: int, ime: str) -> Env:
     from agentlab.errors import ConfigError
 
     if kind == "android":
@@ -64,7 +64,7 @@ def _env(kind: str, serial: Optional[str], host: str, port: int, ime: str) -> En
     raise ConfigError(f"--env must be android or desktop, got {kind!r}")
 
 
-def _episode_dir(run: Optional[str], episode: Optional[str], phase: str) -> Path:
+def _episode_dir(run: str | None, episode: str | None, phase: str) -> Path:
     from agentlab.paths import runs_dir
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -82,10 +82,10 @@ def _report(res: EpisodeResult) -> None:
 @app.command()
 def explore(
     task: str = typer.Option(..., "--task", help="Goal that guides exploration."),
-    app_name: str = _APP, env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT,
-    ime: str = _IME, run: Optional[str] = _RUN, episode: Optional[str] = _EPISODE, config: Optional[Path] = _CONFIG,
-    llm_config: Optional[Path] = _LLM, docs_dir: Optional[Path] = _DOCS,
-    max_rounds: Optional[int] = typer.Option(None, "--max-rounds"),
+    app_name: str = _APP, env: str = _ENV, serial: str | None = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT,
+    ime: str = _IME, run: str | None = _RUN, episode: str | None = _EPISODE, config: Path | None = _CONFIG,
+    llm_config: Path | None = _LLM, docs_dir: Path | None = _DOCS,
+    max_rounds: int | None = typer.Option(None, "--max-rounds"),
 ) -> None:
     """Explore the app on a device, writing per-element documentation."""
     from agentlab.agents.appagent import AppAgent
@@ -101,10 +101,10 @@ def explore(
 @app.command()
 def deploy(
     task: str = typer.Option(..., "--task"),
-    app_name: str = _APP, env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT,
-    ime: str = _IME, run: Optional[str] = _RUN, episode: Optional[str] = _EPISODE, config: Optional[Path] = _CONFIG,
-    llm_config: Optional[Path] = _LLM, docs_dir: Optional[Path] = _DOCS,
-    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+    app_name: str = _APP, env: str = _ENV, serial: str | None = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT,
+    ime: str = _IME, run: str | None = _RUN, episode: str | None = _EPISODE, config: Path | None = _CONFIG,
+    llm_config: Path | None = _LLM, docs_dir: Path | None = _DOCS,
+    max_steps: int | None = typer.Option(None, "--max-steps"),
     no_docs: bool = typer.Option(False, "--no-docs", help="Do not show element documentation (baseline)."),
 ) -> None:
     """Carry out a task on the device, step by step."""
@@ -121,8 +121,8 @@ def deploy(
 @app.command()
 def demo(
     task: str = typer.Option(..., "--task", help="What the demonstration shows."),
-    env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
-    run: Optional[str] = _RUN, episode: Optional[str] = _EPISODE,
+    env: str = _ENV, serial: str | None = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
+    run: str | None = _RUN, episode: str | None = _EPISODE,
 ) -> None:
     """Record a human demonstration: type one action per line (tap(3), text("hi"), back(), exit())."""
     from agentlab.agents.explore import record_demo
@@ -142,7 +142,7 @@ def demo(
 @app.command()
 def learn(
     demo_dir: Path = typer.Argument(..., help="Episode folder of a recorded demonstration."),
-    app_name: str = _APP, config: Optional[Path] = _CONFIG, llm_config: Optional[Path] = _LLM, docs_dir: Optional[Path] = _DOCS,
+    app_name: str = _APP, config: Path | None = _CONFIG, llm_config: Path | None = _LLM, docs_dir: Path | None = _DOCS,
 ) -> None:
     """Write element documentation from a recorded demonstration (no device needed)."""
     from agentlab.agents.appagent import AppAgent
@@ -158,8 +158,8 @@ def learn(
 @app.command()
 def replay(
     episode_dir: Path = typer.Argument(..., help="runs/<run>/<episode> to replay."),
-    env: str = _ENV, serial: Optional[str] = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
-    record_to: Optional[Path] = typer.Option(None, "--record-to", help="Record the replay as a new episode here."),
+    env: str = _ENV, serial: str | None = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
+    record_to: Path | None = typer.Option(None, "--record-to", help="Record the replay as a new episode here."),
 ) -> None:
     """Re-apply an episode's actions on a device (elements found again by uid)."""
     from agentlab.trajectory import TrajectoryRecorder, load_trajectory, replay as do_replay
@@ -186,7 +186,7 @@ def episodes(run_dir: Path = typer.Argument(..., help="runs/<run>")) -> None:
 
 
 @app.command()
-def docs(app_name: str = _APP, docs_dir: Optional[Path] = _DOCS) -> None:
+def docs(app_name: str = _APP, docs_dir: Path | None = _DOCS) -> None:
     """Show the documentation learned for an app."""
     from agentlab.agents.docs_store import DocStore
 

@@ -238,7 +238,7 @@ def nodes_to_elements(nodes: list[A11yNode], screen: tuple[int, int],
         picked.append((n, box, clickable, is_input or "focusable" in n.states))
     # An element nested in another with the same box adds nothing: keep the deepest one.
     boxes: dict[tuple[int, int, int, int], int] = {}
-    for i, (n, box, _, _) in enumerate(picked):
+    for i, (_n, box, _, _) in enumerate(picked):
         boxes[box] = i
     kept = [picked[i] for i in sorted(boxes.values())]
     kept.sort(key=lambda t: (t[1][1], t[1][0]))

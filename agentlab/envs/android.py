@@ -149,7 +149,7 @@ class AndroidEnv(Env):
     def _connected(self) -> bool:
         try:
             return any(i.serial == self.serial and i.state == "device" for i in self._client.list())
-        except Exception:  # noqa: BLE001 - any failure to list means we cannot reach it
+        except Exception:
             return False
 
     @contextmanager

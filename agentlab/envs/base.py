@@ -174,7 +174,7 @@ class Env(ABC):
         """The current observation without acting (default: not supported)."""
         raise NotImplementedError(f"{type(self).__name__} does not support observe()")
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release the device / display / workspace."""
 
     def __enter__(self) -> Env:

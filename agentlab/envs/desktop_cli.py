@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,7 +11,7 @@ app = typer.Typer(help="Desktop env: observe a screen (elements + marked screens
                   no_args_is_help=True)
 
 
-def _env(display: Optional[str], app_filter: str, grid: bool, confirm: bool):  # -> DesktopEnv
+def _env(display: str | None, app_filter: str, grid: bool, confirm: bool):  # -> DesktopEnv
     from agentlab.envs.desktop import DesktopEnv
 
     return DesktopEnv(display=display, app=app_filter, a11y="off" if grid else "auto", confirm=confirm)
@@ -20,10 +19,10 @@ def _env(display: Optional[str], app_filter: str, grid: bool, confirm: bool):  #
 
 @app.command()
 def observe(
-    display: Optional[str] = typer.Option(None, help="X display (default $DISPLAY)."),
+    display: str | None = typer.Option(None, help="X display (default $DISPLAY)."),
     app_filter: str = typer.Option("", "--app", help="Only applications whose name contains this."),
     grid: bool = typer.Option(False, help="Ignore the accessibility tree; label a grid."),
-    out: Optional[Path] = typer.Option(None, help="Save the screenshot with numbered marks here (PNG)."),
+    out: Path | None = typer.Option(None, help="Save the screenshot with numbered marks here (PNG)."),
 ) -> None:
     """Print the numbered elements an agent would see (and where they came from)."""
     from agentlab.envs.marks import draw_marks
@@ -44,7 +43,7 @@ def observe(
 @app.command()
 def act(
     action: str = typer.Argument(..., help='One action in the desktop space, e.g. \'click(3)\' or \'type("hi")\'.'),
-    display: Optional[str] = typer.Option(None, help="X display (default $DISPLAY)."),
+    display: str | None = typer.Option(None, help="X display (default $DISPLAY)."),
     app_filter: str = typer.Option("", "--app", help="Only applications whose name contains this."),
     grid: bool = typer.Option(False, help="Number a grid instead of accessibility elements."),
     yes: bool = typer.Option(False, "--yes", help="Do not ask before acting (default: ask, this is your desktop)."),

@@ -113,7 +113,7 @@ def subtask_accuracy(
     predicted: Sequence[Sequence[tuple[str, str]]],
     gold: Sequence[Sequence[tuple[str, str]]],
     pool: AgentPool,
-    scorer: "BertScorer",
+    scorer: BertScorer,
     threshold: float = SUBTASK_THRESHOLD,
 ) -> Score:
     """SubtaskAcc over gold steps ``(agent or domain, subtask)``.

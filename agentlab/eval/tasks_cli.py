@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,7 +12,7 @@ app = typer.Typer(help="Execution tasks: list, check (setup + reference solution
 
 
 @app.command("list")
-def list_(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
+def list_(folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
           as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """One line per task: id, env, domain, instruction."""
     from agentlab.eval.exec_tasks import load_tasks
@@ -27,7 +26,7 @@ def list_(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder
 
 
 @app.command()
-def check(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
+def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
           sandbox: str = typer.Option("auto", help="auto | bwrap | none")) -> None:
     """For every task: the start state must score 0, and its reference solution, run in a
     sandboxed workspace, must score 1. Exit 1 if any task fails."""
@@ -64,7 +63,7 @@ def check(folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder
 @app.command()
 def setup(task_id: str = typer.Argument(..., help="Task id (file name without .json)."),
           target: Path = typer.Argument(..., help="Folder to write the start state into."),
-          folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
+          folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
     """Write a task's start files into TARGET (for a person or an agent to work on)."""
     from agentlab.eval.exec_tasks import load_task, tasks_dir
 
@@ -76,7 +75,7 @@ def setup(task_id: str = typer.Argument(..., help="Task id (file name without .j
 @app.command("eval")
 def eval_(task_id: str = typer.Argument(..., help="Task id (file name without .json)."),
           state: Path = typer.Argument(..., help="Folder holding the final state."),
-          folder: Optional[Path] = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
+          folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
     """Score the final state in STATE against a task's evaluator (exit 1 unless it succeeds)."""
     from agentlab.errors import DataError
     from agentlab.eval.exec_tasks import load_task, tasks_dir

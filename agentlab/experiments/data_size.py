@@ -83,7 +83,7 @@ class DataSize:
             out.setdefault(p.router, []).append(p.accuracy)
         return out
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         """Accuracy with one row per size and one column per router."""
         import pandas as pd
 
@@ -96,7 +96,7 @@ def evaluate(
     kind: str,
     pool: AgentPool,
     train: TrainingSet,
-    tasks: "Sequence[BenchmarkTask]",
+    tasks: Sequence[BenchmarkTask],
     *,
     decide: Literal["route", "rank"] = "route",
     options: dict[str, Any] | None = None,
@@ -114,7 +114,7 @@ def evaluate(
     return report, time.perf_counter() - t0
 
 
-def run(pool: AgentPool, tasks: "Sequence[BenchmarkTask]", config: DataSizeConfig) -> DataSize:
+def run(pool: AgentPool, tasks: Sequence[BenchmarkTask], config: DataSizeConfig) -> DataSize:
     """Every router at every size (sizes outer, routers inner)."""
     points: list[DataSizePoint] = []
     for n in config.sizes:

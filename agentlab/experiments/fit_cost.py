@@ -33,7 +33,7 @@ def _rss_bytes() -> int | None:
         return None
 
 
-def measure_fit(router: "Router", train: "TrainingSet") -> tuple[dict[str, float], FitCost]:
+def measure_fit(router: Router, train: TrainingSet) -> tuple[dict[str, float], FitCost]:
     """Fit ``router`` on ``train`` while timing it and sampling the process's memory."""
     base = _rss_bytes()
     peak = [base or 0]

@@ -74,7 +74,7 @@ class ManagerRow:
 class ManagerMode:
     rows: list[ManagerRow]
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame([r.as_row() for r in self.rows]).set_index("router")
@@ -106,7 +106,7 @@ def measure_manager(
 def run(
     pool: AgentPool,
     tasks: Sequence[BenchmarkTask],
-    backend: "LLMBackend",
+    backend: LLMBackend,
     config: ManagerModeConfig,
     *,
     fitted: Mapping[str, Router] | None = None,

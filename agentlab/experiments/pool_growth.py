@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 GUI_FIRST, CLI_FIRST = "GUI first", "CLI first"
 
 
-def addition_order(pool: "AgentPool", strategy: str, seed: int = 0) -> list[str]:
+def addition_order(pool: AgentPool, strategy: str, seed: int = 0) -> list[str]:
     """The order in which agents join the pool for a scaling curve (the Figure 3 analog).
 
     ``random``: a seeded shuffle; ``gui_first`` / ``cli_first``: all agents of one interface
@@ -57,7 +57,7 @@ def addition_order(pool: "AgentPool", strategy: str, seed: int = 0) -> list[str]
 
 
 
-def domain_coverage(agents: Sequence[str], pool: "AgentPool", gold_domains: Sequence[str]) -> float:
+def domain_coverage(agents: Sequence[str], pool: AgentPool, gold_domains: Sequence[str]) -> float:
     """Share of tasks whose domain some agent of ``agents`` serves (the ceiling of routing accuracy)."""
     served = {pool.get(a).domain for a in agents}
     return sum(d in served for d in gold_domains) / len(gold_domains) if gold_domains else 0.0
@@ -109,7 +109,7 @@ def orders(pool: AgentPool, random_orders: int, seed: int = 0) -> dict[str, list
     return out
 
 
-def run(pool: AgentPool, tasks: "Sequence[BenchmarkTask]", config: PoolGrowthConfig) -> PoolGrowth:
+def run(pool: AgentPool, tasks: Sequence[BenchmarkTask], config: PoolGrowthConfig) -> PoolGrowth:
     """Retrain ``config.router`` on each prefix of each order and route all ``tasks``."""
     gold = [t.domain or "" for t in tasks]
     texts = [t.instruction for t in tasks]

@@ -110,7 +110,7 @@ def icl_fit_limit(pool: AgentPool, demos: int) -> tuple[int, int]:
 
 
 def run(
-    pool: AgentPool, tasks: "Sequence[BenchmarkTask]", icl_tasks: "Sequence[BenchmarkTask]", config: PoolScaleConfig
+    pool: AgentPool, tasks: Sequence[BenchmarkTask], icl_tasks: Sequence[BenchmarkTask], config: PoolScaleConfig
 ) -> PoolScale:
     """AgentToken at every size on ``tasks``; the ICL token limits; ICL at every size on ``icl_tasks`` (if any)."""
     import torch

@@ -103,7 +103,7 @@ class RoutingTable:
     def table_rows(self) -> list[dict[str, Any]]:
         return [m.as_row() for m in self.rows]
 
-    def to_frame(self) -> "pd.DataFrame":
+    def to_frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.table_rows()).set_index("router")

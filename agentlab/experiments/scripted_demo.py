@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
-def element_number(obs: "Observation", text: str) -> int:
+def element_number(obs: Observation, text: str) -> int:
     """The number of the first element whose visible text starts with ``text`` (case-insensitive)."""
     want = text.strip().lower()
     for el in obs.elements:
@@ -29,7 +29,7 @@ def element_number(obs: "Observation", text: str) -> int:
     raise DataError(f"no element whose text starts with {text!r} on this screen ({have})")
 
 
-def scripted_lines(script: Sequence[str], latest: Callable[[], "Observation"]) -> Iterator[str]:
+def scripted_lines(script: Sequence[str], latest: Callable[[], Observation]) -> Iterator[str]:
     """A scripted demonstration for :func:`agentlab.agents.record_demo`: each line is an action
     whose ``{Text}`` placeholders become the number of that element on the screen as it is when
     the line is needed (``latest()`` returns it), e.g. ``"click({Greet})"``, ``'type("Ada")'``."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agentlab.metaagent.data import TrainingSet
 
 
-def holdout_split(train: "TrainingSet", holdout: float, seed: int = 0) -> tuple["TrainingSet", "TrainingSet"]:
+def holdout_split(train: TrainingSet, holdout: float, seed: int = 0) -> tuple[TrainingSet, TrainingSet]:
     """Hold out ``holdout`` of each agent's examples (rounded up, but never an agent's last one).
 
     Returns (train, held_out); both keep the full agent list so labels stay comparable.

@@ -33,13 +33,13 @@ def load_backend(config: LLMConfig | None = None) -> LLMBackend:
 
 
 @lru_cache(maxsize=4)
-def _cached_local(config_json: str) -> "LocalHFBackend":
+def _cached_local(config_json: str) -> LocalHFBackend:
     from agentlab.llm.local import LocalHFBackend
 
     return LocalHFBackend(LLMConfig.model_validate_json(config_json))
 
 
-def load_local(config: LLMConfig | None = None) -> "LocalHFBackend":
+def load_local(config: LLMConfig | None = None) -> LocalHFBackend:
     """The local backend for a config, shared within a process (models are frozen)."""
     from agentlab.errors import ConfigError
 

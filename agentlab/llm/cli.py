@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -25,7 +24,7 @@ def prepare() -> None:
 @app.command()
 def check(
     prompt: str = typer.Option("Say hello in five words.", help="A prompt to generate from."),
-    llm_config: Optional[Path] = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_CONFIG / AGENTLAB_LLM_* or embedded SmolLM2)."),
+    llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_CONFIG / AGENTLAB_LLM_* or embedded SmolLM2)."),
 ) -> None:
     """Load the configured backend (--llm-config, AGENTLAB_LLM_CONFIG or AGENTLAB_LLM_*) and generate."""
     from agentlab.llm import ChatMessage, LLMConfig, SamplingParams, load_backend

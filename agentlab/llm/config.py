@@ -45,12 +45,12 @@ class LLMConfig(BaseModel):
     context_length: int | None = None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "LLMConfig":
+    def from_yaml(cls, path: str | Path) -> LLMConfig:
         """The config in ``path`` (its fields at the top level or under ``llm:``)."""
         return load_config(cls, path, wrapper="llm", what="LLM config file")
 
     @classmethod
-    def from_env(cls) -> "LLMConfig":
+    def from_env(cls) -> LLMConfig:
         """Config from ``AGENTLAB_LLM_CONFIG`` or ``AGENTLAB_LLM_{KIND,MODEL,BASE_URL,...}``."""
         if path := os.environ.get("AGENTLAB_LLM_CONFIG"):
             return cls.from_yaml(path)

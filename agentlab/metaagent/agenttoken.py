@@ -55,7 +55,7 @@ class AgentTokenConfig(BaseModel):
     per_agent: int | None = None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "AgentTokenConfig":
+    def from_yaml(cls, path: str | Path) -> AgentTokenConfig:
         return load_config(cls, path, what="AgentToken config file")
 
     def router_options(self) -> dict[str, Any]:
@@ -261,7 +261,7 @@ class AgentTokenRouter(Router):
         save_checkpoint(self.checkpoint(), path)
 
     @classmethod
-    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> "AgentTokenRouter":
+    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None, **options: Any) -> AgentTokenRouter:
         ckpt = load_checkpoint(path)
         router = cls(
             pool,

@@ -64,7 +64,7 @@ class HiddenCache:
                 with safe_open(str(shard), framework="pt") as f:
                     keys = json.loads((f.metadata() or {})["keys"])
                     h, lse = f.get_tensor("h"), f.get_tensor("vocab_lse")
-            except Exception as exc:  # noqa: BLE001 - any unreadable shard is skipped the same way
+            except Exception as exc:
                 log.warning("%s: unreadable cache shard ignored (%s); its entries will be recomputed", shard, exc)
                 continue
             for i, k in enumerate(keys):

@@ -99,7 +99,7 @@ def load_checkpoint(path: str | Path) -> TokenCheckpoint:
         from safetensors.torch import load_file
 
         weight = load_file(str(wpath))["W_A"].float()
-    except Exception as exc:  # noqa: BLE001 - safetensors raises several types on bad bytes
+    except Exception as exc:
         raise CheckpointError(f"corrupt weights ({type(exc).__name__}: {exc})", where=wpath) from None
     if tuple(weight.shape) != (len(agents), int(meta.get("dim", weight.shape[1]))):
         raise CheckpointError(f"W_A has shape {tuple(weight.shape)} but the sidecar lists {len(agents)} agents", where=wpath)

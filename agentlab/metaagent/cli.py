@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -34,22 +34,22 @@ def _default_tokens() -> Path:
     return data_dir() / "tokens"
 
 
-def _pool(agents: Optional[Path]) -> AgentPool:
+def _pool(agents: Path | None) -> AgentPool:
     from agentlab.pool import AgentPool
 
     return AgentPool.from_dir(agents)
 
 
 def train(
-    demos: Optional[Path] = typer.Option(None, "--demos", help="Self-instruct dataset folder (default: data/demos if it holds one, else the documents' seed demonstrations)."),
+    demos: Path | None = typer.Option(None, "--demos", help="Self-instruct dataset folder (default: data/demos if it holds one, else the documents' seed demonstrations)."),
     out: Path = typer.Option(..., "--out", help="Checkpoint folder to write (tokens.safetensors + tokens.json)."),
-    add: Optional[str] = typer.Option(None, "--add", help="Enrol one new agent: train only its token on top of --tokens (default: --out if it exists, else data/tokens)."),
-    tokens: Optional[Path] = typer.Option(None, "--tokens", help="Existing checkpoint to extend with --add."),
-    config: Optional[Path] = typer.Option(None, "--config", help="AgentTokenConfig YAML (template, feature, train, ...)."),
-    preset: Optional[str] = typer.Option(None, "--preset", help="Training preset: default or paper (lr 4e-5, wd 1.0, 10 epochs)."),
-    per_agent: Optional[int] = typer.Option(None, "--per-agent", help="At most this many demonstrations per agent (seeds first)."),
-    source: Optional[str] = typer.Option(None, "--source", help="all | seed | generated"),
-    agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    add: str | None = typer.Option(None, "--add", help="Enrol one new agent: train only its token on top of --tokens (default: --out if it exists, else data/tokens)."),
+    tokens: Path | None = typer.Option(None, "--tokens", help="Existing checkpoint to extend with --add."),
+    config: Path | None = typer.Option(None, "--config", help="AgentTokenConfig YAML (template, feature, train, ...)."),
+    preset: str | None = typer.Option(None, "--preset", help="Training preset: default or paper (lr 4e-5, wd 1.0, 10 epochs)."),
+    per_agent: int | None = typer.Option(None, "--per-agent", help="At most this many demonstrations per agent (seeds first)."),
+    source: str | None = typer.Option(None, "--source", help="all | seed | generated"),
+    agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
 ) -> None:
     """Train AgentToken agent tokens on a frozen backbone (or add one agent's token)."""
     from agentlab.metaagent.agenttoken import AgentTokenConfig, AgentTokenRouter
@@ -122,12 +122,12 @@ def _check_out(out: Path, *, overwrite: bool, resume: bool) -> None:
 def route(
     tasks: Path = typer.Option(..., "--tasks", help="JSONL of {id, instruction[, state]}."),
     out: Path = typer.Option(..., "--out", help="Predictions JSONL to write (an existing file is kept unless --overwrite; manager mode resumes it)."),
-    tokens: Optional[Path] = typer.Option(None, "--tokens", help="Trained router state (AgentToken checkpoint; default: the shipped data/tokens)."),
+    tokens: Path | None = typer.Option(None, "--tokens", help="Trained router state (AgentToken checkpoint; default: the shipped data/tokens)."),
     router: str = typer.Option("agenttoken", "--router", help="agenttoken | icl | lora | prompt | embedding"),
     mode: str = typer.Option("router", "--mode", help="router (one agent) | manager (multi-agent plan)"),
     k: int = typer.Option(5, "--k", help="Manager mode: documents of the top-K agents go into the prompt."),
-    demos: Optional[Path] = typer.Option(None, "--demos", help="Training data for baselines without saved state."),
-    agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    demos: Path | None = typer.Option(None, "--demos", help="Training data for baselines without saved state."),
+    agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out (manager mode: start afresh)."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
@@ -271,8 +271,8 @@ def eval_routing(
     pred: Path = typer.Option(..., "--pred", help="Predictions JSONL from `agentlab route`."),
     gold: Path = typer.Option(..., "--gold", help="Gold JSONL with domain (or domains) per id."),
     k: int = typer.Option(5, "--k", help="Top-K for the recall of gold agents."),
-    agents: Optional[Path] = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the scores as JSON."),
+    agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write the scores as JSON."),
 ) -> None:
     """Routing accuracy overall and per domain; AgentMatch, top-K recall (and SubtaskAcc) for multi-agent gold."""
     from agentlab.eval.metrics import agent_match, routing_accuracy, subtask_accuracy, topk_recall

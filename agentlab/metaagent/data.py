@@ -54,7 +54,7 @@ class TrainingSet:
             out[self.agents[y]] += 1
         return out
 
-    def subset(self, idx: list[int]) -> "TrainingSet":
+    def subset(self, idx: list[int]) -> TrainingSet:
         return TrainingSet(
             agents=list(self.agents),
             texts=[self.texts[i] for i in idx],
@@ -63,7 +63,7 @@ class TrainingSet:
             states=[self.states[i] for i in idx],
         )
 
-    def restrict(self, agents: list[str]) -> "TrainingSet":
+    def restrict(self, agents: list[str]) -> TrainingSet:
         """Only the examples of ``agents``, relabelled so ``agents`` is the new label order."""
         pos = {a: i for i, a in enumerate(agents)}
         keep = [i for i, y in enumerate(self.labels) if self.agents[y] in pos]
@@ -75,7 +75,7 @@ class TrainingSet:
             states=[self.states[i] for i in keep],
         )
 
-    def only(self, agent: str) -> "TrainingSet":
+    def only(self, agent: str) -> TrainingSet:
         """The examples of one agent (labels keep indexing the full agent list)."""
         k = self.agents.index(agent)
         return self.subset([i for i, y in enumerate(self.labels) if y == k])

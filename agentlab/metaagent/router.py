@@ -93,7 +93,7 @@ class Router(ABC):
         return 0
 
     @abstractmethod
-    def fit(self, train: "TrainingSet") -> dict[str, float]:
+    def fit(self, train: TrainingSet) -> dict[str, float]:
         """Train on labelled demonstrations; return metrics (at least ``seconds``)."""
 
     @abstractmethod
@@ -109,7 +109,7 @@ class Router(ABC):
     def plan(
         self,
         tasks: list[str],
-        manager: "Manager",
+        manager: Manager,
         *,
         k: int = 5,
         states: list[str | None] | None = None,
@@ -126,7 +126,7 @@ class Router(ABC):
             out.append(res)
         return out
 
-    def manager_for(self, manager: "Manager") -> "Manager":
+    def manager_for(self, manager: Manager) -> Manager:
         """The manager :meth:`plan` prompts: ``manager`` itself unless the router adapts it
         (the ICL router fits all documents into the context)."""
         return manager
@@ -135,7 +135,7 @@ class Router(ABC):
         raise NotImplementedError(f"the {self.name} router has no trained state to save")
 
     @classmethod
-    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None) -> "Router":
+    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None) -> Router:
         raise NotImplementedError(f"the {cls.name} router has no trained state to load")
 
 

@@ -37,7 +37,7 @@ class TrainConfig(BaseModel):
     seed: int = 0
 
     @classmethod
-    def preset(cls, name: str) -> "TrainConfig":
+    def preset(cls, name: str) -> TrainConfig:
         """``paper``: the AgentStore setting (lr 4e-5, weight decay 1.0, 10 epochs); ``default``."""
         if name == "paper":
             return cls(lr=4e-5, weight_decay=1.0, epochs=10)

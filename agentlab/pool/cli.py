@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,7 +14,7 @@ app = typer.Typer(help="Agent documents: validate, list, enrol.", no_args_is_hel
 
 
 @app.command()
-def validate(folder: Optional[Path] = typer.Argument(None, help="Folder of agent documents (default data/agents).")) -> None:
+def validate(folder: Path | None = typer.Argument(None, help="Folder of agent documents (default data/agents).")) -> None:
     """Check every document; print 'path:line: what is wrong' for each problem."""
     from agentlab.paths import agents_dir
     from agentlab.pool import validate_dir
@@ -39,7 +38,7 @@ def validate(folder: Optional[Path] = typer.Argument(None, help="Folder of agent
 
 @app.command("list")
 def list_(
-    folder: Optional[Path] = typer.Option(None, "--dir", help="Folder of agent documents."),
+    folder: Path | None = typer.Option(None, "--dir", help="Folder of agent documents."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Print name, platform, interface and domain of every enrolled agent."""
@@ -70,7 +69,7 @@ def list_(
 @app.command()
 def enroll(
     file: Path = typer.Argument(..., help="The new agent document (Markdown)."),
-    folder: Optional[Path] = typer.Option(None, "--dir", help="Pool folder (default data/agents)."),
+    folder: Path | None = typer.Option(None, "--dir", help="Pool folder (default data/agents)."),
 ) -> None:
     """Validate a new agent document and add it to the pool (refuses a duplicate name)."""
     from agentlab.pool import AgentPool

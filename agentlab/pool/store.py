@@ -65,7 +65,7 @@ class AgentPool:
         self.root = root
 
     @classmethod
-    def from_dir(cls, folder: str | Path | None = None) -> "AgentPool":
+    def from_dir(cls, folder: str | Path | None = None) -> AgentPool:
         """Load and validate a folder (default ``data/agents``); any problem raises."""
         folder = Path(folder) if folder is not None else agents_dir()
         docs, problems = validate_dir(folder)
@@ -94,10 +94,10 @@ class AgentPool:
             hint = f"; did you mean {', '.join(close)}?" if close else f"; enrolled: {len(self)} agents"
             raise UnknownAgentError(f"unknown agent '{name}'{hint}") from None
 
-    def subset(self, names: list[str]) -> "AgentPool":
+    def subset(self, names: list[str]) -> AgentPool:
         return AgentPool([self.get(n) for n in names], root=self.root)
 
-    def filter(self, *, platform: str | None = None, interface: str | None = None) -> "AgentPool":
+    def filter(self, *, platform: str | None = None, interface: str | None = None) -> AgentPool:
         keep = [
             a
             for a in self.agents
@@ -114,7 +114,7 @@ class AgentPool:
             out.setdefault(a.domain, []).append(a.name)
         return out
 
-    def with_agent(self, doc: AgentDocument) -> "AgentPool":
+    def with_agent(self, doc: AgentDocument) -> AgentPool:
         """A new pool with ``doc`` appended (order matters for AgentToken rows)."""
         if doc.name in self:
             raise AgentDocumentError([f"{doc.path}:2: agent '{doc.name}' is already enrolled"])

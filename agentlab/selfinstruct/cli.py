@@ -7,7 +7,6 @@ Mounted as one top-level command (``agentlab.selfinstruct.cli:selfinstruct`` in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,21 +15,21 @@ app = typer.Typer(help="Self-instruct demonstrations with BERTScore filtering.",
 
 @app.command("selfinstruct")
 def selfinstruct(
-    agents: Optional[list[str]] = typer.Option(None, "--agents", "-a", help="Agent name(s); repeat the option. Default: all."),
-    per_agent: Optional[int] = typer.Option(None, "--per-agent", "-n", help="Target demonstrations per agent, seeds included (default 100)."),
-    generator: Optional[str] = typer.Option(
+    agents: list[str] | None = typer.Option(None, "--agents", "-a", help="Agent name(s); repeat the option. Default: all."),
+    per_agent: int | None = typer.Option(None, "--per-agent", "-n", help="Target demonstrations per agent, seeds included (default 100)."),
+    generator: str | None = typer.Option(
         None, "--generator", "-g",
         help="Generator LM: 'embedded' (default SmolLM2-135M), an LLM config YAML, "
         "'openai:<base_url>:<model>', or a local model folder / .gguf file.",
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default data/demos)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="SelfInstructConfig YAML; options given here override it."),
-    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round budget per agent."),
-    thresholds: Optional[Path] = typer.Option(None, "--thresholds", help="Use this thresholds.json instead of calibrating."),
-    coverage: Optional[float] = typer.Option(None, "--coverage", help="Calibration: central band of same-domain pair scores."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output folder (default data/demos)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="SelfInstructConfig YAML; options given here override it."),
+    max_rounds: int | None = typer.Option(None, "--max-rounds", help="Round budget per agent."),
+    thresholds: Path | None = typer.Option(None, "--thresholds", help="Use this thresholds.json instead of calibrating."),
+    coverage: float | None = typer.Option(None, "--coverage", help="Calibration: central band of same-domain pair scores."),
     chat: bool = typer.Option(False, "--chat", help="Chat-style prompt (for capable chat models) instead of completion-style."),
     fresh: bool = typer.Option(False, "--fresh", help="Discard the journal in --out and start over."),
-    time_budget: Optional[float] = typer.Option(None, "--time-budget", help="Minutes after which no new round starts (resumable)."),
+    time_budget: float | None = typer.Option(None, "--time-budget", help="Minutes after which no new round starts (resumable)."),
     calibrate_only: bool = typer.Option(False, "--calibrate-only", help="Only compute and print thresholds (Figure-7 analog)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide progress bars."),
 ) -> None:

@@ -27,7 +27,7 @@ class Band(BaseModel):
     tau2: float
 
     @model_validator(mode="after")
-    def _ordered(self) -> "Band":
+    def _ordered(self) -> Band:
         if self.tau1 > self.tau2:
             raise ValueError(f"tau1={self.tau1} is greater than tau2={self.tau2}; the band would be empty")
         return self
@@ -52,7 +52,7 @@ class Thresholds(Band):
         return self.per_domain.get(domain, Band(tau1=self.tau1, tau2=self.tau2))
 
     @classmethod
-    def load(cls, path: str | Path) -> "Thresholds":
+    def load(cls, path: str | Path) -> Thresholds:
         path = Path(path)
         if not path.exists():
             raise DataError("thresholds file not found; run `agentlab selfinstruct --calibrate-only`", where=path)
@@ -134,7 +134,7 @@ class SelfInstructConfig(BaseModel):
         return v
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "SelfInstructConfig":
+    def from_yaml(cls, path: str | Path) -> SelfInstructConfig:
         return load_config(cls, path, what="self-instruct config file")
 
 

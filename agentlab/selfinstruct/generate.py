@@ -91,7 +91,7 @@ class ParseResult:
         if len(bucket) < keep:
             bucket.append(line)
 
-    def merge(self, other: "ParseResult") -> None:
+    def merge(self, other: ParseResult) -> None:
         self.candidates.extend(other.candidates)
         self.reasons.update(other.reasons)
         for k, v in other.dropped.items():

@@ -36,7 +36,7 @@ class LeakageFilter:
         self.tau = float(tau)
 
     @classmethod
-    def from_benchmarks(cls, scorer: SimilarityScorer, tau: float) -> "LeakageFilter":
+    def from_benchmarks(cls, scorer: SimilarityScorer, tau: float) -> LeakageFilter:
         from agentlab.eval.benchmarks import all_instructions
 
         return cls(scorer, all_instructions(), tau)

@@ -31,7 +31,7 @@ from agentlab.selfinstruct.generate import (
     sampling_params,
 )
 from agentlab.selfinstruct.leakage import LeakageFilter
-from agentlab.selfinstruct.report import AgentReport, SelfInstructReport, build_agent_report
+from agentlab.selfinstruct.report import SelfInstructReport, build_agent_report
 from agentlab.selfinstruct.scorer import load_scorer
 from agentlab.selfinstruct.store import AgentState, Journal, seeds_hash, write_datasets
 from agentlab.similarity import SimilarityScorer

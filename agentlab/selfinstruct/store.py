@@ -194,7 +194,7 @@ def _save_dataset(rows: list[dict[str, Any]], columns: tuple[str, ...], target: 
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _features(columns: tuple[str, ...]) -> "Features":
+def _features(columns: tuple[str, ...]) -> Features:
     from datasets import Features, Value
 
     types = {
@@ -227,7 +227,7 @@ def write_datasets(out_dir: Path, seed_rows: list[dict[str, Any]], states: dict[
     return len(rows)
 
 
-def load_demos(path: str | Path | None = None) -> "Dataset | DatasetDict":
+def load_demos(path: str | Path | None = None) -> Dataset | DatasetDict:
     """The demonstrations dataset (default: the shipped ``data/demos``)."""
     from datasets import load_from_disk
 
@@ -239,7 +239,7 @@ def load_demos(path: str | Path | None = None) -> "Dataset | DatasetDict":
     return load_from_disk(str(path))
 
 
-def load_candidates(path: str | Path | None = None) -> "Dataset | DatasetDict":
+def load_candidates(path: str | Path | None = None) -> Dataset | DatasetDict:
     """Every scored candidate of a run (accepted and rejected), for the filter ablation."""
     from datasets import load_from_disk
 

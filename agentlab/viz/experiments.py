@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from agentlab.experiments.pool_growth import PoolGrowth
 
 
-def pool_growth_figure(growth: "PoolGrowth", *, title: str | None = None) -> "go.Figure":
+def pool_growth_figure(growth: PoolGrowth, *, title: str | None = None) -> go.Figure:
     """The Figure 3 analog: accuracy as agents are added (random orders as mean ± std, GUI first,
     CLI first), with each order's domain coverage (the ceiling of its accuracy) dotted."""
     from agentlab.experiments.pool_growth import CLI_FIRST, GUI_FIRST

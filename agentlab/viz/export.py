@@ -63,7 +63,7 @@ def set_figures_dir(path: str | Path | None) -> Path | None:
     return _STATE.figures_dir
 
 
-def figure_size(fig: "go.Figure") -> tuple[int, int]:
+def figure_size(fig: go.Figure) -> tuple[int, int]:
     """The pixel size a figure asks for (its layout's width/height, else the default)."""
     w = fig.layout.width or DEFAULT_SIZE[0]
     h = fig.layout.height or DEFAULT_SIZE[1]
@@ -86,7 +86,7 @@ def plotlyjs_script() -> str:
     )
 
 
-def figure_html(fig: "go.Figure", *, with_plotlyjs: bool = False) -> str:
+def figure_html(fig: go.Figure, *, with_plotlyjs: bool = False) -> str:
     """An HTML fragment drawing ``fig`` with a global ``Plotly`` (inlined if asked)."""
     w, h = figure_size(fig)
     div = fig.to_html(
@@ -99,7 +99,7 @@ def figure_html(fig: "go.Figure", *, with_plotlyjs: bool = False) -> str:
     return (plotlyjs_script() if with_plotlyjs else "") + div
 
 
-def figure_bundle(fig: "go.Figure", *, with_plotlyjs: bool = False, name: str = "figure") -> dict[str, Any]:
+def figure_bundle(fig: go.Figure, *, with_plotlyjs: bool = False, name: str = "figure") -> dict[str, Any]:
     """The display bundle: plotly JSON for live Jupyter, HTML for static exports, plain text."""
     import plotly.io as pio
 
@@ -116,7 +116,7 @@ def _safe_name(name: str | None) -> str:
     return base or f"figure_{_STATE.counter:02d}"
 
 
-def write_figure(fig: "go.Figure", folder: str | Path, name: str, *, readme: bool = False) -> ExportedFigure:
+def write_figure(fig: go.Figure, folder: str | Path, name: str, *, readme: bool = False) -> ExportedFigure:
     """Write ``<folder>/<name>.html`` (plotly.js shared in the folder) and list it in the manifest."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -140,7 +140,7 @@ def write_figure(fig: "go.Figure", folder: str | Path, name: str, *, readme: boo
     return rec
 
 
-def show(fig: "go.Figure", name: str | None = None, *, readme: bool = False) -> None:
+def show(fig: go.Figure, name: str | None = None, *, readme: bool = False) -> None:
     """Display ``fig`` (interactive in Jupyter, static-export safe) and write it to the figures
     folder if one is set. ``readme=True`` marks it for copying into ``docs/img`` by the runner.
 
@@ -156,7 +156,7 @@ def show(fig: "go.Figure", name: str | None = None, *, readme: bool = False) -> 
         write_figure(fig, _STATE.figures_dir, safe, readme=readme)
 
 
-def show_image(img: "Image.Image", name: str | None = None, *, readme: bool = False, max_width: int = 1000) -> None:
+def show_image(img: Image.Image, name: str | None = None, *, readme: bool = False, max_width: int = 1000) -> None:
     """Display a PIL image and, when a figures folder is set, save it as ``<name>.png``
     (listed in the manifest with its PNG already present, so no browser is needed)."""
     import io

@@ -31,7 +31,7 @@ def _domain_order(domains: Iterable[str]) -> list[str]:
     return known + sorted(present - set(known))
 
 
-def pool_overview(pool: "AgentPool") -> "go.Figure":
+def pool_overview(pool: AgentPool) -> go.Figure:
     """Agents per domain, stacked by interface (GUI/CLI), one panel per platform."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -75,7 +75,7 @@ def pool_overview(pool: "AgentPool") -> "go.Figure":
     return fig
 
 
-def benchmark_overview(tasks: Sequence["BenchmarkTask"]) -> "go.Figure":
+def benchmark_overview(tasks: Sequence[BenchmarkTask]) -> go.Figure:
     """Benchmark tasks per domain, one bar group per benchmark (multi-app tasks count once in
     each domain they involve)."""
     import plotly.graph_objects as go
@@ -116,7 +116,7 @@ def score_distributions(
     band: tuple[float, float] | None = None,
     title: str = "Pairwise BERTScore F1 per domain",
     yaxis_title: str = "BERTScore F1",
-) -> "go.Figure":
+) -> go.Figure:
     """One box (with the points) per group, plus the central-95% range of every group as a
     line and, if given, the chosen ``band`` (τ1, τ2) as a shaded region: the Figure 7 analog."""
     import plotly.graph_objects as go

@@ -21,7 +21,7 @@ def accuracy_bars(
     title: str = "Routing accuracy per domain",
     yaxis_title: str = "accuracy (%)",
     percent: bool = True,
-) -> "go.Figure":
+) -> go.Figure:
     """Grouped bars: one group per column key (e.g. domain), one bar per row key (router)."""
     import plotly.graph_objects as go
 
@@ -54,7 +54,7 @@ def accuracy_heatmap(
     counts: Mapping[str, Mapping[str, int]] | None = None,
     *,
     title: str = "Routing accuracy per domain",
-) -> "go.Figure":
+) -> go.Figure:
     """Rows = routers, columns = domains (+ overall): accuracy in % as colour and text, with the
     number of tasks behind each cell when ``counts`` is given; cells without tasks stay blank."""
     import plotly.graph_objects as go
@@ -91,7 +91,7 @@ def confusion_matrix(
     labels: Sequence[str] | None = None,
     normalize: bool = True,
     title: str = "Confusion matrix",
-) -> "go.Figure":
+) -> go.Figure:
     """Heatmap of gold (rows) against predicted (columns); ``None`` predictions become
     "(none)". Cells show counts; colour is the row-normalised share when ``normalize``."""
     import plotly.graph_objects as go
@@ -156,7 +156,7 @@ def token_projection(
     groups: Sequence[str],
     *,
     title: str = "Agent tokens (rows of W_A), PCA",
-) -> "go.Figure":
+) -> go.Figure:
     """2-D PCA of token embeddings, one marker per agent, coloured by group (domain)."""
     import plotly.graph_objects as go
 
@@ -197,7 +197,7 @@ def loss_curves(
     title: str = "Training loss",
     xaxis_title: str = "epoch",
     yaxis_title: str = "cross-entropy",
-) -> "go.Figure":
+) -> go.Figure:
     """One line per named curve: a list of values (x = 1..n) or an ``(xs, ys)`` pair."""
     import plotly.graph_objects as go
 
@@ -223,7 +223,7 @@ def scaling_curves(
     xaxis_title: str,
     yaxis_title: str = "accuracy (%)",
     percent: bool = True,
-) -> "go.Figure":
+) -> go.Figure:
     """Lines of y against x per strategy; a third sequence (std) draws a shaded ±1 std band."""
     import plotly.graph_objects as go
 
@@ -251,7 +251,7 @@ def scaling_curves(
     return fig
 
 
-def table_figure(rows: Sequence[Mapping[str, object]], *, title: str = "") -> "go.Figure":
+def table_figure(rows: Sequence[Mapping[str, object]], *, title: str = "") -> go.Figure:
     """A plotly table of records (columns in first-seen order): for Table-5-style summaries."""
     import plotly.graph_objects as go
 

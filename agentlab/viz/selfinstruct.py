@@ -32,7 +32,7 @@ def status_counts(candidates: Iterable[Mapping[str, Any]]) -> dict[str, dict[str
     return {a: dict(c) for a, c in out.items()}
 
 
-def candidate_outcomes(candidates: Sequence[Mapping[str, Any]], *, title: str = "What became of the candidates") -> "go.Figure":
+def candidate_outcomes(candidates: Sequence[Mapping[str, Any]], *, title: str = "What became of the candidates") -> go.Figure:
     """Stacked bars per agent: accepted, surplus, below τ1, above τ2, leaked (share of candidates)."""
     import plotly.graph_objects as go
 
@@ -58,7 +58,7 @@ def candidate_scores(
     bands: Mapping[str, tuple[float, float]],
     *,
     title: str = "Candidates against the band: lowest vs highest BERTScore to the existing set",
-) -> "go.Figure":
+) -> go.Figure:
     """One panel per agent: each scored candidate at (min, max) BERTScore against the agent's
     set at the time, coloured by status; the shaded square is the band [τ1, τ2] on both axes
     (inside it a candidate respects the band against every existing item)."""
@@ -112,7 +112,7 @@ def distinct_n(texts: Sequence[str], n: int = 2) -> float:
     return len(set(grams)) / len(grams) if grams else 0.0
 
 
-def dataset_composition(rows: Iterable[Mapping[str, Any]], *, title: str = "Demonstrations per agent") -> "go.Figure":
+def dataset_composition(rows: Iterable[Mapping[str, Any]], *, title: str = "Demonstrations per agent") -> go.Figure:
     """Stacked bars per agent by ``source`` (seed = hand-written, generated = self-instruct)."""
     import plotly.graph_objects as go
 

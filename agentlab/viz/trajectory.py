@@ -102,7 +102,7 @@ def action_geometry(action: Action, elements: Sequence[Element], size: tuple[int
     return out
 
 
-def _font(size: int) -> "ImageFont.FreeTypeFont | ImageFont.ImageFont":
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     from PIL import ImageFont
 
     try:
@@ -111,7 +111,7 @@ def _font(size: int) -> "ImageFont.FreeTypeFont | ImageFont.ImageFont":
         return ImageFont.load_default()
 
 
-def draw_action(image: "Image.Image", action: Action | dict[str, Any] | None, elements: Sequence[Element] = ()) -> "Image.Image":
+def draw_action(image: Image.Image, action: Action | dict[str, Any] | None, elements: Sequence[Element] = ()) -> Image.Image:
     """A copy of ``image`` with the action drawn on it (see :func:`action_geometry`)."""
     from PIL import ImageDraw
 
@@ -155,7 +155,7 @@ def draw_action(image: "Image.Image", action: Action | dict[str, Any] | None, el
     return img
 
 
-def step_image(traj: Trajectory, rec: StepRecord, *, som: bool = True, with_action: bool = True) -> "Image.Image | None":
+def step_image(traj: Trajectory, rec: StepRecord, *, som: bool = True, with_action: bool = True) -> Image.Image | None:
     """The screenshot of a step (set-of-marks version when asked and present), action drawn."""
     img = traj.image(rec.step, som=som) if som else None
     if img is None:
@@ -165,7 +165,7 @@ def step_image(traj: Trajectory, rec: StepRecord, *, som: bool = True, with_acti
     return draw_action(img, rec.action if with_action else None, rec.elements)
 
 
-def png_bytes(img: "Image.Image", max_width: int | None = None) -> bytes:
+def png_bytes(img: Image.Image, max_width: int | None = None) -> bytes:
     """PNG encoding, downscaled to ``max_width`` if wider."""
     if max_width and img.width > max_width:
         img = img.resize((max_width, round(img.height * max_width / img.width)))
@@ -192,7 +192,7 @@ def action_text(rec: StepRecord) -> str:
         return str(rec.action)
 
 
-def episode_timeline(traj: Trajectory) -> "go.Figure":
+def episode_timeline(traj: Trajectory) -> go.Figure:
     """Steps along x (seconds since the episode started on hover), action type along y;
     failed steps as red crosses, the step that ended the episode as a star."""
     import plotly.graph_objects as go

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import ChatMessage, LLMBackend
 from agentlab.metaagent.manager import Manager, parse_plan
 
 

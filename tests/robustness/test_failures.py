@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentlab.cli import main
-from agentlab.errors import ConfigError, DataError
+from agentlab.errors import ConfigError
 from agentlab.paths import data_dir
 
 

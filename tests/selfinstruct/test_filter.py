@@ -72,7 +72,7 @@ def _brute_force(ce: np.ndarray, cc: np.ndarray, t1: float, t2: float) -> list[i
 
 def test_matches_literal_pseudocode_and_final_set_satisfies_band_on_random_matrices() -> None:
     rng = np.random.default_rng(0)
-    for trial in range(50):
+    for _trial in range(50):
         m, n = rng.integers(1, 25), rng.integers(1, 15)
         ce = rng.uniform(0.0, 0.7, size=(m, n))
         cc = rng.uniform(0.0, 0.7, size=(m, m))

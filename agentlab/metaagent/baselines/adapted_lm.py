@@ -372,7 +372,7 @@ class AdaptedLMRouter(Router):
     @classmethod
     def load(
         cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None, *, progress: bool = True, use_cache: bool = True
-    ) -> "AdaptedLMRouter":
+    ) -> AdaptedLMRouter:
         rec = read_sidecar(Path(path), cls.name)
         cfg = dict(rec.get("config", {}))
         for how in ("cache", "progress"):  # how a router ran, kept by sidecars written before RunOptions

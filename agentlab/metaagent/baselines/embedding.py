@@ -158,7 +158,7 @@ class EmbeddingRouter(Router):
         )
 
     @classmethod
-    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None) -> "EmbeddingRouter":
+    def load(cls, path: Path, pool: AgentPool, llm: LLMConfig | None = None) -> EmbeddingRouter:
         path = Path(path)
         rec = read_sidecar(path, cls.name)
         router = cls(pool, llm, **rec.get("config", {}))

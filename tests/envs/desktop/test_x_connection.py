@@ -37,6 +37,6 @@ def test_connection_errors_are_one_line(xdisplay, tmp_path):
     assert run(xdisplay.display, good) == "OK (1280, 800)"
     out = run(xdisplay.display, str(tmp_path / "missing" / "Xauthority"))
     assert out.startswith("ERR EnvironmentUnavailableError") and "set XAUTHORITY" in out
-    dead = ":%d" % (int(xdisplay.display[1:]) + 57)
+    dead = f":{int(xdisplay.display[1:]) + 57}"
     out = run(dead, good)
     assert out.startswith("ERR EnvironmentUnavailableError") and f"cannot connect to X display {dead}" in out
