@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from agentlab.errors import ConfigError
+from agentlab.errors import AgentlabError, ConfigError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -28,25 +28,25 @@ M = TypeVar("M", bound=BaseModel)
 _MAX_VALUE_CHARS = 60
 
 
-def read_text(path: str | Path, *, what: str = "file", error: type[Exception] = ConfigError) -> str:
+def read_text(path: str | Path, *, what: str = "file", error: type[AgentlabError] = ConfigError) -> str:
     """The UTF-8 text of ``path``; a missing file, a folder or undecodable bytes raise
     ``error`` (a :class:`~agentlab.errors.AgentlabError` subclass) with one line."""
     path = Path(path)
     if path.is_dir():
-        raise error(f"is a folder; expected a {what}", where=path)  # type: ignore[call-arg]
+        raise error(f"is a folder; expected a {what}", where=path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise error(f"{what} not found", where=path) from None  # type: ignore[call-arg]
+        raise error(f"{what} not found", where=path) from None
     except PermissionError:
-        raise error(f"{what} is not readable (permission denied)", where=path) from None  # type: ignore[call-arg]
+        raise error(f"{what} is not readable (permission denied)", where=path) from None
     except OSError as exc:
-        raise error(f"cannot read {what} ({exc.strerror})", where=path) from None  # type: ignore[call-arg]
+        raise error(f"cannot read {what} ({exc.strerror})", where=path) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise error(  # type: ignore[call-arg]
+        raise error(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
             where=f"{path}:{line}",
         ) from None

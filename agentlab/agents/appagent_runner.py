@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from agentlab.agents.appagent import AppAgent
 from agentlab.agents.appagent_core import AppAgentConfig
-from agentlab.agents.base import AgentResult
+from agentlab.agents.base import AgentResult, Status
 from agentlab.envs.base import Env
 from agentlab.errors import ConfigError
 from agentlab.llm.base import LLMBackend
@@ -42,8 +42,8 @@ class AppAgentRunner:
     def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
         agent = AppAgent(self.llm, self.config.model_copy(update={"max_steps": max_steps}))
         res = agent.deploy(env, task_instruction, recorder.path)
-        status = res.status if res.status in ("done", "failed", "max_steps") else "failed"
-        return AgentResult(status=status, steps=res.steps, llm_calls=res.llm_calls, error=res.error)  # type: ignore[arg-type]
+        status: Status = "done" if res.status == "done" else "max_steps" if res.status == "max_steps" else "failed"
+        return AgentResult(status=status, steps=res.steps, llm_calls=res.llm_calls, error=res.error)
 
 
 class GuiRunner(AppAgentRunner):

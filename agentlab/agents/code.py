@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentlab.agents.base import AgentResult
+from agentlab.agents.base import AgentResult, Status
 from agentlab.dialogue.ask import Attempt, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply
@@ -98,7 +98,8 @@ class CodeAgent:
             ChatMessage("user", self.templates["code/task"].render(task=task_instruction, observation=obs.text).strip()),
         ]
         sent = 0  # messages already written to the trajectory
-        steps, status, error = 0, "max_steps", None
+        steps, error = 0, None
+        status: Status = "max_steps"
 
         def record_attempt(a: Attempt[Reply]) -> None:
             nonlocal sent
@@ -146,7 +147,7 @@ class CodeAgent:
                 break
             messages.append(ChatMessage("user", self.templates["code/step"].render(note=note, observation=obs.text).strip()))
         tokens_in, tokens_out = self._usage()
-        outcome = AgentResult(status=status, steps=steps, llm_calls=self.llm_calls,  # type: ignore[arg-type]
+        outcome = AgentResult(status=status, steps=steps, llm_calls=self.llm_calls,
                               tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out, error=error)
         if status != "done" and not (recorder.steps and recorder.steps[-1].done):
             recorder.record(obs, None, done=True, error=error)

@@ -123,7 +123,9 @@ def run(
     texts, gold = [t.instruction for t in tasks], [t.domain or "" for t in tasks]
     ckpt = config.tokens or (data_dir() / "tokens")
     trained = AgentTokenRouter.load(ckpt, pool, use_cache=False, progress=False)
-    w0 = trained.head.weight.detach()  # type: ignore[union-attr]
+    assert trained.head is not None  # a loaded checkpoint always has its head
+    head = trained.head
+    w0 = head.weight.detach()
     norm = float(w0.norm(dim=1).mean())
     gen = torch.Generator().manual_seed(0)
     log.info("%d tasks; AgentToken rows from %s (mean row norm %.3f); synthetic rows: %s", len(tasks), ckpt, norm, config.rows)
@@ -140,7 +142,7 @@ def run(
             noise = torch.randn(extra, w0.shape[1], generator=gen)
             rows = base + 0.25 * norm * noise / noise.norm(dim=1, keepdim=True)
         router = AgentTokenRouter(big, template=trained.template_name, feature=trained.feature, use_cache=False, progress=False)
-        router.head = AgentHead(n, w0.shape[1], logit_bias=trained.head.logit_bias, init=torch.cat([w0, rows]))  # type: ignore[union-attr]
+        router.head = AgentHead(n, w0.shape[1], logit_bias=head.logit_bias, init=torch.cat([w0, rows]))
         router.agents = big.names
         router.route(texts[:1])  # warm-up (prefix cache, allocations)
         t0 = time.perf_counter()

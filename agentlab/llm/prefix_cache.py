@@ -35,8 +35,7 @@ class BufferedLayer(DynamicLayer):
     def __init__(self, capacity: int = 1024, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.capacity = capacity
-        self._k: torch.Tensor | None = None
-        self._v: torch.Tensor | None = None
+        self._kv: tuple[torch.Tensor, torch.Tensor] | None = None  # the reserved key and value buffers
         self._n = 0
 
     def update(
@@ -45,27 +44,29 @@ class BufferedLayer(DynamicLayer):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         n = self._n + key_states.shape[-2]
-        if self._k is None or n > self._k.shape[-2]:
+        if self._kv is None or n > self._kv[0].shape[-2]:
             cap = max(n, 2 * self._n, self.capacity)
             shape = (*key_states.shape[:2], cap, key_states.shape[-1])
             k, v = key_states.new_empty(shape), value_states.new_empty((*shape[:3], value_states.shape[-1]))
-            if self._n:
-                k[..., : self._n, :] = self._k[..., : self._n, :]  # type: ignore[index]
-                v[..., : self._n, :] = self._v[..., : self._n, :]  # type: ignore[index]
-            self._k, self._v = k, v
-        self._k[..., self._n : n, :] = key_states
-        self._v[..., self._n : n, :] = value_states  # type: ignore[index]
+            if self._kv is not None and self._n:
+                k[..., : self._n, :] = self._kv[0][..., : self._n, :]
+                v[..., : self._n, :] = self._kv[1][..., : self._n, :]
+            self._kv = (k, v)
+        k, v = self._kv
+        k[..., self._n : n, :] = key_states
+        v[..., self._n : n, :] = value_states
         self._n = n
-        self.keys, self.values = self._k[..., :n, :], self._v[..., :n, :]  # type: ignore[index]
+        self.keys, self.values = k[..., :n, :], v[..., :n, :]
         return self.keys, self.values
 
     def get_seq_length(self) -> int:
         return self._n
 
     def crop(self, tokens_to_remove: int) -> None:
-        if tokens_to_remove < 0 and self._k is not None:
+        if tokens_to_remove < 0 and self._kv is not None:
             self._n = max(0, self._n + tokens_to_remove)
-            self.keys, self.values = self._k[..., : self._n, :], self._v[..., : self._n, :]  # type: ignore[index]
+            k, v = self._kv
+            self.keys, self.values = k[..., : self._n, :], v[..., : self._n, :]
 
 
 def make_cache(model: torch.nn.Module, capacity: int) -> DynamicCache:

@@ -109,7 +109,11 @@ def greedy_filter(
         ok = violation is None
         if ok:
             result.accepted.append(i)
-        reason = "accepted" if ok else ("below_tau1" if violation[2] < tau1 else "above_tau2")  # type: ignore[index]
+        if violation is None:
+            reason, violated_by, violating_score = "accepted", None, None
+        else:
+            reason = "below_tau1" if violation[2] < tau1 else "above_tau2"
+            violated_by, violating_score = (violation[0], violation[1]), violation[2]
         decisions[i] = Decision(
             index=i,
             text=candidates[i],
@@ -117,8 +121,8 @@ def greedy_filter(
             rank=rank,
             accepted=ok,
             reason=reason,
-            violated_by=None if ok else (violation[0], violation[1]),  # type: ignore[index]
-            violating_score=None if ok else violation[2],  # type: ignore[index]
+            violated_by=violated_by,
+            violating_score=violating_score,
             min_existing=float(row.min()) if row.size else float("nan"),
             max_existing=float(row.max()) if row.size else float("nan"),
             mean_existing=float(row.mean()) if row.size else float("nan"),

@@ -27,7 +27,7 @@ def pool_growth_figure(growth: PoolGrowth, *, title: str | None = None) -> go.Fi
         CLI_FIRST: (points, growth.accuracy[CLI_FIRST]),
     }
     fig = scaling_curves(
-        curves,  # type: ignore[arg-type]
+        curves,  # type: ignore[arg-type]  # numpy arrays are sequences at run time; numpy does not declare Sequence
         title=title or f"Figure 3 analog: {growth.router} routing accuracy as agents are added",
         xaxis_title="agents in the pool",
     )

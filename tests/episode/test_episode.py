@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentlab.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
 from agentlab.errors import BackendError, DataError
 from agentlab.eval.exec_tasks import load_task, tasks_dir
-from agentlab.fileio import read_jsonl
+from agentlab.fileio import append_jsonl, read_jsonl
 from agentlab.llm.base import LLMBackend
 
 ROW_FIELDS = {"id", "domain", "router", "agents", "success", "score", "steps", "llm_calls", "tokens_in",
@@ -166,3 +168,26 @@ def test_every_workspace_task_runs_through_its_gt_agent(tmp_path, pool, scripted
     assert pool.get(gt_agent(task_, pool)).runner == "code"
     row = run_task(task_, pool=pool, llm=scripted([solve(task_.id)]), out_dir=tmp_path, options=ExecOptions())
     assert (row["error"], row["success"], row["steps"]) == (None, True, 1), row
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.floats(min_value=0.0, max_value=1.0))
+def test_results_cut_anywhere_resume_keeps_every_finished_row_once(tmp_path_factory, pool, scripted, cut) -> None:
+    """A crash can leave results.jsonl cut at any byte: resuming keeps each complete row exactly
+    once and re-runs only what was lost; later appends are never glued to a kept row."""
+    out = tmp_path_factory.mktemp("cut")
+    ids = ["os-error-lines", "csv-sales-summary"]
+    tasks = [load_task(tasks_dir() / f"{i}.json") for i in ids]
+    run_suite(tasks, pool=pool, llm=scripted([solve(i) for i in ids]), out_dir=out, options=ExecOptions(), progress=False)
+    results = out / "results.jsonl"
+    data = results.read_bytes()
+    results.write_bytes(data[: int(len(data) * cut)])
+    complete = [r["id"] for r in read_jsonl(results)]
+    lost = [i for i in ids if i not in complete]
+    again = run_suite(tasks, pool=pool, llm=scripted([solve(i) for i in lost]), out_dir=out, options=ExecOptions(),
+                      resume=True, progress=False)
+    rows = read_jsonl(results, tolerate_torn_tail=False)
+    assert sorted(r["id"] for r in rows) == sorted(ids) and again.ran == len(lost)
+    assert all(r["success"] for r in rows)
+    append_jsonl(results, {"id": "later"})  # the next append is never glued to a kept last row
+    assert [r["id"] for r in read_jsonl(results, tolerate_torn_tail=False)][-1] == "later"
