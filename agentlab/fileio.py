@@ -203,25 +203,20 @@ def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dic
     for i, raw in enumerate(lines, start=1):
         last = i == len(lines)
         torn = last and not data.endswith(b"\n")  # a crash mid-append: never salvaged, dropped
+        obj, problem = None, None
         try:
             line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            # a fragment cut inside a multi-byte character, with a record glued behind it
-            salvaged = _salvage(raw.decode("utf-8", errors="replace")) if tolerate_torn_tail and not torn else []
-            if salvaged:
-                log.warning("%s:%d: recovered %d record(s) glued to a torn line", path, i, len(salvaged))
-                out.extend(salvaged)
+        except UnicodeDecodeError as exc:  # e.g. a fragment cut inside a multi-byte character
+            line = raw.decode("utf-8", errors="replace")
+            problem = f"line is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
+        if problem is None:
+            if not line.strip():
                 continue
-            if tolerate_torn_tail and last:
-                log.warning("%s:%d: dropping a torn last line", path, i)
-                break
-            raise DataError(f"line is not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
-                            where=f"{path}:{i}") from None
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problem = f"line is not valid JSON ({exc.msg})"
+        if problem is not None:
             salvaged = _salvage(line) if tolerate_torn_tail and not torn else []
             if salvaged:
                 log.warning("%s:%d: recovered %d record(s) glued to a torn line", path, i, len(salvaged))
@@ -230,7 +225,7 @@ def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dic
             if tolerate_torn_tail and last:
                 log.warning("%s:%d: dropping a torn last line", path, i)
                 break
-            raise DataError(f"line is not valid JSON ({exc.msg})", where=f"{path}:{i}") from None
+            raise DataError(problem, where=f"{path}:{i}")
         if not isinstance(obj, dict):
             raise DataError("line is not a JSON object", where=f"{path}:{i}")
         out.append(obj)
