@@ -164,9 +164,10 @@ def run_task(
         except TimeLimitExceeded as exc:
             res = AgentResult(status="failed", error=exc.message)
             row["status"] = "time_limit"
+        t_eval = time.monotonic()
         verdict = task.evaluate(folder / "workspace")
         row.update(success=verdict.success, score=float(verdict.score), steps=res.steps, llm_calls=res.llm_calls,
-                   tokens_in=res.tokens_in, tokens_out=res.tokens_out)
+                   tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
         if row["status"] != "time_limit":
             row["status"] = res.status
         row["agent_error"] = res.error
