@@ -157,7 +157,9 @@ def run_task(
         row["agents"] = [name]
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
+        t_setup = time.monotonic()
         env = _build_env(cls.env_kind, doc.runner, task, folder, options.workspace)
+        row["setup_s"] = round(time.monotonic() - t_setup, 6)
         timed = _TimedEnv(env, t0 + options.time_limit_s)
         try:
             res: AgentResult = runner.run(timed, task.instruction, recorder, options.max_steps)

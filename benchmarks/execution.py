@@ -12,7 +12,8 @@ measures the harness, not a model. Per episode it reads the timings the runner r
     overhead = episode wall time - model time - program run time - evaluation time
 
 per step (episode overhead / steps: per-episode setup is charged to its steps, an upper
-bound), the in-step part alone, and overhead as a share of episode wall time. Sandbox modes
+bound), two parts of it (inside the steps; building the workspace and writing the task's
+start-state files, ``setup_s``), and overhead as a share of episode wall time. Sandbox modes
 (``none`` and, when it works here, ``bwrap``) run side by side in one run, alternating task
 by task so both see the same machine load.
 
@@ -74,6 +75,7 @@ class Side:
     overhead_step_ms: list[float] = field(default_factory=list)  #: episode overhead / steps
     in_step_ms: list[float] = field(default_factory=list)  #: step_s - model_s - program_s
     eval_ms: list[float] = field(default_factory=list)
+    setup_ms: list[float] = field(default_factory=list)  #: workspace + the task's start-state files (part of the overhead)
     program_ms: list[float] = field(default_factory=list)
     model_ms: list[float] = field(default_factory=list)
     episode_s: float = 0.0
@@ -129,6 +131,7 @@ def account(side: Side, out: Path) -> None:
     side.model_ms += [1000 * s["info"]["timing"]["model_s"] for s in steps]
     side.program_ms += [1000 * s["info"]["timing"]["program_s"] for s in steps]
     side.eval_ms.append(1000 * row["evaluate_s"])
+    side.setup_ms.append(1000 * row["setup_s"])
 
 
 def main() -> None:
@@ -164,16 +167,17 @@ def main() -> None:
         f"{len(tasks)} workspace tasks, each run once per sandbox mode (alternating), {took:.0f} s in all.",
         "",
         "| sandbox | episodes (solved, harness errors) | steps | overhead/step ms: mean, median, p95 | "
-        "of which in-step ms: mean, median, p95 | program ms: median | evaluation ms: median | "
-        "overhead % of episode wall time | goal |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "of which in-step ms: mean, median, p95 | of which setup (workspace, task files) ms: mean, median, p95 | "
+        "program ms: median | evaluation ms: median | overhead % of episode wall time | goal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in sides.values():
         prog = f"{statistics.median(s.program_ms):.0f}" if s.program_ms else "-"
         ev = f"{statistics.median(s.eval_ms):.1f}" if s.eval_ms else "-"
         mean_med_p95 = stats(s.overhead_step_ms).replace(" | ", ", ")
         in_step = stats(s.in_step_ms).replace(" | ", ", ")
-        body.append(f"| {s.mode} | {s.episodes} ({s.solved}, {s.errors}) | {s.steps} | {mean_med_p95} | {in_step} | "
+        setup = stats(s.setup_ms).replace(" | ", ", ")
+        body.append(f"| {s.mode} | {s.episodes} ({s.solved}, {s.errors}) | {s.steps} | {mean_med_p95} | {in_step} | {setup} | "
                     f"{prog} | {ev} | {100 * s.share:.1f} | {'PASS' if s.passed else 'FAIL'} |")
     if len(modes) == 1:
         body.append("\n(bubblewrap unavailable here: only the unsandboxed side was measured)")
@@ -182,6 +186,8 @@ def main() -> None:
         if a.mean_ms:
             body.append(f"\nRatio bwrap / none, mean overhead per step: {b.mean_ms / a.mean_ms:.2f}x "
                         "(bubblewrap's own startup is inside the program's measured run time, not the overhead).")
+    parts = ", ".join(f"{m}: {100 * sum(x.setup_ms) / (1000 * x.overhead_s):.0f}%" for m, x in sides.items() if x.overhead_s > 0)
+    body.append(f"\nShare of the overhead spent building the workspace and writing the task's start-state files: {parts}.")
     body.append("\nIn a scripted episode the model takes no time, so the share of wall time is the harshest case: "
                 "with a real model each step also waits for the model, and the same overhead is a smaller share.")
     failing = [m for m, s in sides.items() if not s.passed]

@@ -208,4 +208,5 @@ def test_steps_record_model_program_and_step_time(tmp_path, pool, scripted, task
     assert all(t["model_s"] >= 0.15 for t in timing)  # the model's time, not the harness's
     assert timing[0]["program_s"] >= 0.25 and timing[0]["program_s"] < timing[0]["step_s"]
     assert all(t["step_s"] >= t["model_s"] + t["program_s"] for t in timing)
-    assert 0 <= row["evaluate_s"] < row["seconds"] and sum(t["step_s"] for t in timing) < row["seconds"]
+    assert 0 <= row["evaluate_s"] < row["seconds"] and 0 < row["setup_s"] < row["seconds"]
+    assert sum(t["step_s"] for t in timing) + row["setup_s"] + row["evaluate_s"] < row["seconds"]
