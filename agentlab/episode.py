@@ -157,16 +157,19 @@ def run_task(
         row["agents"] = [name]
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
+        t_setup = time.monotonic()
         env = _build_env(cls.env_kind, doc.runner, task, folder, options.workspace)
+        row["setup_s"] = round(time.monotonic() - t_setup, 6)
         timed = _TimedEnv(env, t0 + options.time_limit_s)
         try:
             res: AgentResult = runner.run(timed, task.instruction, recorder, options.max_steps)
         except TimeLimitExceeded as exc:
             res = AgentResult(status="failed", error=exc.message)
             row["status"] = "time_limit"
+        t_eval = time.monotonic()
         verdict = task.evaluate(folder / "workspace")
         row.update(success=verdict.success, score=float(verdict.score), steps=res.steps, llm_calls=res.llm_calls,
-                   tokens_in=res.tokens_in, tokens_out=res.tokens_out)
+                   tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
         if row["status"] != "time_limit":
             row["status"] = res.status
         row["agent_error"] = res.error

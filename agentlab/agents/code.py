@@ -17,6 +17,7 @@ replies have been acted on. Every attempt is recorded, each with the messages it
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -110,10 +111,12 @@ class CodeAgent:
                 sent = len(a.messages)
 
         while steps < max_steps:
+            t_step = time.perf_counter()
             asked = ask_until_parsed(
                 self.llm, messages, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts, params=self.params,
                 correction=self.templates["code/correction"], on_attempt=record_attempt, label="code agent reply",
             )
+            model_s = time.perf_counter() - t_step
             last = asked.attempts[-1]
             if asked.value is None:
                 status = "failed"
@@ -126,9 +129,11 @@ class CodeAgent:
             steps += 1
             note = ""
             ok = True
+            program_s = 0.0
             if reply.program is not None:
                 stepped = env.step(reply.program)
                 obs_after = stepped.observation
+                program_s = float(stepped.info.get("duration_s", 0.0))
                 ok = bool(stepped.info.get("ok", True))
                 error = None if ok else f"step {steps}: program exited with {stepped.info.get('returncode')}"
                 if reply.status == "done" and not ok:
@@ -137,7 +142,9 @@ class CodeAgent:
             end_now = reply.status == "failed" or (reply.status == "done" and ok)
             recorder.record(obs, reply.program or reply.end, action_text=reply.text, thought=_prose(reply.text),
                             done=end_now, info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
-                                                "end": reply.status})
+                                                "end": reply.status, "timing": {
+                                                    "model_s": round(model_s, 6), "program_s": round(program_s, 6),
+                                                    "step_s": round(time.perf_counter() - t_step, 6)}})
             if reply.program is not None:
                 obs = obs_after
             if end_now:

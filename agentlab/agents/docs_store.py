@@ -6,10 +6,19 @@ does, how many times it was observed and where the text came from (exploration o
 demonstration). Seeing an element again updates its entry (the reflection prompt is shown
 the old text to refine it). ``_useless.json`` lists elements whose action changed nothing;
 exploration stops offering them. Files are written atomically.
+
+Element uids are whatever an env makes them: Android resource ids are plain names, but desktop
+ids hold colons, spaces, commas, slashes and any script (``demo_gtk.py:push button:Add one``,
+``grid:1,2``). :func:`doc_filename` names the file: a uid that is a safe file name is used as it
+is (``com.example.clock.id_settings_btn.json``, the layout docs were always written in), any
+other uid becomes a readable slug plus a hash of the full uid after ``@``
+(``demo_gtk.py_push_button_Add_one@<16 hex>.json``). The full uid is kept inside the file, where
+reading checks it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -26,6 +35,31 @@ from agentlab.paths import data_dir
 
 USELESS_FILE = "_useless.json"
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._-]+")
+#: longest uid used as its own file name
+MAX_PLAIN = 200
+#: characters of an unsafe uid's slug kept in its file name (the hash keeps names apart, not the slug)
+SLUG_CHARS = 60
+HASH_CHARS = 16
+
+
+def doc_filename(uid: str) -> str:
+    """The file name of an element's documentation, stable and distinct for distinct uids.
+
+    A safe uid (letters, digits, '.', '_', '-'; not starting with '.', '_' or '-'; at most
+    :data:`MAX_PLAIN` characters) names its file as it is. Any other gets ``<slug>@<hash>``:
+    the slug keeps the safe characters (other runs become one '_', no leading '.' so never
+    ``..`` or a hidden file) for people browsing the folder, the hash (sha256 of the whole uid,
+    :data:`HASH_CHARS` hex digits) tells apart uids whose slugs agree. Safe uids never contain
+    '@', so the two kinds of name never meet.
+    """
+    if not uid:
+        raise DataError("an element without a uid cannot be documented")
+    if _SAFE.match(uid) and len(uid) <= MAX_PLAIN:
+        return f"{uid}.json"
+    slug = _UNSAFE_RUN.sub("_", uid).lstrip("._")[:SLUG_CHARS] or "element"
+    digest = hashlib.sha256(uid.encode("utf-8")).hexdigest()[:HASH_CHARS]
+    return f"{slug}@{digest}.json"
 
 
 def doc_key(action: Action) -> str:
@@ -60,20 +94,22 @@ class DocStore:
         self._cache: dict[str, ElementDoc | None] = {}
 
     def _file(self, uid: str) -> Path:
-        if not uid or not _SAFE.match(uid):
-            raise DataError(f"element uid {uid!r} is not a safe file name")
-        return self.dir / f"{uid}.json"
+        return self.dir / doc_filename(uid)
+
+    def _load(self, path: Path) -> ElementDoc:
+        try:
+            return ElementDoc(**json.loads(path.read_text("utf-8")))
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise DataError(f"element documentation is malformed ({exc})", where=path) from None
 
     def get(self, uid: str) -> ElementDoc | None:
         if uid in self._cache:
             return self._cache[uid]
         path = self._file(uid)
-        doc = None
-        if path.exists():
-            try:
-                doc = ElementDoc(**json.loads(path.read_text("utf-8")))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise DataError(f"element documentation is malformed ({exc})", where=path) from None
+        doc = self._load(path) if path.exists() else None
+        if doc is not None and doc.uid != uid:
+            raise DataError(f"this file documents element {doc.uid!r}, not {uid!r} (file names collided); "
+                            "move one of them away", where=path)
         self._cache[uid] = doc
         return doc
 
@@ -103,7 +139,10 @@ class DocStore:
         atomic_write_json(self.dir / USELESS_FILE, {"app": self.app, "uids": sorted(uids)})
 
     def documented(self) -> list[str]:
-        return sorted(p.stem for p in self.dir.glob("*.json") if p.name != USELESS_FILE) if self.dir.exists() else []
+        """The uids of every documented element (read from the files: names are not uids)."""
+        if not self.dir.exists():
+            return []
+        return sorted({self._load(p).uid for p in self.dir.glob("*.json") if p.name != USELESS_FILE})
 
     def for_screen(self, elements: list[Element], max_chars: int = 240) -> str:
         """Documentation of the on-screen elements, one line per documented element."""

@@ -91,7 +91,8 @@ class WorkspaceEnv(Env):
             raise InvalidActionError(f"{action.call_name}() is not a workspace action; use {WORKSPACE.call_names()}")
         if isinstance(action, RunProgram):
             res = self.run(action)
-            return StepResult(self.observe(), done=False, info={"returncode": res.returncode, "ok": res.ok})
+            return StepResult(self.observe(), done=False,
+                              info={"returncode": res.returncode, "ok": res.ok, "duration_s": res.duration_s})
         return StepResult(self.observe(), done=True)
 
     def close(self) -> None:

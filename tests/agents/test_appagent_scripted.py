@@ -151,7 +151,7 @@ class _CounterDesktop(Env):
         self.clicks = 0
 
     def _obs(self) -> Observation:
-        el = Element(1, (0, 0, 100, 30), "push button", f"Clicked {self.clicks}", None, True, uid="counter")
+        el = Element(1, (0, 0, 100, 30), "push button", f"Clicked {self.clicks}", None, True, uid="demo_gtk.py:push button:Add one")  # a real desktop uid: not a file name
         return Observation(screenshot=None, elements=[el], info={"signature": str(self.clicks)})
 
     def reset(self, task=None):  # type: ignore[no-untyped-def]
@@ -169,3 +169,17 @@ def test_agent_runs_on_a_desktop_action_space(scripted, tmp_path) -> None:
     res = _agent(llm, tmp_path).deploy(env, "click once", tmp_path / "ep")
     assert res.status == "done" and env.clicks == 1
     assert "click(element: int)" in _user(llm, 0) and "desktop computer" in llm.prompts[0][0].content
+
+
+def test_desktop_exploration_documents_and_deployment_reads_desktop_uids(scripted, tmp_path) -> None:
+    llm = scripted(["Action: click(1)", "Decision: CONTINUE\nThought: it counted\nDocumentation: Adds one to the count.",
+                    "Action: stop()"])
+    res = _agent(llm, tmp_path).explore(_CounterDesktop(), "click once", tmp_path / "ex")
+    assert res.status == "done" and res.steps == 1
+    store = DocStore("clock", tmp_path / "docs")
+    assert store.documented() == ["demo_gtk.py:push button:Add one"]
+    doc = store.get("demo_gtk.py:push button:Add one")
+    assert doc is not None and doc.docs == {"click": "Adds one to the count."}
+    llm = scripted(["Action: stop()"])
+    _agent(llm, tmp_path).deploy(_CounterDesktop(), "click once", None)
+    assert "[1] click: Adds one to the count." in _user(llm, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -191,3 +192,21 @@ def test_results_cut_anywhere_resume_keeps_every_finished_row_once(tmp_path_fact
     assert all(r["success"] for r in rows)
     append_jsonl(results, {"id": "later"})  # the next append is never glued to a kept last row
     assert [r["id"] for r in read_jsonl(results, tolerate_torn_tail=False)][-1] == "later"
+
+
+def test_steps_record_model_program_and_step_time(tmp_path, pool, scripted, task) -> None:
+    class Slow(scripted):  # type: ignore[misc,valid-type]
+        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+            time.sleep(0.15)
+            return super().chat(messages, params)
+
+    llm = Slow(["```python\nimport time; time.sleep(0.25)\n```", solve(task.id)])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4))
+    acted = [s for s in read_jsonl(tmp_path / row["trajectory"] / "traj.jsonl") if s["action"] is not None]
+    timing = [s["info"]["timing"] for s in acted]
+    assert len(timing) == 2 and row["success"] is True
+    assert all(t["model_s"] >= 0.15 for t in timing)  # the model's time, not the harness's
+    assert timing[0]["program_s"] >= 0.25 and timing[0]["program_s"] < timing[0]["step_s"]
+    assert all(t["step_s"] >= t["model_s"] + t["program_s"] for t in timing)
+    assert 0 <= row["evaluate_s"] < row["seconds"] and 0 < row["setup_s"] < row["seconds"]
+    assert sum(t["step_s"] for t in timing) + row["setup_s"] + row["evaluate_s"] < row["seconds"]

@@ -29,7 +29,7 @@ def summary(stdout: str) -> dict[str, str]:
 
 def test_run_all_discovers_every_benchmark():
     out = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--list"], capture_output=True, text=True, check=True).stdout.split()
-    for name in ("routing", "training_cost", "pool_scale", "multi_agent"):
+    for name in ("routing", "training_cost", "pool_scale", "multi_agent", "execution"):
         assert name in out
     assert "_common" not in out and "run_all" not in out and "collect_results" not in out
     bad = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--only", "nope"], capture_output=True, text=True)
@@ -72,3 +72,14 @@ def test_multi_agent_smoke(tmp_path):
     s = summary(out)
     assert 0.0 <= float(s["agenttoken_top5_recall"]) <= 1.0
     assert "AgentMatch" in res.read_text()
+
+
+def test_execution_smoke(tmp_path):
+    res = tmp_path / "ex.md"
+    out = run("execution.py", "--tasks", "2", "--results", str(res))
+    s = summary(out)
+    assert s["tasks"] == "2" and float(s["overhead_ms_none"]) > 0 and 0 < float(s["overhead_share_none"]) < 1
+    assert s["goal"] == "PASS" or s["goal"].startswith("FAIL(")
+    text = res.read_text()
+    assert "Command: `python benchmarks/execution.py --tasks 2" in text and "not a model" in text
+    assert "| none | 2 (2, 0) | 2 |" in text  # both reference solutions solve their task in one step
