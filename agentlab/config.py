@@ -14,6 +14,7 @@ is not a mapping, unknown keys (for models with ``extra="forbid"``) and wrong ty
 from __future__ import annotations
 
 from pathlib import Path
+import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -50,6 +51,22 @@ def read_text(path: str | Path, *, what: str = "file", error: type[AgentlabError
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
             where=f"{path}:{line}",
         ) from None
+
+
+def read_json_object(path: str | Path, *, what: str = "file", error: type[AgentlabError] = ConfigError) -> dict[str, Any]:
+    """The one JSON object a file holds (a task, a thresholds file, an episode header); an
+    unreadable, empty, malformed or non-object file raises ``error`` with ``path[:line]``."""
+    path = Path(path)
+    text = read_text(path, what=what, error=error)
+    if not text.strip():
+        raise error(f"{what} is empty; it holds one JSON object", where=path)
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
+    if not isinstance(raw, dict):
+        raise error(f"a {what} holds one JSON object, not a {type(raw).__name__}", where=path)
+    return raw
 
 
 def yaml_error_line(exc: yaml.YAMLError) -> int | None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentlab.envs.actions.base import Action
 from agentlab.envs.base import Element, Observation, StepResult
-from agentlab.config import read_text
+from agentlab.config import read_json_object
 from agentlab.envs.marks import draw_marks
 from agentlab.errors import ActionParseError, DataError, InvalidActionError
 from agentlab.fileio import (
@@ -273,12 +273,7 @@ def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
 
 def _read_meta(meta_file: Path) -> EpisodeMeta:
     """``meta.json``; unreadable, not UTF-8, not JSON or not an object is a :class:`DataError`."""
-    try:
-        raw = json.loads(read_text(meta_file, what="episode header", error=DataError))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"meta.json is not valid JSON ({exc.msg})", where=f"{meta_file}:{exc.lineno}") from None
-    if not isinstance(raw, dict):
-        raise DataError("meta.json must hold one JSON object", where=meta_file)
+    raw = read_json_object(meta_file, what="episode header", error=DataError)
     return EpisodeMeta.from_dict(raw, where=str(meta_file))
 
 

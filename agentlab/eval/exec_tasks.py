@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentlab.config import error_line, read_text
+from agentlab.config import error_line, read_json_object
 from agentlab.errors import DataError
 from agentlab.eval.evaluators import EvalResult, EvaluatorSpec, evaluate
 from agentlab.eval.getters import FinalState
@@ -97,15 +97,7 @@ class ExecTask(BaseModel):
 def load_task(path: str | Path) -> ExecTask:
     """Read and check one task file; any problem raises :class:`DataError` naming the file."""
     path = Path(path)
-    text = read_text(path, what="task file", error=DataError)
-    if not text.strip():
-        raise DataError("task file is empty; it holds one JSON object (see data/tasks/)", where=path)
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
-    if not isinstance(raw, dict):
-        raise DataError(f"a task file holds one JSON object, not a {type(raw).__name__}", where=path)
+    raw = read_json_object(path, what="task file", error=DataError)
     try:
         task = ExecTask.model_validate({**raw, "source": str(path)})
     except ValidationError as exc:

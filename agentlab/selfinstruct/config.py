@@ -7,12 +7,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentlab.config import error_line, load_config, read_text
+from agentlab.config import error_line, load_config, read_json_object
 from agentlab.errors import ConfigError, DataError
 from agentlab.llm.config import LLMConfig
 from agentlab.paths import data_dir
@@ -56,12 +55,7 @@ class Thresholds(Band):
         path = Path(path)
         if not path.exists():
             raise DataError("thresholds file not found; run `agentlab selfinstruct --calibrate-only`", where=path)
-        try:
-            raw = json.loads(read_text(path, what="thresholds file", error=DataError))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}") from None
-        if not isinstance(raw, dict):
-            raise DataError("a thresholds file holds one JSON object", where=path)
+        raw = read_json_object(path, what="thresholds file", error=DataError)
         try:
             return cls(**raw)
         except ValidationError as exc:
