@@ -31,8 +31,7 @@ from agentlab.agents.base import AgentResult, agent_class
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.space import ActionSpace
 from agentlab.envs.base import Env, Observation, StepResult
-from agentlab.envs.workspace import Workspace, WorkspaceConfig
-from agentlab.envs.workspace_env import WorkspaceEnv
+from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
 from agentlab.errors import AgentlabError, DataError
 from agentlab.eval.exec_tasks import ExecTask
 from agentlab.fileio import append_jsonl, read_jsonl
@@ -68,7 +67,7 @@ class ExecOptions:
     max_steps: int = 10
     time_limit_s: float = 600.0
     seed: int = 0
-    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
+    envs: TaskEnvOptions = field(default_factory=TaskEnvOptions)
 
 
 def gt_agent(task: ExecTask, pool: AgentPool) -> str:
@@ -114,15 +113,6 @@ class _TimedEnv(Env):
         self.inner.close()
 
 
-def _build_env(kind: str, runner: str, task: ExecTask, folder: Path, cfg: WorkspaceConfig) -> Env:
-    if kind == "workspace":
-        ws = Workspace(folder / "workspace", cfg)
-        task.prepare(ws.folder)
-        return WorkspaceEnv(ws)
-    raise HarnessError(f"runner '{runner}' cannot run task {task.id} here: "
-                       f"a {kind} env cannot be built from a task file yet (only workspace tasks run)")
-
-
 def run_task(
     task: ExecTask,
     *,
@@ -146,7 +136,7 @@ def run_task(
         "model_id": getattr(llm, "model_id", ""),
     }
     recorder: TrajectoryRecorder | None = None
-    env: Env | None = None
+    opened: TaskEnv | None = None
     try:
         name = agent or (route(task) if route is not None else gt_agent(task, pool))
         doc: AgentDocument = pool.get(name)
@@ -158,16 +148,17 @@ def run_task(
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
         t_setup = time.monotonic()
-        env = _build_env(cls.env_kind, doc.runner, task, folder, options.workspace)
+        opened = open_task_env(cls.env_kind, task, folder, options.envs)
         row["setup_s"] = round(time.monotonic() - t_setup, 6)
-        timed = _TimedEnv(env, t0 + options.time_limit_s)
+        timed = _TimedEnv(opened.env, t0 + options.time_limit_s)
         try:
             res: AgentResult = runner.run(timed, task.instruction, recorder, options.max_steps)
         except TimeLimitExceeded as exc:
             res = AgentResult(status="failed", error=exc.message)
             row["status"] = "time_limit"
         t_eval = time.monotonic()
-        verdict = task.evaluate(folder / "workspace")
+        opened.collect()
+        verdict = task.evaluate(opened.root, env=opened.eval_env)
         row.update(success=verdict.success, score=float(verdict.score), steps=res.steps, llm_calls=res.llm_calls,
                    tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
         if row["status"] != "time_limit":
@@ -180,8 +171,8 @@ def run_task(
         if recorder is not None:
             recorder.finish("error", error=row["error"])
     finally:
-        if env is not None:
-            env.close()
+        if opened is not None:
+            opened.close()
     row["seconds"] = round(time.monotonic() - t0, 3)
     return row
 

@@ -57,8 +57,11 @@ def exec_tasks(
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
     agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    display: str | None = typer.Option(None, "--display", help="X display for desktop tasks (default: a private Xvfb per task)."),
+    device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' (the built-in protocol-level fake device) or an adb serial."),
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
+    from agentlab.envs.task_env import TaskEnvOptions
     from agentlab.episode import ExecOptions, check_out_dir, run_suite
     from agentlab.errors import ConfigError
     from agentlab.llm import LLMConfig, load_backend
@@ -73,7 +76,8 @@ def exec_tasks(
         pool.get(agent)
     route = None if agent is not None or router == "gt" else _router(router, pool, tokens)
     llm = load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
-    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed)
+    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed,
+                          envs=TaskEnvOptions(display=display, device=device))
     summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
                         resume=resume, limit=limit)
     for domain, (acc, n) in summary.by_domain().items():
