@@ -35,7 +35,7 @@ from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
 from agentlab.errors import AgentlabError, DataError
 from agentlab.eval.exec_tasks import ExecTask
 from agentlab.fileio import append_jsonl, read_jsonl
-from agentlab.llm.base import LLMBackend
+from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.pool.document import AgentDocument
 from agentlab.pool.store import AgentPool
 from agentlab.trajectory import TrajectoryRecorder
@@ -67,6 +67,8 @@ class ExecOptions:
     max_steps: int = 10
     time_limit_s: float = 600.0
     seed: int = 0
+    #: cut every model reply at this many new tokens (None: each runner's own setting)
+    max_new_tokens: int | None = None
     envs: TaskEnvOptions = field(default_factory=TaskEnvOptions)
 
 
@@ -133,10 +135,12 @@ def run_task(
         "success": False, "score": 0.0, "status": "error", "steps": 0, "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
         "seconds": 0.0, "error": None, "trajectory": folder.relative_to(out_dir).as_posix(),
         "max_steps": options.max_steps, "time_limit_s": options.time_limit_s, "seed": options.seed,
-        "model_id": getattr(llm, "model_id", ""),
+        "max_new_tokens": options.max_new_tokens, "model_id": getattr(llm, "model_id", ""),
     }
     recorder: TrajectoryRecorder | None = None
     opened: TaskEnv | None = None
+    if options.max_new_tokens is not None:
+        llm = ReplyCap(llm, options.max_new_tokens)
     try:
         name = agent or (route(task) if route is not None else gt_agent(task, pool))
         doc: AgentDocument = pool.get(name)

@@ -53,6 +53,7 @@ def exec_tasks(
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
     time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action)."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row."),
+    max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", min=16, help="Cap every model reply at N new tokens (default: each runner's own)."),
     resume: bool = typer.Option(False, "--resume", help="Skip tasks already in results.jsonl."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
@@ -76,7 +77,7 @@ def exec_tasks(
         pool.get(agent)
     route = None if agent is not None or router == "gt" else _router(router, pool, tokens)
     llm = load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
-    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed,
+    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, max_new_tokens=max_new_tokens,
                           envs=TaskEnvOptions(display=display, device=device))
     summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
                         resume=resume, limit=limit)

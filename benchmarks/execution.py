@@ -34,6 +34,7 @@ from pathlib import Path
 
 from _common import RESULTS, evenly, log, summary_line, write_result
 
+from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.workspace import WorkspaceConfig, bwrap_available
 from agentlab.episode import ExecOptions, run_suite
 from agentlab.eval.exec_tasks import ExecTask, load_tasks
@@ -158,7 +159,7 @@ def main() -> None:
             # one-off costs (a format library's first import) do not all land on one side
             for mode in modes if i % 2 == 0 else modes[::-1]:
                 out = Path(tmp) / mode
-                opts = ExecOptions(max_steps=3, workspace=WorkspaceConfig(sandbox=mode))  # type: ignore[arg-type]
+                opts = ExecOptions(max_steps=3, envs=TaskEnvOptions(workspace=WorkspaceConfig(sandbox=mode)))  # type: ignore[arg-type]
                 run_suite([task], pool=pool, llm=llm, out_dir=out, options=opts, resume=True, progress=False)
                 account(sides[mode], out)
     took = time.perf_counter() - t0

@@ -10,9 +10,10 @@ of probing attributes, so a new backend states once what it offers.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant"]
 
@@ -103,3 +104,47 @@ class LLMBackend(ABC):
 
     def close(self) -> None:  # pragma: no cover - default no-op
         """Release resources (HTTP sessions, GPU memory)."""
+
+
+class ReplyCap(LLMBackend):
+    """``inner`` with every reply cut at ``max_new_tokens`` (whatever the caller asked for).
+
+    Why: a small model rarely stops on its own, so a runner's generous default (the code
+    agent asks for up to 1,024 tokens) makes a suite with the embedded model take hours.
+    ``agentlab exec --max-new-tokens`` caps replies for every runner at once, without touching
+    documents; everything else (usage counters, capabilities, ``model_id``) is the inner one's.
+    """
+
+    def __init__(self, inner: LLMBackend, max_new_tokens: int) -> None:
+        self.inner = inner
+        self.max_new_tokens = max_new_tokens
+        self.model_id = inner.model_id
+
+    def __getattr__(self, name: str) -> Any:  # tokens_in/tokens_out, images, ... of the inner backend
+        return getattr(self.inner, name)
+
+    def _cap(self, params: SamplingParams | None) -> SamplingParams:
+        params = params or SamplingParams()
+        return dataclasses.replace(params, max_new_tokens=min(params.max_new_tokens, self.max_new_tokens))
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        return self.inner.chat_prompt(messages)
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        return self.inner.chat(messages, self._cap(params))
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        return self.inner.complete(prompt, self._cap(params))
+
+    def complete_batch(self, prompts: list[str], params: SamplingParams | None = None) -> list[list[str]]:
+        return self.inner.complete_batch(prompts, self._cap(params))
+
+    def close(self) -> None:
+        self.inner.close()

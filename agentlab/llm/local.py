@@ -100,6 +100,9 @@ class LocalHFBackend(LLMBackend):
         self.model_id = name
         self.fingerprint = _dir_fingerprint(folder, gguf_file)
         self.source = folder
+        #: tokens read and written so far (agents record the difference per episode)
+        self.tokens_in = 0
+        self.tokens_out = 0
 
     @staticmethod
     def _pick_device(device: str) -> str:
@@ -239,6 +242,11 @@ class LocalHFBackend(LLMBackend):
             gen_kwargs.update(temperature=None, top_p=None, top_k=None)
         out = self.model.generate(**enc, **gen_kwargs)
         new = out[:, enc["input_ids"].shape[1] :]
+        # usage as an OpenAI server reports it: real prompt tokens (padding excluded) once per
+        # returned sequence, and generated tokens up to the end-of-sequence/padding
+        pad = self.tokenizer.pad_token_id
+        self.tokens_in += int(enc["attention_mask"].sum().item()) * params.n
+        self.tokens_out += int((new != pad).sum().item()) if pad is not None else int(new.numel())
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         texts = [truncate_at_stop(t, params.stop) for t in texts]
         return [texts[i * params.n : (i + 1) * params.n] for i in range(len(prompts))]

@@ -15,6 +15,8 @@ from agentlab.eval.exec_tasks import load_task, tasks_dir
 from agentlab.fileio import append_jsonl, read_jsonl
 from agentlab.llm.base import LLMBackend
 
+from .conftest import py
+
 ROW_FIELDS = {"id", "domain", "router", "agents", "success", "score", "steps", "llm_calls", "tokens_in",
               "tokens_out", "seconds", "error", "trajectory", "max_steps", "time_limit_s", "seed"}
 
@@ -210,3 +212,13 @@ def test_steps_record_model_program_and_step_time(tmp_path, pool, scripted, task
     assert all(t["step_s"] >= t["model_s"] + t["program_s"] for t in timing)
     assert 0 <= row["evaluate_s"] < row["seconds"] and 0 < row["setup_s"] < row["seconds"]
     assert sum(t["step_s"] for t in timing) + row["setup_s"] + row["evaluate_s"] < row["seconds"]
+
+
+def test_max_new_tokens_caps_every_reply_and_is_recorded(tmp_path, pool, scripted, task, solution) -> None:
+    llm = scripted([py(solution, "DONE")])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_new_tokens=64))
+    assert row["success"] is True and row["max_new_tokens"] == 64
+    assert [p.max_new_tokens for p in llm.params] == [64]  # the code agent asked for 1024
+    uncapped = scripted([py(solution, "DONE")])
+    run_task(task, pool=pool, llm=uncapped, out_dir=tmp_path / "b", options=ExecOptions())
+    assert [p.max_new_tokens for p in uncapped.params] == [1024]

@@ -74,3 +74,16 @@ def test_config_from_yaml_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_openai_backend_needs_base_url() -> None:
     with pytest.raises(ConfigError, match="base_url"):
         load_backend(LLMConfig(kind="openai", model="m"))
+
+
+def test_local_backend_counts_usage_like_a_server(backend) -> None:
+    """tokens_in grows by the prompt's real tokens (padding excluded), tokens_out by what was generated."""
+    prompt = "Name three colours:"
+    before_in, before_out = backend.tokens_in, backend.tokens_out
+    [reply] = backend.complete(prompt, SamplingParams(max_new_tokens=8))
+    assert backend.tokens_in - before_in == backend.count_tokens(prompt)
+    assert 1 <= backend.tokens_out - before_out <= 8
+    # a batch with a shorter prompt: its left padding is not counted
+    before_in = backend.tokens_in
+    backend.complete_batch([prompt, "Hi"], SamplingParams(max_new_tokens=2))
+    assert backend.tokens_in - before_in == backend.count_tokens(prompt) + backend.count_tokens("Hi")
