@@ -51,6 +51,17 @@ EPISODES_DIR = "episodes"
 RouteFn = Callable[[ExecTask], str]
 
 
+#: the task envs (a task file's ``env``) an agent acting in a kind of env can carry out. A code
+#: agent edits a desktop task's files directly (as the paper's CLI agents do); a GUI agent needs
+#: the task's application on a screen and a phone agent a device, so a workspace task sent to a
+#: GUI agent is the router's mistake: a failed row (status ``wrong_env``), not a harness error.
+CAN_ACT: dict[str, frozenset[str]] = {
+    "workspace": frozenset({"workspace", "desktop"}),
+    "desktop": frozenset({"desktop"}),
+    "phone": frozenset({"phone"}),
+}
+
+
 class HarnessError(AgentlabError):
     """The harness could not carry a task out (not the agent's failure)."""
 
@@ -69,6 +80,8 @@ class ExecOptions:
     seed: int = 0
     #: cut every model reply at this many new tokens (None: each runner's own setting)
     max_new_tokens: int | None = None
+    #: laid over every document's ``runner_options`` (an ablation: ``{"use_docs": False}``)
+    runner_options: dict[str, Any] = field(default_factory=dict)
     envs: TaskEnvOptions = field(default_factory=TaskEnvOptions)
 
 
@@ -88,6 +101,30 @@ def gt_agent(task: ExecTask, pool: AgentPool) -> str:
             return names[0]
     raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{GENERAL_DOMAIN}') in the pool for "
                        "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
+
+
+def router_route(kind: str, pool: AgentPool, tokens: Path | None = None) -> RouteFn:
+    """A route function for a trained or fitted router, built as ``agentlab route`` builds it:
+    AgentToken (or any router given ``tokens``) loaded from its checkpoint (default
+    ``data/tokens``), the other baselines fitted on the pool's seed demonstrations."""
+    from agentlab.metaagent.data import load_training_set
+    from agentlab.metaagent.router import router_class
+    from agentlab.paths import data_dir
+
+    cls = router_class(kind)
+    if kind == "agenttoken" or tokens is not None:
+        router = cls.load(tokens or data_dir() / "tokens", pool)
+    else:
+        router = cls(pool)
+        router.fit(load_training_set(pool, None))
+
+    def route(task: ExecTask) -> str:
+        chosen = router.route([task.instruction])[0].agent
+        if chosen is None:
+            raise HarnessError(f"router '{kind}' chose no agent for task {task.id}", where=task.source or task.id)
+        return chosen
+
+    return route
 
 
 class _TimedEnv(Env):
@@ -135,7 +172,7 @@ def run_task(
         "success": False, "score": 0.0, "status": "error", "steps": 0, "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
         "seconds": 0.0, "error": None, "trajectory": folder.relative_to(out_dir).as_posix(),
         "max_steps": options.max_steps, "time_limit_s": options.time_limit_s, "seed": options.seed,
-        "max_new_tokens": options.max_new_tokens, "model_id": getattr(llm, "model_id", ""),
+        "max_new_tokens": options.max_new_tokens, "runner_options": dict(options.runner_options), "model_id": getattr(llm, "model_id", ""),
     }
     recorder: TrajectoryRecorder | None = None
     opened: TaskEnv | None = None
@@ -147,10 +184,16 @@ def run_task(
         if doc.runner is None:
             raise HarnessError(f"agent {name} has no runner (add 'runner:' to its document)", where=doc.path or name)
         cls = agent_class(doc.runner, where=str(doc.path or name))
-        runner = cls(llm, doc, {"seed": options.seed, **doc.runner_options})  # a document's own seed wins
+        # a document's own seed wins over the run's; the run's overrides win over the document
+        runner = cls(llm, doc, {"seed": options.seed, **doc.runner_options, **options.runner_options})
         row["agents"] = [name]
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
+        if task.env not in CAN_ACT.get(cls.env_kind, frozenset()):
+            row.update(status="wrong_env", agent_error=f"{name} acts on a {cls.env_kind}; this task needs a {task.env}")
+            recorder.finish("wrong_env", error=row["agent_error"], score=0.0, success=False)
+            row["seconds"] = round(time.monotonic() - t0, 3)
+            return row
         t_setup = time.monotonic()
         opened = open_task_env(cls.env_kind, task, folder, options.envs)
         row["setup_s"] = round(time.monotonic() - t_setup, 6)

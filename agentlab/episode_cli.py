@@ -20,30 +20,6 @@ def _load_tasks(path: Path):
     return load_tasks(path) if path.is_dir() else [load_task(path)]
 
 
-def _router(kind: str, pool, tokens: Path | None):
-    """A route function for a trained/fitted router (as ``agentlab route`` builds them)."""
-    from agentlab.episode import HarnessError
-    from agentlab.metaagent.router import router_class
-    from agentlab.paths import data_dir
-
-    cls = router_class(kind)
-    if kind == "agenttoken" or tokens is not None:
-        r = cls.load(tokens or data_dir() / "tokens", pool)
-    else:
-        from agentlab.metaagent.data import load_training_set
-
-        r = cls(pool)
-        r.fit(load_training_set(pool, None))
-
-    def route(task):
-        chosen = r.route([task.instruction])[0].agent
-        if chosen is None:
-            raise HarnessError(f"router '{kind}' chose no agent for task {task.id}")
-        return chosen
-
-    return route
-
-
 def exec_tasks(
     tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
@@ -63,7 +39,7 @@ def exec_tasks(
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
     from agentlab.envs.task_env import TaskEnvOptions
-    from agentlab.episode import ExecOptions, check_out_dir, run_suite
+    from agentlab.episode import ExecOptions, check_out_dir, router_route, run_suite
     from agentlab.errors import ConfigError
     from agentlab.llm import LLMConfig, load_backend
     from agentlab.pool import AgentPool
@@ -75,7 +51,7 @@ def exec_tasks(
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
         pool.get(agent)
-    route = None if agent is not None or router == "gt" else _router(router, pool, tokens)
+    route = None if agent is not None or router == "gt" else router_route(router, pool, tokens)
     llm = load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, max_new_tokens=max_new_tokens,
                           envs=TaskEnvOptions(display=display, device=device))

@@ -222,3 +222,18 @@ def test_max_new_tokens_caps_every_reply_and_is_recorded(tmp_path, pool, scripte
     uncapped = scripted([py(solution, "DONE")])
     run_task(task, pool=pool, llm=uncapped, out_dir=tmp_path / "b", options=ExecOptions())
     assert [p.max_new_tokens for p in uncapped.params] == [1024]
+
+
+def test_an_agent_that_cannot_act_on_the_tasks_env_fails_the_task(tmp_path, pool, scripted, task) -> None:
+    """A workspace task routed to a GUI agent is the router's mistake: a failed row, no harness error,
+    no model call; a code agent may still carry out a desktop task by editing its files."""
+    llm = scripted([])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(), agent="CalcAgent")
+    assert (row["success"], row["status"], row["error"], row["agents"]) == (False, "wrong_env", None, ["CalcAgent"])
+    assert "CalcAgent acts on a desktop; this task needs a workspace" in row["agent_error"] and not llm.prompts
+    assert json.loads((tmp_path / row["trajectory"] / "meta.json").read_text())["status"] == "wrong_env"
+    desktop = load_task(tasks_dir() / "calc-enter-total.json")
+    assert desktop.reference_solution is not None
+    solved = run_task(desktop, pool=pool, llm=scripted([py(desktop.reference_solution.code, "DONE")]),
+                      out_dir=tmp_path / "b", options=ExecOptions(), agent="SheetAgent")
+    assert (solved["success"], solved["status"]) == (True, "done")

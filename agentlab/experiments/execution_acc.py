@@ -1,0 +1,232 @@
+"""ExecutionAcc per router (the paper's Tables 1 and 3 analogs) and what each task cost (Table 7).
+
+Each *arm* decides which pool agent carries each task out -- ground truth (``gt``, the task's
+gold agent), a trained or fitted router (``agenttoken``, ``embedding``, ``icl``, ...), or one
+agent for everything (``generalist``: the paper's single generalist column) -- and the chosen
+agent runs the task through the real episode runner (:func:`agentlab.episode.run_task`).
+
+Episodes are shared between arms: with greedy decoding and one seed, an episode is a function
+of (task, agent, model), so when two arms pick the same agent for a task it runs once and both
+arms get its row (relabelled with the arm). Every (task, agent) pair runs in its own resumable
+run folder ``<out>/by_agent/<agent>/`` (``results.jsonl`` + episode folders), so an interrupted
+measurement resumes where it stopped; each arm's rows are also written to
+``<out>/arms/<arm>/results.jsonl`` in the ``agentlab exec`` format.
+
+The Table 3 analog (:func:`docs_ablation`) runs the phone tasks with their gold agent twice,
+with and without the documentation AppAgent learned by exploring the app.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.episode import ExecOptions, RouteFn, gt_agent, router_route, run_suite
+from agentlab.errors import AgentlabError, ConfigError
+from agentlab.eval.exec_tasks import ExecTask
+from agentlab.fileio import write_jsonl
+from agentlab.llm.base import LLMBackend
+from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
+GENERALIST = "generalist"
+#: the row fields summed into the cost table (Table 7 analog)
+COST_FIELDS = ("steps", "llm_calls", "tokens_in", "tokens_out", "seconds")
+
+
+class ExecAccConfig(BaseModel):
+    """One measurement (a notebook parameter cell or the benchmark's flags fill it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arms: list[str] = Field(default_factory=lambda: ["gt", "agenttoken", "embedding", "icl", GENERALIST])
+    #: the agent doing every task in the ``generalist`` arm
+    generalist: str = "Friday"
+    #: at most this many tasks, taken round-robin over domains (None: all)
+    tasks: int | None = Field(None, ge=1)
+    #: task envs to include (workspace, desktop, phone)
+    envs: list[str] = Field(default_factory=lambda: ["workspace", "desktop", "phone"])
+    max_steps: int = Field(3, ge=1)
+    max_new_tokens: int | None = Field(256, ge=16)
+    time_limit_s: float = Field(300.0, gt=0)
+    seed: int = 0
+    #: router checkpoint for the agenttoken arm (default data/tokens)
+    tokens: Path | None = None
+
+
+def pick_tasks(tasks: Sequence[ExecTask], n: int | None, envs: Iterable[str] | None = None) -> list[ExecTask]:
+    """At most ``n`` tasks of the given envs, round-robin over domains (sorted; ids sorted within
+    a domain), so a small subset still spans the domains."""
+    keep = set(envs) if envs is not None else None
+    by_domain: dict[str, list[ExecTask]] = defaultdict(list)
+    for t in sorted(tasks, key=lambda t: t.id):
+        if keep is None or t.env in keep:
+            by_domain[t.domain].append(t)
+    out: list[ExecTask] = []
+    queues = [by_domain[d] for d in sorted(by_domain)]
+    depth = 0
+    while any(depth < len(q) for q in queues) and (n is None or len(out) < n):
+        for q in queues:
+            if depth < len(q) and (n is None or len(out) < n):
+                out.append(q[depth])
+        depth += 1
+    return out
+
+
+def arm_route(arm: str, pool: AgentPool, config: ExecAccConfig) -> RouteFn:
+    """The route function of an arm."""
+    if arm == "gt":
+        return lambda task: gt_agent(task, pool)
+    if arm == GENERALIST:
+        pool.get(config.generalist)  # an unknown name fails here, before anything runs
+        return lambda task: config.generalist
+    return router_route(arm, pool, config.tokens if arm == "agenttoken" else None)
+
+
+@dataclass
+class ExecAcc:
+    """The rows of every arm (``results.jsonl`` rows, ``router`` = the arm)."""
+
+    rows: dict[str, list[dict[str, Any]]]
+    gold: dict[str, str] = field(default_factory=dict)  #: task id -> the ground-truth agent
+
+    def accuracy_frame(self) -> pd.DataFrame:
+        """ExecutionAcc (%) per domain (rows, plus ``all``) and arm (columns); harness errors count as failures."""
+        import pandas as pd
+
+        table: dict[str, dict[str, float]] = {}
+        for arm, rows in self.rows.items():
+            by: dict[str, list[bool]] = defaultdict(list)
+            for r in rows:
+                by[r["domain"]].append(bool(r["success"]))
+                by["all"].append(bool(r["success"]))
+            table[arm] = {d: 100 * sum(v) / len(v) for d, v in by.items()}
+        frame = pd.DataFrame(table)
+        order = sorted(i for i in frame.index if i != "all") + ["all"]
+        return frame.reindex(order).round(1)
+
+    def summary_frame(self) -> pd.DataFrame:
+        """Per arm: tasks, ExecutionAcc, routing accuracy against the gold agent, harness errors,
+        wrong-env rows, and the mean cost per task (Table 7 analog)."""
+        import pandas as pd
+
+        out = []
+        for arm, rows in self.rows.items():
+            n = max(len(rows), 1)
+            routed = [r for r in rows if r["agents"]]
+            agree = sum(1 for r in routed if r["agents"][0] == self.gold.get(r["id"]))
+            out.append({
+                "arm": arm, "tasks": len(rows),
+                "ExecutionAcc %": round(100 * sum(bool(r["success"]) for r in rows) / n, 1),
+                "routed to gold agent %": round(100 * agree / n, 1),
+                "harness errors": sum(1 for r in rows if r.get("error")),
+                "wrong env": sum(1 for r in rows if r.get("status") == "wrong_env"),
+                **{f"{f} / task": round(sum(float(r.get(f) or 0) for r in rows) / n, 1) for f in COST_FIELDS},
+            })
+        return pd.DataFrame(out).set_index("arm")
+
+
+def _options(config: ExecAccConfig, **runner_options: Any) -> ExecOptions:
+    return ExecOptions(router="forced", max_steps=config.max_steps, time_limit_s=config.time_limit_s, seed=config.seed,
+                       max_new_tokens=config.max_new_tokens, runner_options=dict(runner_options))
+
+
+def run_pairs(
+    pairs: dict[str, list[ExecTask]], *, pool: AgentPool, llm: LLMBackend, out_dir: Path, options: ExecOptions,
+    progress: bool = True,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row."""
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    for agent, tasks in sorted(pairs.items()):
+        summary = run_suite(tasks, pool=pool, llm=llm, out_dir=out_dir / agent, options=options, agent=agent,
+                            resume=True, progress=progress)
+        for row in summary.rows:
+            row["trajectory"] = f"{agent}/{row['trajectory']}"  # relative to out_dir
+            done[(row["id"], agent)] = row
+    return done
+
+
+def run(
+    tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: ExecAccConfig, out_dir: Path, *,
+    progress: bool = True, routes: dict[str, RouteFn] | None = None,
+) -> ExecAcc:
+    """Route every task with every arm, run each distinct (task, agent) once, judge; rows per arm."""
+    if not config.arms:
+        raise ConfigError("no arms to measure (arms: [])")
+    chosen = pick_tasks(tasks, config.tasks, config.envs)
+    if not chosen:
+        raise ConfigError(f"no task of envs {config.envs} to run")
+    gold: dict[str, str] = {}
+    decisions: dict[str, dict[str, str | None]] = {}
+    errors: dict[tuple[str, str], str] = {}
+    for arm in config.arms:
+        route = (routes or {}).get(arm) or arm_route(arm, pool, config)
+        decisions[arm] = {}
+        for task in chosen:
+            try:
+                decisions[arm][task.id] = route(task)
+            except AgentlabError as exc:  # no agent for this task: a harness-error row for this arm
+                decisions[arm][task.id] = None
+                errors[(arm, task.id)] = " ".join(str(exc).split())
+    for task in chosen:
+        try:
+            gold[task.id] = gt_agent(task, pool)
+        except AgentlabError:
+            pass
+    pairs: dict[str, list[ExecTask]] = defaultdict(list)
+    for task in chosen:
+        for agent in sorted({a for d in decisions.values() if (a := d[task.id]) is not None}):
+            pairs[agent].append(task)
+    n_pairs = sum(len(v) for v in pairs.values())
+    log.info("execution acc: %d task(s), %d arm(s), %d distinct (task, agent) episode(s)", len(chosen), len(config.arms), n_pairs)
+    done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "by_agent", options=_options(config), progress=progress)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for arm in config.arms:
+        arm_rows: list[dict[str, Any]] = []
+        for task in chosen:
+            picked = decisions[arm][task.id]
+            if picked is None:
+                arm_rows.append({"id": task.id, "domain": task.domain, "router": arm, "agents": [], "success": False,
+                                 "score": 0.0, "status": "error", "error": errors[(arm, task.id)],
+                                 **{f: 0 for f in COST_FIELDS}, "trajectory": None})
+            else:
+                row = dict(done[(task.id, picked)])
+                row["router"] = arm
+                row["trajectory"] = f"../../by_agent/{row['trajectory']}"  # relative to the arm's folder
+                arm_rows.append(row)
+        write_jsonl(out_dir / "arms" / arm / "results.jsonl", arm_rows)
+        rows[arm] = arm_rows
+    return ExecAcc(rows=rows, gold=gold)
+
+
+def docs_ablation(
+    tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: ExecAccConfig, out_dir: Path, *,
+    progress: bool = True,
+) -> ExecAcc:
+    """Table 3 analog: every phone task with its gold agent, ``with docs`` and ``without docs``."""
+    phone = pick_tasks(tasks, config.tasks, ["phone"])
+    if not phone:
+        raise ConfigError("no phone tasks to run the documentation ablation on")
+    gold = {t.id: gt_agent(t, pool) for t in phone}
+    pairs: dict[str, list[ExecTask]] = defaultdict(list)
+    for t in phone:
+        pairs[gold[t.id]].append(t)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for arm, use_docs in (("with docs", True), ("without docs", False)):
+        sub = out_dir / ("docs" if use_docs else "no_docs")
+        done = run_pairs(pairs, pool=pool, llm=llm, out_dir=sub, options=_options(config, use_docs=use_docs),
+                         progress=progress)
+        rows[arm] = [dict(done[(t.id, gold[t.id])], router=arm) for t in phone]
+    return ExecAcc(rows=rows, gold=gold)
+
+

@@ -1,0 +1,100 @@
+"""ExecutionAcc per arm: routing decides the agent, episodes are shared between arms that agree,
+rows per arm in the exec format, resumable. A scripted test double replays reference solutions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentlab.errors import ConfigError, DataError
+from agentlab.eval.exec_tasks import ExecTask, load_tasks
+from agentlab.experiments.execution_acc import ExecAccConfig, pick_tasks, run
+from agentlab.fileio import read_jsonl
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+
+
+class ReplayReference(LLMBackend):
+    """TEST DOUBLE, not a model: the task's reference solution + DONE for tasks in ``solve``, else FAIL."""
+
+    model_id = "scripted-reference-replay"
+
+    def __init__(self, tasks: list[ExecTask], solve: set[str]) -> None:
+        self.replies = {t.instruction: f"```{t.reference_solution.language}\n{t.reference_solution.code}\n```\nDONE"
+                        for t in tasks if t.reference_solution is not None and t.id in solve}
+        self.calls = 0
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        self.calls += 1
+        first = messages[1].content
+        return [next((r for ins, r in self.replies.items() if ins in first), "FAIL")]
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        raise AssertionError("code agents only chat")
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[ExecTask]:
+    return load_tasks()
+
+
+def test_pick_tasks_spans_domains_first(tasks) -> None:
+    some = pick_tasks(tasks, 5, ["workspace"])
+    assert len(some) == 5 and len({t.domain for t in some}) == 5 and all(t.env == "workspace" for t in some)
+    everything = pick_tasks(tasks, None, ["workspace", "desktop"])
+    assert sorted(t.id for t in everything) == sorted(t.id for t in tasks if t.env in ("workspace", "desktop"))
+
+
+@given(st.integers(min_value=1, max_value=80))
+def test_pick_tasks_is_a_prefix_of_the_full_order(n) -> None:
+    full = pick_tasks(load_tasks(), None)
+    assert [t.id for t in pick_tasks(load_tasks(), n)] == [t.id for t in full[:n]]
+
+
+def test_arms_share_episodes_and_write_exec_rows(tmp_path: Path, tasks, pool) -> None:
+    chosen = pick_tasks(tasks, 4, ["workspace"])
+    solve = {chosen[0].id, chosen[1].id}
+    llm = ReplayReference(chosen, solve)
+    wrong = {chosen[0].id: "CalcAgent"}  # a GUI agent for a workspace task: the router's mistake
+
+    def mostly_gold(task):
+        from agentlab.episode import gt_agent
+
+        if task.id == chosen[3].id:
+            raise DataError("no agent fits", where=task.id)
+        return wrong.get(task.id) or gt_agent(task, pool)
+
+    config = ExecAccConfig(arms=["gt", "mine", "generalist"], tasks=4, envs=["workspace"], max_steps=2, generalist="CoderAgent")
+    res = run(tasks, pool, llm, config, tmp_path, progress=False, routes={"mine": mostly_gold})
+    gt, mine, gen = res.rows["gt"], res.rows["mine"], res.rows["generalist"]
+    assert [r["id"] for r in gt] == [t.id for t in chosen] and all(r["router"] == "gt" for r in gt)
+    assert sum(r["success"] for r in gt) == 2
+    # mine agrees with gt on tasks 1 and 2: the same episode rows, relabelled
+    assert [r["success"] for r in mine] == [False, True, False, False]
+    assert mine[0]["status"] == "wrong_env" and mine[3]["error"].endswith("no agent fits") and mine[3]["agents"] == []
+    for a, b in zip(gt[1:3], mine[1:3], strict=True):
+        assert {k: v for k, v in a.items() if k != "router"} == {k: v for k, v in b.items() if k != "router"}
+    assert sum(r["success"] for r in gen) == 2 and {r["agents"][0] for r in gen} == {"CoderAgent"}
+    frame = res.summary_frame()
+    assert frame.loc["gt", "ExecutionAcc %"] == 50.0 and frame.loc["mine", "ExecutionAcc %"] == 25.0
+    assert frame.loc["gt", "routed to gold agent %"] == 100.0 and frame.loc["mine", "routed to gold agent %"] == 50.0
+    assert frame.loc["mine", "harness errors"] == 1 and frame.loc["mine", "wrong env"] == 1
+    acc = res.accuracy_frame()
+    assert acc.loc["all", "gt"] == 50.0 and list(acc.columns) == ["gt", "mine", "generalist"]
+    # arm rows on disk; each trajectory path leads to the shared episode
+    on_disk = read_jsonl(tmp_path / "arms" / "mine" / "results.jsonl")
+    assert [r["id"] for r in on_disk] == [t.id for t in chosen]
+    assert (tmp_path / "arms" / "mine" / on_disk[1]["trajectory"] / "traj.jsonl").is_file()
+    # distinct (task, agent) episodes ran once each; a rerun resumes and asks the model nothing
+    calls = llm.calls
+    again = run(tasks, pool, llm, config, tmp_path, progress=False, routes={"mine": mostly_gold})
+    assert llm.calls == calls and again.summary_frame().equals(frame)
+
+
+def test_no_arms_or_no_tasks_is_one_clear_error(tmp_path, tasks, pool) -> None:
+    with pytest.raises(ConfigError, match="no arms"):
+        run(tasks, pool, ReplayReference([], set()), ExecAccConfig(arms=[]), tmp_path)
+    with pytest.raises(ConfigError, match="no task of envs"):
+        run(tasks, pool, ReplayReference([], set()), ExecAccConfig(envs=["nowhere"]), tmp_path)
