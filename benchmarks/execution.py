@@ -1,4 +1,17 @@
-"""Benchmark: the harness overhead of `agentlab exec` per workspace step, with and without bubblewrap.
+"""Benchmark: ExecutionAcc per router (Tables 1/3/7 analogs) and the harness overhead of `agentlab exec`.
+
+Two parts (``--part accuracy|overhead|all``, default all):
+
+**accuracy** -- the paper's Table 1 analog: ExecutionAcc per domain for ground-truth routing,
+AgentToken, the embedding router, ICL and a single generalist agent doing every task, each
+routed agent carrying the task out through the real episode runner with a REAL model (the
+embedded SmolLM2-135M by default, any OpenAI-compatible server with ``--llm-config``); the
+cost per task (steps, model calls, tokens, seconds: Table 7 analog); and, on the phone tasks,
+the gold agent with and without its learned documentation (Table 3 analog). See
+:mod:`agentlab.experiments.execution_acc` for how episodes are shared between arms. Writes
+``benchmarks/results/execution_acc.md``; its run folder (``--out``) is resumable.
+
+**overhead** -- the harness overhead per workspace step, with and without bubblewrap:
 
 Issue 13's goal: the harness's own time per workspace step -- everything except the model's
 time and the program's own run time (prompt building, reply parsing, sandbox and workspace
@@ -17,7 +30,9 @@ start-state files, ``setup_s``), and overhead as a share of episode wall time. S
 (``none`` and, when it works here, ``bwrap``) run side by side in one run: each task in both
 modes back to back, the first mode by turns, so both see the same machine load.
 
-    python benchmarks/execution.py [--quick] [--tasks N] [--results benchmarks/results/execution.md]
+    python benchmarks/execution.py [--part accuracy|overhead|all] [--quick] [--tasks N]
+        [--arms gt,agenttoken,embedding,icl,generalist] [--llm-config FILE] [--max-steps N]
+        [--max-new-tokens N] [--envs workspace,desktop,phone] [--out DIR] [--results FILE] [--acc-results FILE]
 """
 
 from __future__ import annotations
@@ -114,12 +129,20 @@ def stats(xs: list[float]) -> str:
 
 def account(side: Side, out: Path) -> None:
     """Add the one row of ``out/results.jsonl`` and its trajectory to ``side``."""
-    row = read_jsonl(out / "results.jsonl")[-1]
-    side.episodes += 1
+    account_row(side, read_jsonl(out / "results.jsonl")[-1], out)
+
+
+def account_row(side: Side, row: dict, out: Path) -> None:
+    """Add one result row (its trajectory relative to ``out``) to ``side``; rows of episodes
+    without per-step timing (not a workspace episode) are left out."""
     if row.get("error"):
+        side.episodes += 1
         side.errors += 1
         return
     steps = [s for s in read_jsonl(out / row["trajectory"] / "traj.jsonl") if "timing" in s.get("info", {})]
+    if not steps and row.get("steps"):
+        return
+    side.episodes += 1
     model = sum(s["info"]["timing"]["model_s"] for s in steps)
     program = sum(s["info"]["timing"]["program_s"] for s in steps)
     overhead = row["seconds"] - model - program - row["evaluate_s"]
@@ -136,13 +159,87 @@ def account(side: Side, out: Path) -> None:
     side.setup_ms.append(1000 * row["setup_s"])
 
 
+def accuracy(args: argparse.Namespace) -> None:
+    """Table 1 / 3 / 7 analogs with a real model."""
+    from agentlab.experiments import execution_acc as ea
+    from agentlab.llm import LLMConfig, load_backend
+
+    arms = [a for a in args.arms.split(",") if a]
+    n = args.tasks if args.tasks is not None else (6 if args.quick else None)
+    config = ea.ExecAccConfig(arms=arms, tasks=n, envs=args.envs.split(","), max_steps=args.max_steps,
+                              max_new_tokens=args.max_new_tokens, generalist=args.generalist)
+    llm = load_backend(LLMConfig.from_yaml(args.llm_config) if args.llm_config else LLMConfig.from_env())
+    pool = AgentPool.from_dir(None)
+    tasks = load_tasks()
+    machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
+               f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.")
+    t0 = time.perf_counter()
+    res = ea.run(tasks, pool, llm, config, args.out / "table1")
+    took = time.perf_counter() - t0
+    chosen = ea.pick_tasks(tasks, n, config.envs)
+    body = [
+        f"Model: **{llm.model_id}** (a real model, no scripted replies). {len(chosen)} task(s) of envs {config.envs} "
+        f"(round-robin over domains), max {config.max_steps} steps, replies capped at {config.max_new_tokens} new tokens, "
+        f"seed {config.seed}; generalist arm = {config.generalist}. Episodes shared between arms that picked the same "
+        f"agent for a task (greedy decoding). {took:.0f} s in all. " + machine,
+        "",
+        "### Table 1 analog: ExecutionAcc (%) per domain and arm",
+        "",
+        *ea.frame_markdown(res.accuracy_frame()),
+        "",
+        "### Routing and cost per task (Table 7 analog: means over the arm's tasks)",
+        "",
+        *ea.frame_markdown(res.summary_frame()),
+    ]
+    values: dict[str, float | int | str | None] = {
+        f"acc_{arm}": float(res.summary_frame().loc[arm, "ExecutionAcc %"]) / 100 for arm in arms}
+    if "phone" in config.envs and any(t.env == "phone" for t in tasks):
+        t1 = time.perf_counter()
+        ab = ea.docs_ablation(tasks, pool, llm, config.model_copy(update={"tasks": None}), args.out / "docs")
+        body += ["", f"### Table 3 analog: phone tasks, gold agent with and without learned documentation ({time.perf_counter() - t1:.0f} s)",
+                 "", *ea.frame_markdown(ab.summary_frame())]
+        for arm in ab.rows:
+            values[f"phone_{arm.replace(' ', '_')}"] = float(ab.summary_frame().loc[arm, "ExecutionAcc %"]) / 100
+    real = Side("real model")
+    for row in {id(r): r for rows in res.rows.values() for r in rows}.values():
+        if row.get("trajectory") and not row.get("error") and row.get("status") != "wrong_env":
+            account_row(real, row, args.out / "table1" / "arms" / row["router"])
+    if real.steps:
+        body += ["", f"Harness overhead in these real-model workspace episodes (same formula as the overhead part): "
+                 f"{real.mean_ms:.1f} ms per step, {100 * real.share:.2f}% of episode wall time over {real.episodes} "
+                 f"episode(s) and {real.steps} step(s) -- goal <= {GOAL_MS:.0f} ms and <= {100 * GOAL_SHARE:.0f}%: "
+                 f"{'PASS' if real.passed else 'FAIL'}."]
+        values["overhead_share_real_model"] = real.share
+    body += ["", f"Run folder (rows, trajectories of every episode): `{args.out}`."]
+    summary = summary_line({"tasks": len(chosen), **values})
+    write_result(args.acc_results, "ExecutionAcc per router, cost per task, documentation ablation (real model)", body, summary)
+    log("\n".join(body))
+    log(summary)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="about 8 tasks instead of all")
-    ap.add_argument("--tasks", type=int, default=None, help="run this many workspace tasks (spread over the list)")
-    ap.add_argument("--results", type=Path, default=RESULTS / "execution.md")
+    ap.add_argument("--part", choices=("accuracy", "overhead", "all"), default="all")
+    ap.add_argument("--quick", action="store_true", help="fewer tasks (overhead: 8, accuracy: 6)")
+    ap.add_argument("--tasks", type=int, default=None, help="run this many tasks (spread over the list / the domains)")
+    ap.add_argument("--results", type=Path, default=RESULTS / "execution.md", help="overhead results file")
+    ap.add_argument("--acc-results", type=Path, default=RESULTS / "execution_acc.md", help="accuracy results file")
+    ap.add_argument("--arms", default="gt,agenttoken,embedding,icl,generalist")
+    ap.add_argument("--generalist", default="Friday", help="the agent of the generalist arm")
+    ap.add_argument("--envs", default="workspace,desktop,phone")
+    ap.add_argument("--llm-config", type=Path, default=None, help="LLM YAML (default: the embedded model)")
+    ap.add_argument("--max-steps", type=int, default=3)
+    ap.add_argument("--max-new-tokens", type=int, default=256)
+    ap.add_argument("--out", type=Path, default=Path("runs/bench-execution"), help="resumable run folder (accuracy)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.part in ("accuracy", "all"):
+        accuracy(args)
+    if args.part in ("overhead", "all"):
+        overhead(args)
+
+
+def overhead(args: argparse.Namespace) -> None:
     tasks = [t for t in load_tasks() if t.env == "workspace" and t.reference_solution is not None]
     tasks = evenly(tasks, args.tasks if args.tasks is not None else (8 if args.quick else None))
     modes = ["none"] + (["bwrap"] if bwrap_available() else [])

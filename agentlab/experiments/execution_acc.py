@@ -230,3 +230,13 @@ def docs_ablation(
     return ExecAcc(rows=rows, gold=gold)
 
 
+
+
+def frame_markdown(frame: pd.DataFrame) -> list[str]:
+    """A pipe table of ``frame`` (index as the first column); no tabulate dependency."""
+    head = [str(frame.index.name or ""), *map(str, frame.columns)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for idx, row in frame.iterrows():
+        cells = ["-" if v != v else (f"{v:g}" if isinstance(v, float) else str(v)) for v in row.tolist()]  # v != v: NaN
+        lines.append("| " + " | ".join([f"**{idx}**" if idx == "all" else str(idx), *cells]) + " |")
+    return lines

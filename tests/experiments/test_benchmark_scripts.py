@@ -76,10 +76,24 @@ def test_multi_agent_smoke(tmp_path):
 
 def test_execution_smoke(tmp_path):
     res = tmp_path / "ex.md"
-    out = run("execution.py", "--tasks", "2", "--results", str(res))
+    out = run("execution.py", "--part", "overhead", "--tasks", "2", "--results", str(res))
     s = summary(out)
     assert s["tasks"] == "2" and float(s["overhead_ms_none"]) > 0 and 0 < float(s["overhead_share_none"]) < 1
     assert s["goal"] == "PASS" or s["goal"].startswith("FAIL(")
     text = res.read_text()
-    assert "Command: `python benchmarks/execution.py --tasks 2" in text and "not a model" in text
+    assert "Command: `python benchmarks/execution.py --part overhead --tasks 2" in text and "not a model" in text
     assert "| none | 2 (2, 0) | 2 |" in text  # both reference solutions solve their task in one step
+
+
+@pytest.mark.slow
+def test_execution_accuracy_smoke(tmp_path):
+    """The Table 1 analog with the real embedded model on one task, two arms (tiny replies)."""
+    res = tmp_path / "acc.md"
+    out = run("execution.py", "--part", "accuracy", "--tasks", "1", "--arms", "gt,generalist", "--envs", "workspace",
+              "--max-steps", "1", "--max-new-tokens", "16", "--out", str(tmp_path / "run"), "--acc-results", str(res))
+    s = summary(out)
+    assert s["tasks"] == "1" and set(s) >= {"acc_gt", "acc_generalist"} and float(s["acc_gt"]) in (0.0, 1.0)
+    text = res.read_text()
+    assert "SmolLM2-135M-Instruct" in text and "### Table 1 analog" in text and "| **all** |" in text
+    rows = (tmp_path / "run" / "table1" / "arms" / "gt" / "results.jsonl").read_text().splitlines()
+    assert len(rows) == 1 and '"router": "gt"' in rows[0]
