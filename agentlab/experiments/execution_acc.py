@@ -115,6 +115,20 @@ class ExecAcc:
         order = sorted(i for i in frame.index if i != "all") + ["all"]
         return frame.reindex(order).round(1)
 
+    def heatmap(self) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+        """(arm -> domain -> success rate 0..1, with ``overall``) and the task counts behind each
+        cell: the inputs of :func:`agentlab.viz.accuracy_heatmap`."""
+        rates: dict[str, dict[str, float]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for arm, rows in self.rows.items():
+            by: dict[str, list[bool]] = defaultdict(list)
+            for r in rows:
+                by[r["domain"]].append(bool(r["success"]))
+            by = {d: by[d] for d in sorted(by)} | {"overall": [bool(r["success"]) for r in rows]}
+            rates[arm] = {d: sum(v) / len(v) for d, v in by.items() if v}
+            counts[arm] = {d: len(v) for d, v in by.items()}
+        return rates, counts
+
     def summary_frame(self) -> pd.DataFrame:
         """Per arm: tasks, ExecutionAcc, routing accuracy against the gold agent, harness errors,
         wrong-env rows, and the mean cost per task (Table 7 analog)."""

@@ -98,3 +98,14 @@ def test_no_arms_or_no_tasks_is_one_clear_error(tmp_path, tasks, pool) -> None:
         run(tasks, pool, ReplayReference([], set()), ExecAccConfig(arms=[]), tmp_path)
     with pytest.raises(ConfigError, match="no task of envs"):
         run(tasks, pool, ReplayReference([], set()), ExecAccConfig(envs=["nowhere"]), tmp_path)
+
+
+def test_heatmap_inputs_match_the_rows() -> None:
+    from agentlab.experiments.execution_acc import ExecAcc
+
+    row = {"agents": ["A"], "steps": 1, "llm_calls": 1, "tokens_in": 0, "tokens_out": 0, "seconds": 1.0}
+    res = ExecAcc(rows={"gt": [dict(row, id="a", domain="x", success=True), dict(row, id="b", domain="x", success=False),
+                               dict(row, id="c", domain="y", success=True)]}, gold={"a": "A", "b": "A", "c": "B"})
+    rates, counts = res.heatmap()
+    assert rates == {"gt": {"x": 0.5, "y": 1.0, "overall": 2 / 3}} and counts == {"gt": {"x": 2, "y": 1, "overall": 3}}
+    assert res.summary_frame().loc["gt", "routed to gold agent %"] == 66.7

@@ -86,7 +86,8 @@ def test_trajectories_html_renders_figures_and_screenshots_in_chromium(tiny_run)
 def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
     report = json.loads((tiny_run / "report.json").read_text())
     nb04 = next(n for n in report["notebooks"] if n["name"].startswith("04"))
-    assert {f["name"] for f in nb04["figures"]} == {"table4_accuracy", "overall_accuracy", "table5_cost", "figure3_scaling", "figure5_data_size"}
+    assert {f["name"] for f in nb04["figures"]} == {"table4_accuracy", "overall_accuracy", "table5_cost", "figure3_scaling", "figure5_data_size",
+                                                   "table1_execution_acc", "table7_exec_cost"}
     page = (tiny_run / "figures" / nb04["name"] / "table4_accuracy.html").read_text()
     for router in nb04["parameters"]["routers"]:
         assert f'"{router}"' in page  # one row per router in the Table 4 heatmap
@@ -94,3 +95,7 @@ def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
     text = "".join(o.get("text", "") for o in _outputs(nb))
     assert "GUI first: 1:" in text and "CLI first: 1:" in text  # the Figure 3 orders ran
     assert "'top-3 recall'" in text  # manager-mode metrics were computed
+    # the Table 1 analog executed its task with each arm: rows on disk, one per arm
+    for arm in nb04["parameters"]["exec_arms"]:
+        rows = (tiny_run / "04_exec" / "table1" / "arms" / arm / "results.jsonl").read_text().splitlines()
+        assert len(rows) == nb04["parameters"]["exec_tasks"]
