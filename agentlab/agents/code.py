@@ -130,10 +130,12 @@ class CodeAgent:
             note = ""
             ok = True
             program_s = 0.0
+            ran: dict[str, object] = {}
             if reply.program is not None:
                 stepped = env.step(reply.program)
                 obs_after = stepped.observation
                 program_s = float(stepped.info.get("duration_s", 0.0))
+                ran = {k: stepped.info[k] for k in ("returncode", "timed_out", "stdout", "stderr") if k in stepped.info}
                 ok = bool(stepped.info.get("ok", True))
                 error = None if ok else f"step {steps}: program exited with {stepped.info.get('returncode')}"
                 if reply.status == "done" and not ok:
@@ -142,7 +144,7 @@ class CodeAgent:
             end_now = reply.status == "failed" or (reply.status == "done" and ok)
             recorder.record(obs, reply.program or reply.end, action_text=reply.text, thought=_prose(reply.text),
                             done=end_now, info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
-                                                "end": reply.status, "timing": {
+                                                "end": reply.status, "program": ran, "timing": {
                                                     "model_s": round(model_s, 6), "program_s": round(program_s, 6),
                                                     "step_s": round(time.perf_counter() - t_step, 6)}})
             if reply.program is not None:

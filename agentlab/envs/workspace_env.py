@@ -92,7 +92,9 @@ class WorkspaceEnv(Env):
         if isinstance(action, RunProgram):
             res = self.run(action)
             return StepResult(self.observe(), done=False,
-                              info={"returncode": res.returncode, "ok": res.ok, "duration_s": res.duration_s})
+                              info={"returncode": res.returncode, "ok": res.ok, "duration_s": res.duration_s,
+                                    "timed_out": res.timed_out, "stdout": trim(res.stdout, self.max_output_chars),
+                                    "stderr": trim(res.stderr, self.max_output_chars)})
         return StepResult(self.observe(), done=True)
 
     def close(self) -> None:

@@ -404,6 +404,11 @@ class TrajectoryInspector:
         return bundle
 
 
+def _clip_lines(s: str, n: int) -> str:
+    """Like :func:`_clip` but keeps line breaks (program output is read line by line)."""
+    return s if len(s) <= n else "…" + s[-(n - 1):]
+
+
 def _details_table(rec: StepRecord) -> str:
     rows = [("step", str(rec.step)), ("action", action_text(rec))]
     if rec.action_text:
@@ -411,11 +416,20 @@ def _details_table(rec: StepRecord) -> str:
     for key in ("thought", "reflection"):
         if getattr(rec, key):
             rows.append((key, _clip(getattr(rec, key), 800)))
+    if rec.action and isinstance(rec.action.get("code"), str):  # a program the agent ran: show it whole
+        rows.append((f"program ({rec.action.get('language', '?')})", _clip_lines(rec.action["code"], 2000)))
+    ran = rec.info.get("program") if isinstance(rec.info, dict) else None
+    if ran:  # a code agent's step: what its program did
+        state = "timed out (killed)" if ran.get("timed_out") else f"exit code {ran.get('returncode')}"
+        rows.append(("program result", state))
+        for stream in ("stdout", "stderr"):
+            if ran.get(stream):
+                rows.append((stream, _clip_lines(str(ran[stream]), 1200)))
     if rec.error:
         rows.append(("error", rec.error))
     rows.append(("reward / done", f"{rec.reward:g} / {rec.done}"))
     return "<table>" + "".join(
         f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{k}</th>'
-        f'<td style="text-align:left{";color:#c00" if k == "error" else ""}">{html.escape(v)}</td></tr>'
+        f'<td style="text-align:left;white-space:pre-wrap{";color:#c00" if k in ("error", "stderr") else ""}">{html.escape(v)}</td></tr>'
         for k, v in rows
     ) + "</table>"

@@ -59,6 +59,12 @@ def test_trajectories_notebook_recorded_and_replayed_real_episodes(tiny_run):
     text = "".join(o.get("text", "") for o in _outputs(nb))
     assert "'greeting': 'Hello, Ada!'" in text  # the app's own state after the scripted demonstration
     assert "same as the demonstration's: True" in text
+    # an execution episode ran through the store's episode runner and is listed by the inspector
+    from agentlab.fileio import read_jsonl
+
+    [row] = read_jsonl(tiny_run / "05_exec" / "results.jsonl")
+    assert row["id"] == "csv-sales-summary" and row["agents"] == ["SheetAgent"] and row["error"] is None
+    assert "execution_acc=" in text and "csv-sales-summary" in {e.episode for e in list_episodes(tiny_run / "05_exec" / "episodes")}
 
 
 @pytest.mark.skipif(__import__("agentlab.viz.chromium", fromlist=["x"]).find_chromium() is None,

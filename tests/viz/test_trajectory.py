@@ -107,3 +107,39 @@ def test_inspector_walks_episodes_and_offers_widget_and_static_views(episode, tm
         insp.select("nope")
     with pytest.raises(DataError):
         TrajectoryInspector(tmp_path / "missing")
+
+
+def test_inspector_shows_a_code_agents_program_exit_code_and_output(tmp_path) -> None:
+    """An execution episode (the real episode runner, a scripted code agent): each step card shows the
+    program, its exit code and its output; the failing first program's stderr is there too."""
+    from agentlab.episode import ExecOptions, run_task
+    from agentlab.eval.exec_tasks import load_task, tasks_dir
+    from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+    from agentlab.pool import AgentPool
+    from agentlab.trajectory import load_trajectory
+    from agentlab.viz.trajectory import TrajectoryInspector, static_html
+
+    task = load_task(tasks_dir() / "csv-sales-summary.json")
+    assert task.reference_solution is not None
+    replies = ["```python\nprint('looking'); import no_such_module\n```",
+               f"```python\n{task.reference_solution.code}\nprint('saved the report')\n```\nDONE"]
+
+    class Scripted(LLMBackend):  # TEST DOUBLE: canned replies, in order
+        model_id = "scripted"
+
+        def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+            return [replies.pop(0)]
+
+        def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+            raise AssertionError
+
+    row = run_task(task, pool=AgentPool.from_dir(None), llm=Scripted(), out_dir=tmp_path, options=ExecOptions(max_steps=3))
+    assert row["success"] and row["steps"] == 2
+    traj = load_trajectory(tmp_path / row["trajectory"])
+    assert traj.steps[0].info["program"]["returncode"] != 0 and "no_such_module" in traj.steps[0].info["program"]["stderr"]
+    page = static_html(traj)
+    assert "program (python)" in page and "import no_such_module" in page
+    assert "exit code 1" in page and "ModuleNotFoundError" in page
+    assert "exit code 0" in page and "saved the report" in page
+    inspector = TrajectoryInspector([tmp_path / "episodes"])
+    assert inspector.episodes and "saved the report" in inspector.static_html()
