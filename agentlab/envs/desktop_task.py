@@ -50,6 +50,7 @@ class AppLauncher:
     args: tuple[str, ...]  #: before the profile argument and the file
     a11y_app: str  #: the accessibility tree's name of the application (``DesktopEnv(app=...)``)
     install_hint: str  #: what to install when ``program`` is missing
+    file_args: tuple[str, ...] = ()  #: added (after ``args``) only when a file is opened
     #: a fresh user profile in the episode folder ("{uri}" is replaced by the folder's file: URI)
     profile_arg: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
@@ -57,7 +58,7 @@ class AppLauncher:
     blank_title: str = ""  #: the window title to wait for when there is no file to open
 
     def argv(self, file: Path | None, profile: Path) -> list[str]:
-        out = [self.program, *self.args]
+        out = [self.program, *self.args, *(self.file_args if file is not None else ())]
         if self.profile_arg:
             out.append(self.profile_arg.format(uri=profile.resolve().as_uri()))
         if file is not None:
@@ -66,10 +67,10 @@ class AppLauncher:
 
 
 def _libreoffice(module: str) -> AppLauncher:
-    # --nodefault is left out without a file: then the module's empty document opens
     return AppLauncher(
         program="soffice",
         args=(f"--{module}", "--norestore", "--nologo", "--nolockcheck"),
+        file_args=("--nodefault",),  # without a file, --nodefault would show no window at all
         a11y_app="soffice",
         install_hint=f"Debian: apt-get install libreoffice-{module} libreoffice-gtk3",
         profile_arg="-env:UserInstallation={uri}",
@@ -202,6 +203,9 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
     task.prepare(root)
     _remove_locks(root, launcher)
     file = task_file(task, root)
+    if file is None and not launcher.blank_title:
+        raise EnvironmentUnavailableError(f"task {task.id} has no start file for {name} to open "
+                                          "(its outputs and setup paths name no existing file)", where=where)
     own_screen = options.display is not None
     try:
         display = VirtualDisplay.attach(options.display) if options.display is not None else VirtualDisplay().start()

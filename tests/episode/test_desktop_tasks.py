@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from agentlab.agents.base import agent_class
+from agentlab.envs import desktop_task
 from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppLauncher, open_desktop_task, wait_settled
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import DEMO_APP, SYSTEM_PYTHON, virtual_display, xvfb_available
 from agentlab.episode import ExecOptions, run_task
+from agentlab.errors import EnvironmentUnavailableError
 from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.trajectory import load_trajectory
@@ -132,12 +134,42 @@ def test_no_xvfb_is_a_harness_error_naming_app_and_task(tmp_path, monkeypatch) -
     monkeypatch.setitem(LAUNCHERS, "libreoffice-calc", dataclasses.replace(LAUNCHERS["libreoffice-calc"], program="sh"))
     monkeypatch.setattr("agentlab.envs.xdisplay.xvfb_available", lambda: "Xvfb is not installed")
     task = load_task(tasks_dir() / "calc-enter-total.json")
-    from agentlab.errors import EnvironmentUnavailableError
-
     with pytest.raises(EnvironmentUnavailableError, match="no X display for libreoffice-calc .task calc-enter-total.: "
                                                          "Xvfb is not installed"):
         open_desktop_task(task, tmp_path, TaskEnvOptions())
     assert (tmp_path / "files" / "budget.xlsx").is_file()  # the start files were written first
+
+
+def test_libreoffice_gets_a_fresh_profile_and_the_task_file(tmp_path) -> None:
+    calc = LAUNCHERS["libreoffice-calc"]
+    argv = calc.argv(tmp_path / "files" / "budget.xlsx", tmp_path / "profile")
+    assert argv == ["soffice", "--calc", "--norestore", "--nologo", "--nolockcheck", "--nodefault",
+                    f"-env:UserInstallation=file://{tmp_path}/profile", str(tmp_path / "files" / "budget.xlsx")]
+    assert "--nodefault" not in calc.argv(None, tmp_path / "profile")  # no file: Calc's empty document opens
+    assert calc.env == {"SAL_USE_VCLPLUGIN": "gtk3"} and calc.a11y_app == "soffice"
+    assert [LAUNCHERS[a].args[0] for a in ("libreoffice-writer", "libreoffice-impress")] == ["--writer", "--impress"]
+    task = load_task(tasks_dir() / "calc-enter-total.json")
+    assert desktop_task.task_app(task) == ("libreoffice-calc", calc)
+    (tmp_path / "budget.xlsx").write_text("x")
+    assert desktop_task.task_file(task, tmp_path) == tmp_path / "budget.xlsx"
+    assert desktop_task.task_file(task.model_copy(update={"outputs": ["new.xlsx"]}), tmp_path) == tmp_path / "budget.xlsx"
+    assert desktop_task.task_file(task, tmp_path / "empty") is None
+
+
+def test_stale_lock_files_are_removed_before_launch(tmp_path, monkeypatch) -> None:
+    seen: list[list[str]] = []
+
+    def stop_at_display(*a, **k):  # type: ignore[no-untyped-def]
+        seen.append(sorted(p.name for p in (tmp_path / "files").iterdir()))
+        raise EnvironmentUnavailableError("stop here")
+
+    monkeypatch.setitem(LAUNCHERS, "libreoffice-calc", dataclasses.replace(LAUNCHERS["libreoffice-calc"], program="sh"))
+    monkeypatch.setattr(desktop_task.VirtualDisplay, "start", stop_at_display)
+    task = load_task(tasks_dir() / "calc-enter-total.json")
+    lock = {"type": "write_text", "path": ".~lock.budget.xlsx#", "content": ",someone,host,01.01.2026 10:00,"}
+    with pytest.raises(EnvironmentUnavailableError, match="stop here"):
+        open_desktop_task(task.model_copy(update={"setup": [*task.setup, lock]}), tmp_path, TaskEnvOptions())
+    assert seen == [["budget.xlsx"]]
 
 
 def test_saves_settle_before_collecting(tmp_path) -> None:
@@ -168,8 +200,6 @@ def test_window_that_never_appears_is_a_harness_error(tmp_path, monkeypatch) -> 
     quits = AppLauncher(program="true", args=(), a11y_app="true", install_hint="coreutils")
     monkeypatch.setitem(LAUNCHERS, "libreoffice-calc", quits)
     task = load_task(tasks_dir() / "calc-enter-total.json")
-    from agentlab.errors import EnvironmentUnavailableError
-
     with pytest.raises(EnvironmentUnavailableError, match="libreoffice-calc did not open budget.xlsx for task "
                                                          "calc-enter-total .*the app exited"):
         open_desktop_task(task, tmp_path, TaskEnvOptions(app_start_timeout_s=20))
