@@ -214,11 +214,11 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
                                           where=where) from None
     try:
         app_log = folder / APP_LOG
-        proc = display.launch(launcher.argv(file, folder / "profile"), env=dict(launcher.env), cwd=root,
-                              log_path=app_log)
         title = file.name if file is not None else launcher.blank_title
         t0 = time.monotonic()
         try:
+            proc = display.launch(launcher.argv(file, folder / "profile"), env=dict(launcher.env), cwd=root,
+                                  log_path=app_log)
             display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s, proc=proc)
         except EnvironmentUnavailableError as exc:
             raise EnvironmentUnavailableError(f"{name} did not open {title} for task {task.id} on "
