@@ -2,8 +2,9 @@
 
 The pool's mobile documents and desktop GUI documents name these runners. Both carry a task
 out with :meth:`~agentlab.agents.appagent.AppAgent.deploy` on the env they are given; which
-env that is (:attr:`env_kind`) decides whether the episode runner can build one from a task
-file here (in this slice it builds workspaces only, and reports the others as harness errors).
+env that is (:attr:`env_kind`) decides what the episode runner builds from a task file: for
+``gui``, a desktop with the task's application open on its files
+(:mod:`agentlab.envs.desktop_task`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ class AppAgentRunner:
     """AppAgent's deployment phase on a phone; ``runner_options`` are :class:`AppAgentConfig` fields."""
 
     env_kind: ClassVar[str] = "phone"
+    #: :class:`AppAgentConfig` values of this runner that a document's ``runner_options`` may override
+    defaults: ClassVar[Mapping[str, Any]] = {}
 
     def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        raw = {"app": document.domain, **dict(options or {})}
+        raw = {"app": document.domain, **self.defaults, **dict(options or {})}
         try:
             self.config = AppAgentConfig(**raw)
         except ValidationError as exc:
@@ -50,3 +53,7 @@ class GuiRunner(AppAgentRunner):
     """The same loop on a desktop (accessibility-tree elements, PC-Agent's action space)."""
 
     env_kind: ClassVar[str] = "desktop"
+    #: a desktop application lists many more elements than a phone screen: LibreOffice Calc's
+    #: toolbars alone take the first ~60 numbers, so the Name Box, the sheet and a save dialog's
+    #: buttons come after them (the desktop env itself lists at most 200)
+    defaults: ClassVar[Mapping[str, Any]] = {"max_elements": 200}

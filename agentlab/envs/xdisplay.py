@@ -76,6 +76,8 @@ class VirtualDisplay:
     dbus: bool = True
     display: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    #: True for :meth:`attach`: a display someone else runs (we start and stop only our apps)
+    attached: bool = False
     _xvfb: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _bus: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _apps: list[subprocess.Popen[bytes]] = field(default_factory=list, repr=False)
@@ -169,8 +171,17 @@ class VirtualDisplay:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
+    @classmethod
+    def attach(cls, display: str) -> VirtualDisplay:
+        """An X display that is already running (a person's own screen, ``":0"``): apps are
+        launched on it and stopped as on a private one, but nothing else is started, and
+        :meth:`stop` stops only those apps. Our environment is used as it is (its XAUTHORITY
+        and session bus, so the person's accessibility tree), with DISPLAY set."""
+        env = {**os.environ, "DISPLAY": display}
+        return cls(display=display, env=env, dbus=False, attached=True)
+
     def __enter__(self) -> VirtualDisplay:
-        return self if self._xvfb is not None else self.start()
+        return self if self._xvfb is not None or self.attached else self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

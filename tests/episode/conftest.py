@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,12 +12,16 @@ from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.pool import AgentPool
 
 
+#: a canned reply, or a function computing it from the messages sent (ids read off the screen listing)
+Reply = str | Callable[[list[ChatMessage]], str]
+
+
 class ScriptedBackend(LLMBackend):
     """TEST DOUBLE, not a model: replays canned replies in order and keeps what it was sent."""
 
     model_id = "scripted-test-double"
 
-    def __init__(self, replies: list[str]) -> None:
+    def __init__(self, replies: list[Reply]) -> None:
         self.replies = list(replies)
         self.prompts: list[list[ChatMessage]] = []
         self.params: list[SamplingParams] = []
@@ -26,7 +31,8 @@ class ScriptedBackend(LLMBackend):
         self.params.append(params or SamplingParams())
         if not self.replies:
             raise AssertionError("scripted backend ran out of replies")
-        return [self.replies.pop(0)]
+        reply = self.replies.pop(0)
+        return [reply(messages) if callable(reply) else reply]
 
     def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
         raise AssertionError("the code agent only uses chat()")

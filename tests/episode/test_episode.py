@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -49,11 +50,16 @@ def test_one_task_end_to_end(tmp_path, pool, scripted, task) -> None:
     assert json.loads((episode / "meta.json").read_text())["status"] == "done"
 
 
-def test_harness_errors_are_rows_not_crashes(tmp_path, pool, scripted, task) -> None:
+def test_harness_errors_are_rows_not_crashes(tmp_path, pool, scripted, task, monkeypatch) -> None:
+    from agentlab.envs.desktop_task import LAUNCHERS
+
+    # the task's application is not installed (whether or not LibreOffice is, here)
+    monkeypatch.setitem(LAUNCHERS, "libreoffice-calc",
+                        dataclasses.replace(LAUNCHERS["libreoffice-calc"], program="soffice-not-installed-here"))
     desktop = load_task(tasks_dir() / "calc-enter-total.json")
     row = run_task(desktop, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions())
     assert row["success"] is False and row["agents"] == ["CalcAgent"]
-    assert "a desktop env cannot be built from a task file yet" in row["error"]
+    assert "libreoffice-calc is not installed here" in row["error"]
 
     class Down(LLMBackend):
         model_id = "down"
