@@ -195,7 +195,9 @@ def run_task(
             row["seconds"] = round(time.monotonic() - t0, 3)
             return row
         t_setup = time.monotonic()
-        opened = open_task_env(cls.env_kind, task, folder, options.envs)
+        # a runner may need more of its env than the run gives (a search endpoint, a Drive folder)
+        env_options = getattr(runner, "env_options", None)
+        opened = open_task_env(cls.env_kind, task, folder, env_options(options.envs) if env_options else options.envs)
         row["setup_s"] = round(time.monotonic() - t_setup, 6)
         timed = _TimedEnv(opened.env, t0 + options.time_limit_s)
         try:

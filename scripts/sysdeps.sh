@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Debian/Ubuntu system packages the desktop environment, its tests and the notebook HTML
 # check need: Xvfb, xdotool, AT-SPI (pyatspi), LibreOffice Calc, Writer and Impress with the GTK3 plugin,
-# a small GTK app, headless Chromium, and python3-venv for `make`'s virtualenv.
+# a small GTK app, headless Chromium, tesseract OCR (the vision code agent), and python3-venv for `make`'s virtualenv.
 # Installs only what is missing; prints why and carries on where it cannot install.
 set -u
 PKGS="python3-venv xvfb xauth xdotool x11-utils at-spi2-core python3-pyatspi dbus dbus-x11 \
 gir1.2-gtk-3.0 python3-gi libatk-adaptor libgail-common libreoffice-calc libreoffice-writer libreoffice-impress \
 libreoffice-gtk3 \
-chromium fonts-dejavu-core zenity bubblewrap"
+chromium fonts-dejavu-core zenity bubblewrap tesseract-ocr"
 missing=""
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "sysdeps: not a Debian/Ubuntu system; desktop tests will be skipped with a reason" >&2

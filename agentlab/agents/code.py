@@ -16,10 +16,13 @@ replies have been acted on. Every attempt is recorded, each with the messages it
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import time
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,7 +31,8 @@ from agentlab.dialogue.ask import Attempt, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply
 from agentlab.envs.base import Env
-from agentlab.errors import ConfigError
+from agentlab.envs.task_env import TaskEnvOptions
+from agentlab.errors import ConfigError, EnvironmentUnavailableError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.pool.document import AgentDocument
 from agentlab.trajectory import TrajectoryRecorder
@@ -36,6 +40,17 @@ from agentlab.trajectory import TrajectoryRecorder
 log = logging.getLogger(__name__)
 
 PROMPTS = ("code/system", "code/task", "code/step", "code/correction")
+
+#: where the resources' locations come from when the document does not give them
+SEARCH_ENV, DRIVE_ENV = "AGENTLAB_SEARCH_URL", "AGENTLAB_DRIVE_FOLDER"
+#: and the variables the agent's programs read them from
+SEARCH_ENV_IN, DRIVE_ENV_IN = "SEARCH_URL", "DRIVE_FOLDER"
+RESOURCE_TEXT = {
+    "search": (f"Web search: send GET to the URL in the environment variable {SEARCH_ENV_IN} with ?q=<words>; the reply is "
+               'JSON {"results": [{"title": ..., "url": ..., "snippet": ...}]}.'),
+    "drive": (f"Google Drive: your Drive is the folder named by the environment variable {DRIVE_ENV_IN}; read, "
+              "upload (copy into it) and organise files there."),
+}
 
 
 class CodeAgentOptions(BaseModel):
@@ -49,6 +64,10 @@ class CodeAgentOptions(BaseModel):
     temperature: float = Field(0.0, ge=0.0, description="first attempt (0 = greedy)")
     retry_temperature: float = Field(0.7, ge=0.0, description="retries sample, so a retry can differ")
     seed: int = 0
+    #: outside resources the agent's job needs (Searcher: ``search``; GoogleDrive: ``drive``)
+    needs: list[Literal["search", "drive"]] = Field(default_factory=list)
+    search_url: str | None = Field(None, description=f"search endpoint (else ${SEARCH_ENV})")
+    drive_folder: Path | None = Field(None, description=f"folder standing in for the Drive (else ${DRIVE_ENV})")
 
 
 class CodeAgent:
@@ -66,6 +85,7 @@ class CodeAgent:
             ) from None
         self.llm = llm
         self.document = document
+        self.resources = _resources(self.options, document)
         self.templates = {name: load_template(name) for name in PROMPTS}
         self.llm_calls = 0
 
@@ -76,8 +96,25 @@ class CodeAgent:
         return self.templates["code/system"].render(
             agent=doc.name, applications=doc.applications, capabilities=doc.capabilities,
             limitations=doc.limitations, protocol=WORKSPACE.doc(),
-            libraries=f"Installed libraries you may use: {', '.join(libs)}." if libs else "",
+            libraries="\n".join(
+                ([f"Installed libraries you may use: {', '.join(libs)}."] if libs else [])
+                + [RESOURCE_TEXT[name] for name in self.resources]),
         ).strip()
+
+    def env_options(self, base: TaskEnvOptions) -> TaskEnvOptions:
+        """The workspace this agent needs: network for a search endpoint, the Drive folder writable."""
+        if not self.resources:
+            return base
+        ws = base.workspace
+        env = dict(ws.extra_env)
+        update: dict[str, Any] = {}
+        if "search" in self.resources:
+            env[SEARCH_ENV_IN] = self.resources["search"]
+            update["network"] = True
+        if "drive" in self.resources:
+            env[DRIVE_ENV_IN] = self.resources["drive"]
+            update["allow_write"] = [*ws.allow_write, Path(self.resources["drive"])]
+        return dataclasses.replace(base, workspace=ws.model_copy(update={**update, "extra_env": env}))
 
     def params(self, attempt: int) -> SamplingParams:
         o = self.options
@@ -161,6 +198,29 @@ class CodeAgent:
         if status != "done" and not (recorder.steps and recorder.steps[-1].done):
             recorder.record(obs, None, done=True, error=error)
         return outcome
+
+
+def _resources(options: CodeAgentOptions, document: AgentDocument) -> dict[str, str]:
+    """name -> location of every resource the agent needs; one that is not configured means the
+    agent cannot run here (a harness error naming what to set, never a silent offline run)."""
+    out: dict[str, str] = {}
+    where = document.path or document.name
+    for name in options.needs:
+        if name == "search":
+            url = options.search_url or os.environ.get(SEARCH_ENV)
+            if not url:
+                raise EnvironmentUnavailableError(
+                    f"{document.name} needs a web search endpoint and none is configured; set {SEARCH_ENV} "
+                    "(or runner_options.search_url) to run it", where=where)
+            out[name] = url
+        else:
+            folder = options.drive_folder or (Path(os.environ[DRIVE_ENV]) if os.environ.get(DRIVE_ENV) else None)
+            if folder is None or not Path(folder).is_dir():
+                raise EnvironmentUnavailableError(
+                    f"{document.name} needs a Drive folder and " + ("none is configured" if folder is None else f"{folder} does not exist")
+                    + f"; set {DRIVE_ENV} (or runner_options.drive_folder) to a folder to run it", where=where)
+            out[name] = str(Path(folder).resolve())
+    return out
 
 
 def _prose(text: str) -> str:
