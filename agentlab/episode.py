@@ -34,7 +34,7 @@ from agentlab.envs.base import Env, Observation, StepResult
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
 from agentlab.errors import AgentlabError, DataError
 from agentlab.eval.exec_tasks import ExecTask
-from agentlab.fileio import append_jsonl, read_jsonl
+from agentlab.fileio import append_jsonl, read_jsonl, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.pool.document import AgentDocument
 from agentlab.pool.store import AgentPool
@@ -274,10 +274,14 @@ def run_suite(
     resume: bool = False,
     limit: int | None = None,
     progress: bool = True,
+    retry_errors: bool = False,
 ) -> SuiteSummary:
     """Run every task not yet in ``results.jsonl``, appending a row as each one ends.
 
     ``limit`` stops after that many newly run tasks (the rest stay for a resumed run).
+    ``retry_errors`` (with ``resume``) first drops the rows that ended in a harness error (an app
+    that did not start, an unreachable model) so those tasks run again; the file is rewritten
+    atomically, so an interruption keeps either the old rows or the pruned ones.
     """
     from tqdm import tqdm
 
@@ -285,6 +289,11 @@ def run_suite(
     check_out_dir(out_dir, resume)
     path = results_path(out_dir)
     rows = read_jsonl(path) if path.exists() else []
+    if retry_errors and any(r.get("error") for r in rows):
+        kept = [r for r in rows if not r.get("error")]
+        log.info("exec: %d harness-error row(s) dropped to run again", len(rows) - len(kept))
+        write_jsonl(path, kept)
+        rows = kept
     done = {r.get("id") for r in rows}
     todo = [t for t in tasks if t.id not in done]
     skipped = len(done)

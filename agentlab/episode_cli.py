@@ -31,6 +31,7 @@ def exec_tasks(
     seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row."),
     max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", min=16, help="Cap every model reply at N new tokens (default: each runner's own)."),
     resume: bool = typer.Option(False, "--resume", help="Skip tasks already in results.jsonl."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="With --resume: run the harness-error rows again."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
     agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
@@ -56,7 +57,7 @@ def exec_tasks(
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, max_new_tokens=max_new_tokens,
                           envs=TaskEnvOptions(display=display, device=device))
     summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
-                        resume=resume, limit=limit)
+                        resume=resume, limit=limit, retry_errors=retry_errors)
     for domain, (acc, n) in summary.by_domain().items():
         typer.echo(f"{domain}: ExecutionAcc={acc:.3f} (n={n})")
     typer.echo(f"results: {out / 'results.jsonl'} ({summary.ran} run, {summary.skipped} kept from before)")

@@ -174,7 +174,7 @@ def accuracy(args: argparse.Namespace) -> None:
     machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
                f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.")
     t0 = time.perf_counter()
-    res = ea.run(tasks, pool, llm, config, args.out / "table1")
+    res = ea.run(tasks, pool, llm, config, args.out / "table1", retry_errors=args.retry_errors)
     took = time.perf_counter() - t0
     chosen = ea.pick_tasks(tasks, n, config.envs)
     body = [
@@ -230,6 +230,7 @@ def main() -> None:
     ap.add_argument("--llm-config", type=Path, default=None, help="LLM YAML (default: the embedded model)")
     ap.add_argument("--max-steps", type=int, default=3)
     ap.add_argument("--max-new-tokens", type=int, default=256)
+    ap.add_argument("--retry-errors", action="store_true", help="accuracy: run again the episodes that ended in a harness error")
     ap.add_argument("--out", type=Path, default=Path("runs/bench-execution"), help="resumable run folder (accuracy)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)

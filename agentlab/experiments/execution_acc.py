@@ -157,13 +157,13 @@ def _options(config: ExecAccConfig, **runner_options: Any) -> ExecOptions:
 
 def run_pairs(
     pairs: dict[str, list[ExecTask]], *, pool: AgentPool, llm: LLMBackend, out_dir: Path, options: ExecOptions,
-    progress: bool = True,
+    progress: bool = True, retry_errors: bool = False,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
     for agent, tasks in sorted(pairs.items()):
         summary = run_suite(tasks, pool=pool, llm=llm, out_dir=out_dir / agent, options=options, agent=agent,
-                            resume=True, progress=progress)
+                            resume=True, progress=progress, retry_errors=retry_errors)
         for row in summary.rows:
             row["trajectory"] = f"{agent}/{row['trajectory']}"  # relative to out_dir
             done[(row["id"], agent)] = row
@@ -172,7 +172,7 @@ def run_pairs(
 
 def run(
     tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: ExecAccConfig, out_dir: Path, *,
-    progress: bool = True, routes: dict[str, RouteFn] | None = None,
+    progress: bool = True, routes: dict[str, RouteFn] | None = None, retry_errors: bool = False,
 ) -> ExecAcc:
     """Route every task with every arm, run each distinct (task, agent) once, judge; rows per arm."""
     if not config.arms:
@@ -203,7 +203,8 @@ def run(
             pairs[agent].append(task)
     n_pairs = sum(len(v) for v in pairs.values())
     log.info("execution acc: %d task(s), %d arm(s), %d distinct (task, agent) episode(s)", len(chosen), len(config.arms), n_pairs)
-    done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "by_agent", options=_options(config), progress=progress)
+    done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "by_agent", options=_options(config), progress=progress,
+                     retry_errors=retry_errors)
     rows: dict[str, list[dict[str, Any]]] = {}
     for arm in config.arms:
         arm_rows: list[dict[str, Any]] = []

@@ -243,3 +243,23 @@ def test_an_agent_that_cannot_act_on_the_tasks_env_fails_the_task(tmp_path, pool
     solved = run_task(desktop, pool=pool, llm=scripted([py(desktop.reference_solution.code, "DONE")]),
                       out_dir=tmp_path / "b", options=ExecOptions(), agent="SheetAgent")
     assert (solved["success"], solved["status"]) == (True, "done")
+
+
+def test_retry_errors_runs_harness_error_rows_again(tmp_path, pool, scripted, task, solution) -> None:
+    class Down(LLMBackend):
+        model_id = "down"
+
+        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+            raise BackendError("cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1; is it running?")
+
+        def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
+            raise AssertionError
+
+    first = run_suite([task], pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions(), progress=False)
+    assert first.harness_errors == 1
+    kept = run_suite([task], pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), resume=True, progress=False)
+    assert (kept.ran, kept.harness_errors) == (0, 1)  # plain --resume keeps the error row
+    again = run_suite([task], pool=pool, llm=scripted([py(solution, "DONE")]), out_dir=tmp_path, options=ExecOptions(),
+                      resume=True, retry_errors=True, progress=False)
+    assert (again.ran, again.harness_errors, again.execution_acc) == (1, 0, 1.0)
+    assert [r["id"] for r in read_jsonl(tmp_path / "results.jsonl")] == [task.id]  # replaced, not duplicated
