@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from agentlab.eval.exec_tasks import ExecTask
 
 app = typer.Typer(help="Execution tasks: list, check (setup + reference solution), score a final state.",
                   no_args_is_help=True)
@@ -65,7 +69,7 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
         raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
 
 
-def _check_phone(task, device: str) -> bool:  # type: ignore[no-untyped-def]
+def _check_phone(task: ExecTask, device: str) -> bool:
     """A phone task on a fresh device: the start state pulled back scores 0, and after its
     reference actions were replayed through the UI the end state scores 1."""
     import tempfile
