@@ -153,6 +153,13 @@ def run_task(
         row["agents"] = [name]
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
+        if task.env == "phone" and cls.env_kind != "phone":
+            # The task's state lives on a phone this agent cannot reach: a failure of the routing,
+            # not of the harness (and a code agent must not pass by editing the device's files).
+            row.update(status="failed", agent_error=f"agent {name} acts in a {cls.env_kind}; this task needs a phone agent")
+            recorder.finish("failed", error=row["agent_error"], score=0.0, success=False)
+            row["seconds"] = round(time.monotonic() - t0, 3)
+            return row
         t_setup = time.monotonic()
         opened = open_task_env(cls.env_kind, task, folder, options.envs)
         row["setup_s"] = round(time.monotonic() - t_setup, 6)

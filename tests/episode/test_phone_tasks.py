@@ -213,3 +213,13 @@ def test_tasks_setup_writes_the_device_mirror(tmp_path: Path) -> None:
     task = load_task(tasks_dir() / f"{VIBRATE}.json")
     task.prepare(tmp_path)
     assert json.loads(local_path(tmp_path, STATE_PATH).read_text())["vibrate"] is True
+
+
+def test_a_phone_task_routed_to_a_code_agent_fails_without_touching_the_files(tmp_path, pool, scripted) -> None:
+    task = load_task(tasks_dir() / f"{VIBRATE}.json")
+    edit = ("```python\nimport json, pathlib\np = pathlib.Path('sdcard/Android/data/com.example.clock/files/state.json')\n"
+            "s = json.loads(p.read_text()); s['vibrate'] = False; p.write_text(json.dumps(s))\n```\nDONE")
+    llm = scripted([edit])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(), agent="CoderAgent")
+    assert (row["success"], row["status"], row["error"], row["agents"]) == (False, "failed", None, ["CoderAgent"])
+    assert "needs a phone agent" in row["agent_error"] and llm.replies == [edit]  # never asked: no workspace to edit
