@@ -14,6 +14,7 @@ and the suite counts it in ``harness_errors``. Layout of a run folder::
     <out>/results.jsonl                  one row per task (see docs/execution.md)
     <out>/episodes/<task id>/traj.jsonl  every step, each model message included
     <out>/episodes/<task id>/workspace/  the task's files as the agent left them
+    <out>/episodes/<task id>/device/     phone tasks: the device's files (start state pushed, outputs pulled)
 """
 
 from __future__ import annotations
