@@ -14,6 +14,7 @@ and the suite counts it in ``harness_errors``. Layout of a run folder::
     <out>/results.jsonl                  one row per task (see docs/execution.md)
     <out>/episodes/<task id>/traj.jsonl  every step, each model message included
     <out>/episodes/<task id>/workspace/  the task's files as the agent left them
+    <out>/episodes/<task id>/device/     phone tasks: the device's files (start state pushed, outputs pulled)
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 RESULTS_FILE = "results.jsonl"
 #: where ground-truth routing looks when a task's domain has no agent of the needed interface
 GENERAL_DOMAIN = "general"
+#: the same for phone tasks: the general phone agent's domain (AppAgent)
+PHONE_DOMAIN = "mobile"
 EPISODES_DIR = "episodes"
 
 #: picks the agent (a pool name) for a task; raise an AgentlabError when none can be chosen
@@ -88,18 +91,22 @@ class ExecOptions:
 def gt_agent(task: ExecTask, pool: AgentPool) -> str:
     """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
     (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
-    domain without a CLI agent, such as chrome, goes to CoderAgent); ties go to the first name."""
+    domain without a CLI agent, such as chrome, goes to CoderAgent); a phone task goes to the
+    mobile GUI agent of its domain, else to the general phone agent (domain ``mobile``:
+    AppAgent); ties go to the first name."""
     if task.agent is not None:
         return task.agent
     interface = "CLI" if task.env == "workspace" else "GUI"
-    for domain in (task.domain, GENERAL_DOMAIN):
-        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface)
+    fallback = PHONE_DOMAIN if task.env == "phone" else GENERAL_DOMAIN
+    for domain in (task.domain, fallback):
+        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
+                       and (task.env != "phone" or a.platform == "mobile"))
         if names:
             if domain != task.domain:
                 log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",
                          task.id, interface, task.domain, names[0], domain)
             return names[0]
-    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{GENERAL_DOMAIN}') in the pool for "
+    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{fallback}') in the pool for "
                        "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
 
 

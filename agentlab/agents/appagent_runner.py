@@ -2,9 +2,8 @@
 
 The pool's mobile documents and desktop GUI documents name these runners. Both carry a task
 out with :meth:`~agentlab.agents.appagent.AppAgent.deploy` on the env they are given; which
-env that is (:attr:`env_kind`) decides what the episode runner builds from a task file: for
-``gui``, a desktop with the task's application open on its files
-(:mod:`agentlab.envs.desktop_task`).
+env that is (:attr:`env_kind`) decides which env the episode runner builds from a task file
+(:data:`~agentlab.envs.task_env.OPENERS`: a phone for ``appagent``, a desktop for ``gui``).
 """
 
 from __future__ import annotations
@@ -42,11 +41,18 @@ class AppAgentRunner:
         self.llm = llm
         self.document = document
 
+    def _usage(self) -> tuple[int, int]:
+        """The backend's running token counts (0 when it does not report usage), as the code agent reads them."""
+        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
+
     def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
         agent = AppAgent(self.llm, self.config.model_copy(update={"max_steps": max_steps}))
+        start_in, start_out = self._usage()
         res = agent.deploy(env, task_instruction, recorder.path)
         status: Status = "done" if res.status == "done" else "max_steps" if res.status == "max_steps" else "failed"
-        return AgentResult(status=status, steps=res.steps, llm_calls=res.llm_calls, error=res.error)
+        tokens_in, tokens_out = self._usage()
+        return AgentResult(status=status, steps=res.steps, llm_calls=res.llm_calls, error=res.error,
+                           tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out)
 
 
 class GuiRunner(AppAgentRunner):

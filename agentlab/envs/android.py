@@ -14,6 +14,10 @@ numbered elements (:mod:`agentlab.envs.android_ui`); actions are AppAgent's phon
 * typing with no focused field is silently lost on a phone: the first text field is tapped
   first;
 * a device that drops off mid-episode raises :class:`DeviceDisconnectedError`.
+
+Besides acting, the env moves files over the adb sync protocol (:meth:`AndroidEnv.push_file`,
+:meth:`AndroidEnv.pull_file`) and restarts apps (:meth:`AndroidEnv.launch_app`), so a task's
+start state can be put on the device and its end state read back.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 from PIL import Image, UnidentifiedImageError
@@ -232,6 +238,30 @@ class AndroidEnv(Env):
                 if self._connected():
                     return None
                 raise
+
+    # ------------------------------------------------------------------ files and apps
+    def push_file(self, local: str | Path, remote: str) -> None:
+        """Copy a local file to ``remote`` (an absolute device path) over adb sync."""
+        with self._guard(f"pushing {remote}"):
+            self._device().sync.push(Path(local), remote, mode=0o644)
+
+    def pull_file(self, remote: str, local: str | Path) -> bool:
+        """Copy device file ``remote`` to ``local``; False (nothing written) when it does not exist."""
+        with self._guard(f"pulling {remote}"):
+            sync = self._device().sync
+            if not sync.stat(remote).mode & stat.S_IFREG:
+                return False
+            Path(local).parent.mkdir(parents=True, exist_ok=True)
+            sync.pull_file(remote, Path(local))
+        return True
+
+    def launch_app(self, package: str) -> None:
+        """Force-stop ``package`` and start it again on its launcher activity (it reloads its data)."""
+        self._sh(["am", "force-stop", package], f"stopping {package}")
+        rc, out = self._sh(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"], f"starting {package}")
+        if rc != 0 or "aborted" in out or "No activities" in out:
+            raise EnvironmentUnavailableError(f"cannot start app {package} on the device ({out.strip() or f'exit {rc}'}); "
+                                              "is it installed?", where=self.where)
 
     def observe(self) -> Observation:
         shot = self.screenshot()

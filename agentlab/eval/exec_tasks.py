@@ -2,11 +2,18 @@
 
 A task file (``data/tasks/<id>.json``) holds the instruction an agent receives, the domain
 (the pool's vocabulary), which environment runs it (``workspace`` for code-writing agents,
-``desktop`` for GUI agents), ``setup`` steps that write the start files, the ``outputs`` the
-agent is expected to produce, and an OSWorld-style ``evaluator`` block
-(:mod:`agentlab.eval.evaluators`). An optional ``reference_solution`` exists to test the
+``desktop`` for GUI agents, ``phone`` for phone agents), ``setup`` steps that write the start
+files, the ``outputs`` the agent is expected to produce, and an OSWorld-style ``evaluator``
+block (:mod:`agentlab.eval.evaluators`). An optional ``reference_solution`` exists to test the
 task itself (a correct program must score 1, the untouched start state 0); it is never
 shown to an agent.
+
+A phone task's ``setup`` paths are device paths without the leading ``/`` (they are written
+into a folder that mirrors the device and pushed from there), its ``apps`` are the packages
+restarted after the push so they load their data, its ``outputs`` are absolute device paths
+pulled back into that folder before judging, and its reference solution is ``language:
+"actions"``: phone actions as an agent writes them (``tap(2)``), one per line, replayed on
+the device.
 
 These tasks are written for this project; the public benchmark lists are for evaluation of
 routing only and are not copied here.
@@ -45,8 +52,8 @@ def writer(name: str) -> Callable[[Writer], Writer]:
 class Solution(BaseModel):
     """A known-good program for the task (tests only)."""
 
-    language: Literal["python", "bash"]
-    code: str
+    language: Literal["python", "bash", "actions"]
+    code: str  #: the program; for ``actions``, one action call per line (``tap(2)``)
 
 
 class ExecTask(BaseModel):
@@ -57,7 +64,7 @@ class ExecTask(BaseModel):
     id: str
     instruction: str
     domain: str
-    env: Literal["workspace", "desktop"] = "workspace"
+    env: Literal["workspace", "desktop", "phone"] = "workspace"
     apps: list[str] = Field(default_factory=list)
     setup: list[dict[str, Any]] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
@@ -77,6 +84,14 @@ class ExecTask(BaseModel):
                 out.append(f"setup[{i}]: unknown type {kind!r}; known: {', '.join(sorted(WRITERS))}")
             if not isinstance(step.get("path"), str):
                 out.append(f"setup[{i}]: needs a relative 'path'")
+        if self.env == "phone":
+            out += [f"outputs: {o!r} is not an absolute device path (/sdcard/...)" for o in self.outputs if not o.startswith("/")]
+            if not self.apps:
+                out.append("apps: a phone task names the app package(s) to start, e.g. [\"com.example.clock\"]")
+        sol = self.reference_solution
+        if sol is not None and (sol.language == "actions") != (self.env == "phone"):
+            out.append(f"reference_solution: language {sol.language!r} does not fit env {self.env!r} "
+                       "(phone tasks replay 'actions'; the others run python or bash)")
         return out + self.evaluator.problems()
 
     def prepare(self, root: str | Path) -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from agentlab.eval.exec_tasks import ExecTask
 
 app = typer.Typer(help="Execution tasks: list, check (setup + reference solution), score a final state.",
                   no_args_is_help=True)
@@ -27,9 +31,11 @@ def list_(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
 
 @app.command()
 def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
-          sandbox: str = typer.Option("auto", help="auto | bwrap | none")) -> None:
+          sandbox: str = typer.Option("auto", help="auto | bwrap | none"),
+          device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' or an adb serial (see agentlab exec).")) -> None:
     """For every task: the start state must score 0, and its reference solution, run in a
-    sandboxed workspace, must score 1. Exit 1 if any task fails."""
+    sandboxed workspace (phone tasks: its actions replayed on the device), must score 1.
+    Exit 1 if any task fails."""
     from agentlab.envs.workspace import Workspace, WorkspaceConfig
     from agentlab.errors import DataError
     from agentlab.eval.exec_tasks import load_task, task_files
@@ -41,6 +47,9 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
         except DataError as exc:
             failed += 1
             typer.echo(f"FAIL {exc}")
+            continue
+        if t.env == "phone":
+            failed += not _check_phone(t, device)
             continue
         with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:
             root = ws.folder
@@ -58,6 +67,41 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
                        + ("" if run.ok else f" ({run.summary(300)})"))
     if failed:
         raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
+
+
+def _check_phone(task: ExecTask, device: str) -> bool:
+    """A phone task on a fresh device: the start state pulled back scores 0, and after its
+    reference actions were replayed through the UI the end state scores 1."""
+    import tempfile
+
+    from agentlab.envs.phone_task import open_phone_task, replay_actions
+    from agentlab.envs.task_env import TaskEnvOptions
+    from agentlab.errors import AgentlabError
+
+    with tempfile.TemporaryDirectory(prefix="agentlab-phone-check-") as tmp:
+        try:
+            opened = open_phone_task(task, Path(tmp), TaskEnvOptions(device=device))
+        except AgentlabError as exc:
+            typer.echo(f"FAIL {task.id}: {exc}")
+            return False
+        try:
+            opened.collect()
+            before = task.evaluate(opened.root, env=opened.eval_env).score
+            sol = task.reference_solution
+            if sol is None:
+                typer.echo(f"{task.id}: start {before:.2f}, no reference solution")
+                return True
+            replay_actions(opened.android, sol.code)
+            opened.collect()
+            after = task.evaluate(opened.root, env=opened.eval_env)
+        except AgentlabError as exc:
+            typer.echo(f"FAIL {task.id}: {exc}")
+            return False
+        finally:
+            opened.close()
+    ok = before == 0.0 and after.success
+    typer.echo(f"{'ok  ' if ok else 'FAIL'} {task.id}: start {before:.2f}, solved {after.score:.2f} (actions replayed on the device)")
+    return ok
 
 
 @app.command()

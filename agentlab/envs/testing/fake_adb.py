@@ -15,7 +15,8 @@ implements the services adbutils uses:
 
 Shell command lines are tokenised like ``sh`` does (quotes, ``;``, ``&&``, ``||``) and run
 against a tiny device model: ``screencap -p``, ``uiautomator dump``, ``input
-tap|swipe|text|keyevent``, ``am broadcast`` (ADBKeyboard), ``wm size``, ``dumpsys display``,
+tap|swipe|text|keyevent``, ``am broadcast`` (ADBKeyboard), ``am start`` / ``monkey -p`` (launch
+the app: it loads its saved data), ``am force-stop``, ``wm size``, ``dumpsys display``,
 ``getprop``, ``rm``, ``echo``. Knobs reproduce the real-device quirks agents must survive:
 ``dump_exit_nonzero`` (valid XML, exit status 1), ``dump_idle_failures`` (N dumps fail with
 "could not get idle state" as on animated screens), ``adbkeyboard`` (IME installed or not),
@@ -34,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from agentlab.envs.testing.fake_app import ClockApp
+from agentlab.envs.testing.fake_app import PKG, ClockApp
 
 ADB_VERSION = 41
 
@@ -54,6 +55,9 @@ class FakeDevice:
     # what the client asked for, in order (for tests that check the wire traffic)
     commands: list[str] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def __post_init__(self) -> None:
+        self.app.storage = self.files  # the app keeps its data on this device's storage
 
     # ------------------------------------------------------------------ shell model
     def run_shell(self, line: str) -> tuple[bytes, bytes, bytes, int]:
@@ -103,6 +107,11 @@ class FakeDevice:
             return self._input(args)
         if name == "am" and args[:1] == ["broadcast"]:
             return self._broadcast(args[1:])
+        if name == "am" and args[:1] == ["force-stop"]:
+            app.events.append(f"force-stop {' '.join(args[1:])}")
+            return b"", b"", 0
+        if (name == "am" and args[:1] == ["start"]) or name == "monkey":
+            return self._launch(name, args)
         if name == "wm" and args[:1] == ["size"]:
             return b"Physical size: 540x960\n", b"", 0
         if name == "dumpsys" and args[:1] == ["display"]:
@@ -144,6 +153,18 @@ class FakeDevice:
         except (IndexError, ValueError):
             return b"", f"Error: bad input arguments {args}\n".encode(), 1
         return b"", b"", 0
+
+    def _launch(self, name: str, args: list[str]) -> tuple[bytes, bytes, int]:
+        """``am start -n <pkg>/<activity>`` or ``monkey -p <pkg> ...``: only the clock app is installed."""
+        flag = "-n" if name == "am" else "-p"
+        target = args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) else ""
+        if target.split("/")[0] != PKG:
+            msg = f"Error: Activity not started, unable to resolve {target or 'nothing'}\n" if name == "am" else "** No activities found to run, monkey aborted.\n"
+            return (b"", msg.encode(), 1) if name == "monkey" else (msg.encode(), b"", 1)
+        self.app.launch()
+        if name == "am":
+            return f"Starting: Intent {{ cmp={target} }}\n".encode(), b"", 0
+        return b"  bash arg: -p\n  bash arg: " + PKG.encode() + b"\nEvents injected: 1\n", b"", 0
 
     def _broadcast(self, args: list[str]) -> tuple[bytes, bytes, int]:
         action = args[args.index("-a") + 1] if "-a" in args else ""

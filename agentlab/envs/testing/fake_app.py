@@ -6,9 +6,16 @@ Screens (package ``com.example.clock``, 540x960):
 * ``alarms``    — a scrollable list of alarm rows (tap a row's switch to toggle it,
   long-press a row to select it, which shows a "Delete" button), "Add alarm";
 * ``edit``      — a label text field (focus it by tapping, then ``input text``), an hour
-  picker that is focusable but not clickable, "Save" (adds the alarm) and "Cancel";
+  picker that is focusable but not clickable (swipe it up for a later hour, down for an
+  earlier one, as on a NumberPicker), "Save" (adds the alarm) and "Cancel";
 * ``settings``  — "Vibrate" and "Dark theme" switches (dark theme repaints every screen);
 * ``about`` / ``ad`` — pages unrelated to the app's purpose (exploration should go back).
+
+The app keeps its data where a real app keeps it, on the device's storage: after every
+change it writes its state (alarms with hour, label and enabled; vibrate; dark theme) as JSON
+to :data:`STATE_PATH` in the device's files, and when it is launched (``am start`` /
+``monkey -p``) it loads that file if present. So a task's start state can be pushed to the
+device over adb sync and its end state pulled back, exactly as with a real app's data.
 
 The same node tree drives both the uiautomator XML and the Pillow rendering, so what the
 screenshot shows and what the dump says always agree, as on a device. Nothing here knows
@@ -18,6 +25,7 @@ about adbutils or the env under test: it only reacts to device-level input event
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,6 +37,8 @@ W, H = 540, 960
 PKG = "com.example.clock"
 ROW_H = 150
 LIST_TOP, LIST_BOTTOM = 130, 760
+#: where the app persists its data on the device (app-specific external storage)
+STATE_PATH = f"/sdcard/Android/data/{PKG}/files/state.json"
 
 
 @dataclass
@@ -73,7 +83,7 @@ class ClockApp:
     """State + screens. Mutated only through :meth:`tap`, :meth:`long_press`, :meth:`swipe`,
     :meth:`back` and :meth:`type_text`, i.e. what ``input`` can do on a phone."""
 
-    def __init__(self) -> None:
+    def __init__(self, storage: dict[str, bytes] | None = None) -> None:
         self.stack: list[str] = ["home"]
         self.alarms = [Alarm(7, "Wake up"), Alarm(8, "Gym", False), Alarm(12, "Lunch"), Alarm(18, "Call mom"), Alarm(22, "Sleep", False)]
         self.scroll = 0  # index of the first visible alarm row
@@ -82,7 +92,38 @@ class ClockApp:
         self.dark = False
         self.label_text = ""
         self.label_focused = False
+        self.edit_hour = 7
         self.events: list[str] = []  # what happened, for test assertions
+        #: the device's files (path -> bytes); the app reads and writes STATE_PATH there
+        self.storage: dict[str, bytes] = storage if storage is not None else {}
+
+    # -------------------------------------------------------------------- persistence
+    def state(self) -> dict[str, object]:
+        """The app's data as it is saved to :data:`STATE_PATH`."""
+        return {"alarms": [{"hour": a.hour, "label": a.label, "enabled": a.enabled} for a in self.alarms],
+                "vibrate": self.vibrate, "dark_theme": self.dark}
+
+    def _save_state(self) -> None:
+        self.storage[STATE_PATH] = (json.dumps(self.state(), indent=2) + "\n").encode("utf-8")
+
+    def launch(self) -> None:
+        """Start the app on its home screen, loading its saved data when the file exists.
+
+        A file the app cannot read leaves the data as it was (and is noted in ``events``).
+        """
+        self.stack, self.scroll, self.selected, self.label_focused = ["home"], 0, None, False
+        raw = self.storage.get(STATE_PATH)
+        self.events.append("launch")
+        if raw is None:
+            return
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            alarms = [Alarm(int(a["hour"]) % 24, str(a["label"]), bool(a.get("enabled", True))) for a in data.get("alarms", [])]
+            vibrate, dark = bool(data.get("vibrate", True)), bool(data.get("dark_theme", False))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.events.append(f"unreadable state file: {exc}")
+            return
+        self.alarms, self.vibrate, self.dark = alarms, vibrate, dark
 
     # -------------------------------------------------------------------- navigation
     @property
@@ -94,6 +135,7 @@ class ClockApp:
         self.label_focused = False
         if name == "edit":
             self.label_text = ""
+            self.edit_hour = 7
 
     def back(self) -> None:
         self.events.append(f"back from {self.screen}")
@@ -155,7 +197,9 @@ class ClockApp:
             Node("android.widget.EditText", (20, 150, 520, 230), text=self.label_text, hint="Label", rid=f"{PKG}:id/alarm_label",
                  clickable=True, focusable=True, focused=self.label_focused, on_tap=self._focus_label),
             # Focusable but not clickable, far from anything clickable: must get a label.
-            Node("android.widget.NumberPicker", (20, 300, 260, 420), text="07", rid=f"{PKG}:id/hour", focusable=True),
+            # Swiping it changes the hour (scrollable, still not clickable).
+            Node("android.widget.NumberPicker", (20, 300, 260, 420), text=f"{self.edit_hour:02d}", rid=f"{PKG}:id/hour",
+                 focusable=True, scrollable=True, on_scroll=self._scroll_hour),
             # Focusable, not clickable, on top of the Save button: must NOT get its own label.
             Node("android.view.View", (40, 790, 250, 840), desc="save hint", focusable=True),
             self._button((20, 780, 260, 850), "Save", "save", self._save),
@@ -187,30 +231,37 @@ class ClockApp:
         visible = (LIST_BOTTOM - LIST_TOP) // ROW_H
         self.scroll = max(0, min(len(self.alarms) - visible, self.scroll + rows))
 
+    def _scroll_hour(self, rows: int) -> None:
+        self.edit_hour = (self.edit_hour + rows) % 24
+
     def _select(self, i: int) -> None:
         self.selected = i
 
     def _toggle(self, i: int) -> None:
         self.alarms[i].enabled = not self.alarms[i].enabled
+        self._save_state()
 
     def _delete(self) -> None:
         if self.selected is not None:
             del self.alarms[self.selected]
             self.selected = None
             self.scroll = 0
+            self._save_state()
 
     def _focus_label(self) -> None:
         self.label_focused = True
 
     def _save(self) -> None:
-        self.alarms.append(Alarm(7, self.label_text or "Alarm"))
+        self.alarms.append(Alarm(self.edit_hour, self.label_text or "Alarm"))
         self.stack.pop()
+        self._save_state()
 
     def _setting(self, rid: str) -> None:
         if rid == "vibrate_switch":
             self.vibrate = not self.vibrate
         else:
             self.dark = not self.dark
+        self._save_state()
 
     # -------------------------------------------------------------------- input events
     def _hit(self, x: int, y: int, want: str) -> Node | None:
