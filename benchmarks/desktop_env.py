@@ -124,7 +124,7 @@ def workspace_part(n: int, lines: list[str]) -> None:
 
 def tasks_part(lines: list[str]) -> None:
     ok = 0
-    tasks = load_tasks()
+    tasks = [t for t in load_tasks() if t.env != "phone"]  # phone tasks replay actions on a device: `agentlab tasks check`
     for t in tasks:
         with Workspace() as ws:
             t.prepare(ws.root)
