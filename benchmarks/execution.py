@@ -197,7 +197,12 @@ def accuracy(args: argparse.Namespace) -> None:
         t1 = time.perf_counter()
         ab = ea.docs_ablation(tasks, pool, llm, config.model_copy(update={"tasks": None}), args.out / "docs")
         body += ["", f"### Table 3 analog: phone tasks, gold agent with and without learned documentation ({time.perf_counter() - t1:.0f} s)",
-                 "", *ea.frame_markdown(ab.summary_frame())]
+                 "", *ea.frame_markdown(ab.summary_frame()), "",
+                 "Learned documentation behind the \"with docs\" arm (elements documented, data/docs/<app>/): "
+                 + ", ".join(f"{a}: {n}" for a, n in ab.documented.items())
+                 + (". With no documented element both arms see the same prompts: the 135M model's exploration "
+                    "(`agentlab agent explore`) documented nothing; explore with a strong model first."
+                    if not any(ab.documented.values()) else ".")]
         for arm in ab.rows:
             values[f"phone_{arm.replace(' ', '_')}"] = float(ab.summary_frame().loc[arm, "ExecutionAcc %"]) / 100
     real = Side("real model")

@@ -99,6 +99,8 @@ class ExecAcc:
 
     rows: dict[str, list[dict[str, Any]]]
     gold: dict[str, str] = field(default_factory=dict)  #: task id -> the ground-truth agent
+    #: docs ablation: agent -> elements its app has learned documentation for
+    documented: dict[str, int] = field(default_factory=dict)
 
     def accuracy_frame(self) -> pd.DataFrame:
         """ExecutionAcc (%) per domain (rows, plus ``all``) and arm (columns); harness errors count as failures."""
@@ -236,13 +238,21 @@ def docs_ablation(
     pairs: dict[str, list[ExecTask]] = defaultdict(list)
     for t in phone:
         pairs[gold[t.id]].append(t)
+    from agentlab.agents.docs_store import DocStore
+
+    # what "with docs" means in this run: the elements each agent's app has documentation for
+    documented = {a: len(DocStore(pool.get(a).runner_options.get("app", pool.get(a).domain)).documented()) for a in pairs}
+    for agent, n in documented.items():
+        if n == 0:
+            log.warning("docs ablation: %s's app has no learned documentation (data/docs/%s): both arms are the same",
+                        agent, pool.get(agent).domain)
     rows: dict[str, list[dict[str, Any]]] = {}
     for arm, use_docs in (("with docs", True), ("without docs", False)):
         sub = out_dir / ("docs" if use_docs else "no_docs")
         done = run_pairs(pairs, pool=pool, llm=llm, out_dir=sub, options=_options(config, use_docs=use_docs),
                          progress=progress)
         rows[arm] = [dict(done[(t.id, gold[t.id])], router=arm) for t in phone]
-    return ExecAcc(rows=rows, gold=gold)
+    return ExecAcc(rows=rows, gold=gold, documented=documented)
 
 
 

@@ -109,3 +109,25 @@ def test_heatmap_inputs_match_the_rows() -> None:
     rates, counts = res.heatmap()
     assert rates == {"gt": {"x": 0.5, "y": 1.0, "overall": 2 / 3}} and counts == {"gt": {"x": 2, "y": 1, "overall": 3}}
     assert res.summary_frame().loc["gt", "routed to gold agent %"] == 66.7
+
+
+def test_docs_ablation_runs_the_gold_phone_agent_with_and_without_docs(tmp_path, tasks, pool) -> None:
+    from agentlab.experiments.execution_acc import docs_ablation
+
+    class Finisher(LLMBackend):  # TEST DOUBLE: ends every episode at once
+        model_id = "scripted-finish"
+
+        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+            return ["Observation: a screen\nThought: nothing to do\nAction: FINISH\nSummary: stopped"]
+
+        def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
+            raise AssertionError
+
+    res = docs_ablation(tasks, pool, Finisher(), ExecAccConfig(tasks=2, max_steps=2), tmp_path)
+    assert list(res.rows) == ["with docs", "without docs"] and set(res.documented) == {"ClockAgent"}
+    for arm, use_docs in (("with docs", True), ("without docs", False)):
+        rows = res.rows[arm]
+        assert len(rows) == 2
+        assert all(r["agents"] == ["ClockAgent"] and r["runner_options"] == {"use_docs": use_docs} for r in rows)
+        assert all(r["error"] is None and r["success"] is False for r in rows)  # FINISH at once solves nothing
+    assert res.summary_frame().loc["with docs", "tasks"] == 2
