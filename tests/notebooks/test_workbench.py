@@ -62,9 +62,11 @@ def test_trajectories_notebook_recorded_and_replayed_real_episodes(tiny_run):
     # an execution episode ran through the store's episode runner and is listed by the inspector
     from agentlab.fileio import read_jsonl
 
-    [row] = read_jsonl(tiny_run / "05_exec" / "results.jsonl")
-    assert row["id"] == "csv-sales-summary" and row["agents"] == ["SheetAgent"] and row["error"] is None
-    assert "execution_acc=" in text and "csv-sales-summary" in {e.episode for e in list_episodes(tiny_run / "05_exec" / "episodes")}
+    rows = {r["id"]: r for r in read_jsonl(tiny_run / "05_exec" / "results.jsonl")}
+    assert rows["csv-sales-summary"]["agents"] == ["SheetAgent"] and rows["clock-vibrate-off"]["agents"] == ["ClockAgent"]
+    assert all(r["error"] is None for r in rows.values())  # both envs (workspace, fake phone) were built
+    assert "execution_acc=" in text and set(rows) <= {e.episode for e in list_episodes(tiny_run / "05_exec" / "episodes")}
+    assert list((tiny_run / "05_exec" / "episodes" / "clock-vibrate-off").glob("*.png"))  # the phone agent's screenshots
 
 
 @pytest.mark.skipif(__import__("agentlab.viz.chromium", fromlist=["x"]).find_chromium() is None,
