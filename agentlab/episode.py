@@ -69,6 +69,11 @@ class HarnessError(AgentlabError):
     """The harness could not carry a task out (not the agent's failure)."""
 
 
+class NoAgentChosen(AgentlabError):
+    """The router gave no agent for the task (e.g. the ICL router's generation named none): the
+    routing failed, so the task fails -- not a harness error."""
+
+
 class TimeLimitExceeded(AgentlabError):
     """The task's wall-time limit ran out (checked before each action)."""
 
@@ -126,10 +131,11 @@ def router_route(kind: str, pool: AgentPool, tokens: Path | None = None) -> Rout
         router.fit(load_training_set(pool, None))
 
     def route(task: ExecTask) -> str:
-        chosen = router.route([task.instruction])[0].agent
-        if chosen is None:
-            raise HarnessError(f"router '{kind}' chose no agent for task {task.id}", where=task.source or task.id)
-        return chosen
+        decided = router.route([task.instruction])[0]
+        if decided.agent is None:
+            why = f": {' '.join(decided.error.split())}" if decided.error else ""
+            raise NoAgentChosen(f"router '{kind}' chose no agent{why}", where=task.source or task.id)
+        return decided.agent
 
     return route
 
@@ -186,7 +192,12 @@ def run_task(
     if options.max_new_tokens is not None:
         llm = ReplyCap(llm, options.max_new_tokens)
     try:
-        name = agent or (route(task) if route is not None else gt_agent(task, pool))
+        try:
+            name = agent or (route(task) if route is not None else gt_agent(task, pool))
+        except NoAgentChosen as exc:
+            row.update(status="no_agent", agent_error=" ".join(exc.message.split()))
+            row["seconds"] = round(time.monotonic() - t0, 3)
+            return row
         doc: AgentDocument = pool.get(name)
         if doc.runner is None:
             raise HarnessError(f"agent {name} has no runner (add 'runner:' to its document)", where=doc.path or name)

@@ -38,6 +38,7 @@ modes back to back, the first mode by turns, so both see the same machine load.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import statistics
@@ -139,9 +140,11 @@ def account_row(side: Side, row: dict, out: Path) -> None:
         side.episodes += 1
         side.errors += 1
         return
-    steps = [s for s in read_jsonl(out / row["trajectory"] / "traj.jsonl") if "timing" in s.get("info", {})]
-    if not steps and row.get("steps"):
-        return
+    folder = out / row["trajectory"]
+    if json.loads((folder / "meta.json").read_text()).get("env") != "workspace":
+        return  # a GUI or phone episode: its steps carry no model/program timing
+    # every model turn with its timing: acted-on steps and rejected replies alike
+    steps = [s for s in read_jsonl(folder / "traj.jsonl") if "timing" in s.get("info", {})]
     side.episodes += 1
     model = sum(s["info"]["timing"]["model_s"] for s in steps)
     program = sum(s["info"]["timing"]["program_s"] for s in steps)

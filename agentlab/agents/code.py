@@ -139,21 +139,28 @@ class CodeAgent:
         steps, error = 0, None
         status: Status = "max_steps"
 
+        t_mark = time.perf_counter()  # model time is charged from here to the record that used it
+
         def record_attempt(a: Attempt[Reply]) -> None:
-            nonlocal sent
+            nonlocal sent, t_mark
             self.llm_calls += 1
-            if not a.ok:
+            if not a.ok:  # a rejected reply is a record of its own, with the model time it took
+                now = time.perf_counter()
                 recorder.record(obs, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
-                                info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
+                                info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]],
+                                      "timing": {"model_s": round(now - t_mark, 6), "program_s": 0.0,
+                                                 "step_s": round(time.perf_counter() - t_mark, 6)}})
                 sent = len(a.messages)
+                t_mark = time.perf_counter()
 
         while steps < max_steps:
-            t_step = time.perf_counter()
+            t_step = t_mark = time.perf_counter()
             asked = ask_until_parsed(
                 self.llm, messages, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts, params=self.params,
                 correction=self.templates["code/correction"], on_attempt=record_attempt, label="code agent reply",
             )
-            model_s = time.perf_counter() - t_step
+            model_s = time.perf_counter() - t_mark  # the usable reply's own call (rejected ones are recorded above)
+            t_step = t_mark
             last = asked.attempts[-1]
             if asked.value is None:
                 status = "failed"

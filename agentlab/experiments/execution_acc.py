@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.episode import ExecOptions, RouteFn, gt_agent, router_route, run_suite
+from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.eval.exec_tasks import ExecTask
 from agentlab.fileio import write_jsonl
@@ -147,6 +147,7 @@ class ExecAcc:
                 "routed to gold agent %": round(100 * agree / n, 1),
                 "harness errors": sum(1 for r in rows if r.get("error")),
                 "wrong env": sum(1 for r in rows if r.get("status") == "wrong_env"),
+                "no agent chosen": sum(1 for r in rows if r.get("status") == "no_agent"),
                 **{f"{f} / task": round(sum(float(r.get(f) or 0) for r in rows) / n, 1) for f in COST_FIELDS},
             })
         return pd.DataFrame(out).set_index("arm")
@@ -185,13 +186,17 @@ def run(
     gold: dict[str, str] = {}
     decisions: dict[str, dict[str, str | None]] = {}
     errors: dict[tuple[str, str], str] = {}
+    no_agent: dict[tuple[str, str], str] = {}
     for arm in config.arms:
         route = (routes or {}).get(arm) or arm_route(arm, pool, config)
         decisions[arm] = {}
         for task in chosen:
             try:
                 decisions[arm][task.id] = route(task)
-            except AgentlabError as exc:  # no agent for this task: a harness-error row for this arm
+            except NoAgentChosen as exc:  # the router failed on this task: a failed row for this arm
+                decisions[arm][task.id] = None
+                no_agent[(arm, task.id)] = " ".join(exc.message.split())
+            except AgentlabError as exc:  # no agent could be built for this task: a harness-error row
                 decisions[arm][task.id] = None
                 errors[(arm, task.id)] = " ".join(str(exc).split())
     for task in chosen:
@@ -213,8 +218,11 @@ def run(
         for task in chosen:
             picked = decisions[arm][task.id]
             if picked is None:
+                failed = (arm, task.id) in no_agent
                 arm_rows.append({"id": task.id, "domain": task.domain, "router": arm, "agents": [], "success": False,
-                                 "score": 0.0, "status": "error", "error": errors[(arm, task.id)],
+                                 "score": 0.0, "status": "no_agent" if failed else "error",
+                                 "error": None if failed else errors[(arm, task.id)],
+                                 "agent_error": no_agent.get((arm, task.id)),
                                  **{f: 0 for f in COST_FIELDS}, "trajectory": None})
             else:
                 row = dict(done[(task.id, picked)])

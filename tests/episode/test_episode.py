@@ -263,3 +263,31 @@ def test_retry_errors_runs_harness_error_rows_again(tmp_path, pool, scripted, ta
                       resume=True, retry_errors=True, progress=False)
     assert (again.ran, again.harness_errors, again.execution_acc) == (1, 0, 1.0)
     assert [r["id"] for r in read_jsonl(tmp_path / "results.jsonl")] == [task.id]  # replaced, not duplicated
+
+
+def test_rejected_replies_carry_their_model_time_too(tmp_path, pool, scripted, task, solution) -> None:
+    """Every model turn has timing, so the model's whole time is known (not only the usable replies')."""
+    class Slow(scripted):  # type: ignore[misc,valid-type]
+        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+            time.sleep(0.1)
+            return super().chat(messages, params)
+
+    llm = Slow(["no program here", py(solution, "DONE")])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=2))
+    turns = [s for s in read_jsonl(tmp_path / row["trajectory"] / "traj.jsonl") if "timing" in s["info"]]
+    assert row["success"] and [s["error"] is not None for s in turns] == [True, False]
+    assert all(0.1 <= s["info"]["timing"]["model_s"] < 1.0 for s in turns)  # each turn once, not the sum
+    model = sum(s["info"]["timing"]["model_s"] for s in turns)
+    assert model + sum(s["info"]["timing"]["program_s"] for s in turns) < row["seconds"]
+
+
+def test_a_router_that_chooses_no_agent_fails_the_task(tmp_path, pool, scripted, task) -> None:
+    from agentlab.episode import NoAgentChosen
+
+    def silent(t):  # type: ignore[no-untyped-def]
+        raise NoAgentChosen("router 'icl' chose no agent: no ###Name### in the answer", where=t.id)
+
+    llm = scripted([])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(router="icl"), route=silent)
+    assert (row["success"], row["status"], row["error"], row["agents"]) == (False, "no_agent", None, [])
+    assert "no ###Name### in the answer" in row["agent_error"] and not llm.prompts
