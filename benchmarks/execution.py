@@ -145,6 +145,8 @@ def account_row(side: Side, row: dict, out: Path) -> None:
         return  # a GUI or phone episode: its steps carry no model/program timing
     # every model turn with its timing: acted-on steps and rejected replies alike
     steps = [s for s in read_jsonl(folder / "traj.jsonl") if "timing" in s.get("info", {})]
+    if len(steps) != row.get("llm_calls", len(steps)):
+        return  # not every model call was timed (a trajectory written before rejected replies carried timing)
     side.episodes += 1
     model = sum(s["info"]["timing"]["model_s"] for s in steps)
     program = sum(s["info"]["timing"]["program_s"] for s in steps)
