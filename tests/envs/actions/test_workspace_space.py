@@ -61,7 +61,10 @@ def test_env_observation_lists_files_and_last_program(tmp_path) -> None:
     assert "Files in the workspace (1)" in obs.text and "a.txt  5 B" in obs.text and "Last program" not in obs.text
     res = env.step(RunProgram("python", "import sys\nprint('x' * 120)\nsys.exit('boom')"))
     assert not res.done and res.info["returncode"] == 1 and res.info["ok"] is False
-    assert set(res.info) == {"returncode", "ok", "duration_s"} and 0 < res.info["duration_s"] < 30
+    assert set(res.info) == {"returncode", "ok", "duration_s", "timed_out", "stdout", "stderr"}
+    assert 0 < res.info["duration_s"] < 30 and res.info["timed_out"] is False
+    # the program's output rides along in the step info (trimmed like the observation) for the trajectory
+    assert res.info["stderr"].strip() == "boom" and "first 71 characters cut" in res.info["stdout"]
     text = res.observation.text
     assert "exit code 1" in text and "first 71 characters cut" in text and "boom" in text
     assert env.step(Done()).done
