@@ -145,6 +145,22 @@ def _remove_locks(root: Path, launcher: AppLauncher) -> None:
             lock.unlink(missing_ok=True)  # a stale lock would open a modal "Document in Use" dialog
 
 
+def _screen_seen(display: VirtualDisplay, folder: Path) -> str:
+    """What was on the screen when the window did not come (for the error line): the visible
+    windows' titles, and a screenshot saved next to the episode (best effort: diagnostics only)."""
+    try:
+        names = display.window_names()
+    except (OSError, subprocess.SubprocessError, EnvironmentUnavailableError):
+        names = []
+    shot = ""
+    try:
+        DesktopEnv(display=display, a11y="off").screenshot().save(folder / "app_timeout.png")
+        shot = f"; screen saved to {folder / 'app_timeout.png'}"
+    except Exception:  # a failed diagnostic must not hide the real error
+        pass
+    return f" (visible windows: {names or 'none'}{shot})"
+
+
 def _log_tail(path: Path, chars: int = 300) -> str:
     try:
         text = " ".join(path.read_text(errors="replace").split())
@@ -222,8 +238,8 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
             display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s, proc=proc)
         except EnvironmentUnavailableError as exc:
             raise EnvironmentUnavailableError(f"{name} did not open {title} for task {task.id} on "
-                                              f"{display.display}: {exc.message}{_log_tail(app_log)}",
-                                              where=where) from None
+                                              f"{display.display}: {exc.message}{_screen_seen(display, folder)}"
+                                              f"{_log_tail(app_log)}", where=where) from None
         log.info("task %s: %s showed %s after %.1fs", task.id, name, title, time.monotonic() - t0)
         env = DesktopEnv(display=display, app=launcher.a11y_app, confirm=own_screen)
         # the window is mapped before its toolbars settle: the agent's first screen should be a stable one

@@ -205,6 +205,20 @@ def test_window_that_never_appears_is_a_harness_error(tmp_path, monkeypatch) -> 
         open_desktop_task(task, tmp_path, TaskEnvOptions(app_start_timeout_s=20))
 
 
+@pytest.mark.xvfb
+@pytest.mark.timeout(120)
+def test_a_window_that_does_not_come_leaves_what_the_screen_showed(tmp_path, monkeypatch) -> None:
+    """A timeout (the app runs but shows no window by that name) names the visible windows and
+    saves the screen next to the episode, so a flaky start can be diagnosed afterwards."""
+    _needs_desktop(app=None)
+    silent = AppLauncher(program="sh", args=("-c", "sleep 60"), a11y_app="sh", install_hint="coreutils")
+    monkeypatch.setitem(LAUNCHERS, "libreoffice-calc", silent)
+    task = load_task(tasks_dir() / "calc-enter-total.json")
+    with pytest.raises(EnvironmentUnavailableError, match=r"within 3s \(visible windows: none; screen saved to .*app_timeout.png\)"):
+        open_desktop_task(task, tmp_path, TaskEnvOptions(app_start_timeout_s=3))
+    assert (tmp_path / "app_timeout.png").is_file()
+
+
 # -- a person's own screen: every action confirmed ------------------------------------------------
 def _demo_task() -> ExecTask:
     """A desktop task on the shipped GTK demo app: press "Add one" once."""
