@@ -186,7 +186,8 @@ def accuracy(args: argparse.Namespace) -> None:
         f"Model: **{llm.model_id}** (a real model, no scripted replies). {len(chosen)} task(s) of envs {config.envs} "
         f"(round-robin over domains), max {config.max_steps} steps, replies capped at {config.max_new_tokens} new tokens, "
         f"seed {config.seed}; generalist arm = {config.generalist}. Episodes shared between arms that picked the same "
-        f"agent for a task (greedy decoding). {took:.0f} s in all. " + machine,
+        f"agent for a task (greedy decoding). {took:.0f} s in this invocation (the run folder is resumable: episodes "
+        "finished by earlier invocations are reused, harness-error ones rerun with --retry-errors). " + machine,
         "",
         "### Table 1 analog: ExecutionAcc (%) per domain and arm",
         "",
