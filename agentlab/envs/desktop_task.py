@@ -210,6 +210,9 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
     (``options.display`` None) or on the given screen, where every action is confirmed."""
     name, launcher = task_app(task)
     where = task.source or task.id
+    # absolute: the app starts in the files folder, so a relative run folder (``--out runs/x``)
+    # would name a file that does not exist from there and no window would ever open
+    folder = folder.resolve()
     if shutil.which(launcher.program) is None:
         raise EnvironmentUnavailableError(
             f"{name} is not installed here ({launcher.program} is not on PATH; {launcher.install_hint}); "

@@ -270,3 +270,20 @@ def test_own_display_confirms_every_action_and_stops_only_its_app(tmp_path, pool
         assert infos[0].get("skipped") is True and infos[1].get("executed") is True
         assert screen._xvfb is not None and screen._xvfb.poll() is None  # the person's screen is left running
         assert "state.json" not in " ".join(screen.window_names())  # but the app we opened is gone
+
+
+@pytest.mark.xvfb
+@pytest.mark.timeout(120)
+def test_a_relative_run_folder_still_names_the_file_the_app_opens(tmp_path, monkeypatch) -> None:
+    """``agentlab exec --out runs/x`` gives a relative episode folder; the app starts in the files
+    folder, so the file it is given must be absolute (a relative one never opened a window)."""
+    _needs_desktop(app=None)
+    seen = tmp_path / "argv.txt"
+    shows = AppLauncher(program="sh", args=("-c", f'echo "$0" > {seen}; sleep 60'), a11y_app="sh", install_hint="coreutils")
+    monkeypatch.setitem(LAUNCHERS, "libreoffice-calc", shows)
+    monkeypatch.chdir(tmp_path)
+    task = load_task(tasks_dir() / "calc-enter-total.json")
+    with pytest.raises(EnvironmentUnavailableError):
+        open_desktop_task(task, Path("run") / "episode", TaskEnvOptions(app_start_timeout_s=2))
+    opened = Path(seen.read_text().strip())
+    assert opened.is_absolute() and opened == tmp_path / "run" / "episode" / "files" / "budget.xlsx" and opened.is_file()
