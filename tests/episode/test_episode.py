@@ -18,6 +18,18 @@ from agentlab.llm.base import LLMBackend
 
 from .conftest import py
 
+
+class Down(LLMBackend):
+    """TEST DOUBLE: a model server that cannot be reached."""
+
+    model_id = "down"
+
+    def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+        raise BackendError("cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1; is it running?")
+
+    def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
+        raise AssertionError
+
 ROW_FIELDS = {"id", "domain", "router", "agents", "success", "score", "steps", "llm_calls", "tokens_in",
               "tokens_out", "seconds", "error", "trajectory", "max_steps", "time_limit_s", "seed"}
 
@@ -60,15 +72,6 @@ def test_harness_errors_are_rows_not_crashes(tmp_path, pool, scripted, task, mon
     row = run_task(desktop, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions())
     assert row["success"] is False and row["agents"] == ["CalcAgent"]
     assert "libreoffice-calc is not installed here" in row["error"]
-
-    class Down(LLMBackend):
-        model_id = "down"
-
-        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
-            raise BackendError("cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1; is it running?")
-
-        def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
-            raise AssertionError
 
     row = run_task(task, pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions())
     assert row["success"] is False and "cannot reach" in row["error"] and "\n" not in row["error"]
@@ -246,15 +249,6 @@ def test_an_agent_that_cannot_act_on_the_tasks_env_fails_the_task(tmp_path, pool
 
 
 def test_retry_errors_runs_harness_error_rows_again(tmp_path, pool, scripted, task, solution) -> None:
-    class Down(LLMBackend):
-        model_id = "down"
-
-        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
-            raise BackendError("cannot reach the OpenAI-compatible server at http://127.0.0.1:9/v1; is it running?")
-
-        def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
-            raise AssertionError
-
     first = run_suite([task], pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions(), progress=False)
     assert first.harness_errors == 1
     kept = run_suite([task], pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), resume=True, progress=False)
