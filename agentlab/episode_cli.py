@@ -48,6 +48,10 @@ def exec_tasks(
     if router not in _ROUTERS:
         raise ConfigError(f"--router must be one of {', '.join(_ROUTERS)}, not '{router}'")
     check_out_dir(out, resume)  # before anything slow: nothing is touched on this error
+    if device != "fake":  # a malformed --device is one line now, not a harness error per phone task
+        from agentlab.envs.phone_task import parse_device
+
+        parse_device(device)
     items = _load_tasks(tasks)
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:

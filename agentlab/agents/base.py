@@ -57,6 +57,11 @@ class Agent(Protocol):
         """Act until the agent ends the episode or ``max_steps`` actions were taken."""
         ...
 
+    # Optional (looked up with getattr by the episode runner, so it is not part of the protocol's
+    # required surface): ``env_options(base: TaskEnvOptions) -> TaskEnvOptions`` widens the env the
+    # run would give, e.g. the code agent's network access for a search endpoint or a writable
+    # Drive folder (agentlab.agents.code).
+
 
 class AgentFactory(Protocol):
     """What :data:`AGENTS` names: a class built from a backend, a document and its options."""

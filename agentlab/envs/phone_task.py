@@ -90,15 +90,18 @@ def open_phone_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> Ph
     root = folder / DEVICE_DIR
     root.mkdir(parents=True, exist_ok=True)
     task.prepare(root)
-    server = None
     if options.device == FAKE:
         from agentlab.envs.testing.fake_adb import FakeAdbServer
 
         server = FakeAdbServer().start()
-        env = AndroidEnv(serial=server.device.serial, adb_port=server.port, settle=0.0, retry_delay=0.05)
+        try:
+            env = AndroidEnv(serial=server.device.serial, adb_port=server.port, settle=0.0, retry_delay=0.05)
+        except BaseException:  # never leave the in-process server running
+            server.stop()
+            raise
     else:
         serial, host, port = parse_device(options.device)
-        env = AndroidEnv(serial=serial, adb_host=host, adb_port=port)
+        server, env = None, AndroidEnv(serial=serial, adb_host=host, adb_port=port)
     opened = PhoneTaskEnv(env, root, task.outputs, server)
     try:
         for local in sorted(p for p in root.rglob("*") if p.is_file()):

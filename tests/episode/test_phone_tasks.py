@@ -223,3 +223,16 @@ def test_a_phone_task_routed_to_a_code_agent_fails_without_touching_the_files(tm
     row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(), agent="CoderAgent")
     assert (row["success"], row["status"], row["error"], row["agents"]) == (False, "wrong_env", None, ["CoderAgent"])
     assert "CoderAgent acts on a workspace; this task needs a phone" in row["agent_error"] and llm.replies == [edit]  # never asked: no workspace to edit
+
+
+def test_a_malformed_device_is_one_line_before_anything_runs(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(tasks_dir() / f"{VIBRATE}.json"),
+                           "--out", str(out), "--device", "emulator-5554@host"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--device 'emulator-5554@host'" in lines[0] and "host:port" in lines[0], proc.stderr
+    assert not (out / "results.jsonl").exists()  # nothing was run or written
