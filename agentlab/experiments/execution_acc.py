@@ -106,14 +106,9 @@ class ExecAcc:
         """ExecutionAcc (%) per domain (rows, plus ``all``) and arm (columns); harness errors count as failures."""
         import pandas as pd
 
-        table: dict[str, dict[str, float]] = {}
-        for arm, rows in self.rows.items():
-            by: dict[str, list[bool]] = defaultdict(list)
-            for r in rows:
-                by[r["domain"]].append(bool(r["success"]))
-                by["all"].append(bool(r["success"]))
-            table[arm] = {d: 100 * sum(v) / len(v) for d, v in by.items()}
-        frame = pd.DataFrame(table)
+        rates, _ = self.heatmap()
+        frame = pd.DataFrame({arm: {("all" if d == "overall" else d): 100 * v for d, v in by.items()}
+                              for arm, by in rates.items()})
         order = sorted(i for i in frame.index if i != "all") + ["all"]
         return frame.reindex(order).round(1)
 
