@@ -92,6 +92,7 @@ class DesktopEnv(Env):
         a11y_timeout_s: float = 20.0,
         max_nodes: int = 3000,
         driver: Driver | None = None,
+        uno_url: str | None = None,
     ) -> None:
         self.env_vars = self._display_env(display)
         self.display = self.env_vars.get("DISPLAY", "")
@@ -108,6 +109,9 @@ class DesktopEnv(Env):
         self._last: Observation | None = None
         self._nodes: list[A11yNode] = []
         self.task: str | None = None
+        #: a UNO connection string to the LibreOffice showing the task's document (set by the
+        #: desktop task opener); structured tools (Agent S2's spreadsheet expert) write through it
+        self.uno_url = uno_url
 
     @staticmethod
     def _display_env(display: Any) -> dict[str, str]:

@@ -23,9 +23,11 @@ stopped afterwards.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,9 +58,14 @@ class AppLauncher:
     env: Mapping[str, str] = field(default_factory=dict)
     lock_glob: str = ""  #: lock files the application leaves next to a file it opened
     blank_title: str = ""  #: the window title to wait for when there is no file to open
+    #: an argument that makes the application listen for UNO ("{pipe}" is replaced by a name
+    #: unique to the episode); empty for applications without UNO
+    uno_arg: str = ""
 
-    def argv(self, file: Path | None, profile: Path) -> list[str]:
+    def argv(self, file: Path | None, profile: Path, uno_pipe: str = "") -> list[str]:
         out = [self.program, *self.args, *(self.file_args if file is not None else ())]
+        if self.uno_arg and uno_pipe:
+            out.append(self.uno_arg.format(pipe=uno_pipe))
         if self.profile_arg:
             out.append(self.profile_arg.format(uri=profile.resolve().as_uri()))
         if file is not None:
@@ -77,7 +84,13 @@ def _libreoffice(module: str) -> AppLauncher:
         env={"SAL_USE_VCLPLUGIN": "gtk3"},  # the GTK3 plugin exposes the accessibility tree
         lock_glob=".~lock.*#",
         blank_title="LibreOffice",
+        uno_arg="--accept=pipe,name={pipe};urp;",
     )
+
+
+def uno_url(pipe: str) -> str:
+    """The UNO connection string for a LibreOffice started with ``uno_arg`` and ``pipe``."""
+    return f"uno:pipe,name={pipe};urp;StarOffice.ComponentContext"
 
 
 #: a task's ``apps`` entry -> how to start it on this machine
@@ -236,7 +249,8 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
         title = file.name if file is not None else launcher.blank_title
         t0 = time.monotonic()
         try:
-            proc = display.launch(launcher.argv(file, folder / "profile"), env=dict(launcher.env), cwd=root,
+            pipe = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}" if launcher.uno_arg else ""
+            proc = display.launch(launcher.argv(file, folder / "profile", pipe), env=dict(launcher.env), cwd=root,
                                   log_path=app_log)
             display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s, proc=proc)
         except EnvironmentUnavailableError as exc:
@@ -244,7 +258,8 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
                                               f"{display.display}: {exc.message}{_screen_seen(display, folder)}"
                                               f"{_log_tail(app_log)}", where=where) from None
         log.info("task %s: %s showed %s after %.1fs", task.id, name, title, time.monotonic() - t0)
-        env = DesktopEnv(display=display, app=launcher.a11y_app, confirm=own_screen)
+        env = DesktopEnv(display=display, app=launcher.a11y_app, confirm=own_screen,
+                         uno_url=uno_url(pipe) if pipe else None)
         # the window is mapped before its toolbars settle: the agent's first screen should be a stable one
         env.observe_stable(timeout_s=min(30.0, options.app_start_timeout_s))
         return DesktopTaskEnv(env, root, display, proc, launcher)

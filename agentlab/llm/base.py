@@ -13,18 +13,39 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
 
 Role = Literal["system", "user", "assistant"]
 
 
 @dataclass(frozen=True)
 class ChatMessage:
+    """One turn. ``images`` (PIL images, e.g. a screenshot) go only to a backend whose
+    :attr:`Capabilities.images` is true; agents check that and send text otherwise."""
+
     role: Role
     content: str
+    images: tuple[Image.Image, ...] = ()
 
     def as_dict(self) -> dict[str, str]:
+        """The text-only form chat templates and text endpoints take (images are not in it)."""
         return {"role": self.role, "content": self.content}
+
+
+def has_images(messages: list[ChatMessage]) -> bool:
+    return any(m.images for m in messages)
+
+
+def refuse_images(backend: LLMBackend, messages: list[ChatMessage]) -> None:
+    """A clear error instead of silently dropping a screenshot a caller meant the model to see."""
+    if has_images(messages):
+        from agentlab.errors import ConfigError
+
+        raise ConfigError(f"{type(backend).__name__} ({backend.model_id}) does not accept images "
+                          "(capabilities.images is false); send the text observation instead")
 
 
 @dataclass(frozen=True)
