@@ -164,6 +164,12 @@ class _TimedEnv(Env):
     def close(self) -> None:
         self.inner.close()
 
+    def __getattr__(self, name: str) -> Any:
+        """What else the inner env offers (a desktop's ``uno_url``, ``screenshot()``, ...)."""
+        if name == "inner":  # not set yet (during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
 
 def run_task(
     task: ExecTask,
@@ -228,6 +234,8 @@ def run_task(
         verdict = task.evaluate(opened.root, env=opened.eval_env)
         row.update(success=verdict.success, score=float(verdict.score), steps=res.steps, llm_calls=res.llm_calls,
                    tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
+        if res.subtasks is not None:  # hierarchical runners (Agent S2, PC-Agent) report their subtasks
+            row.update(subtasks=res.subtasks, subtasks_done=res.subtasks_done)
         if row["status"] != "time_limit":
             row["status"] = res.status
         row["agent_error"] = res.error

@@ -44,6 +44,9 @@ class AgentResult:
     tokens_in: int = 0  #: as reported by the backend; 0 when it does not report usage
     tokens_out: int = 0
     error: str | None = None  #: the last problem the agent met (a rejected reply, a failed program)
+    #: hierarchical runners: subtasks (subgoals) planned in all, and those completed; None for flat runners
+    subtasks: int | None = None
+    subtasks_done: int | None = None
 
 
 @runtime_checkable
