@@ -409,6 +409,31 @@ def _clip_lines(s: str, n: int) -> str:
     return s if len(s) <= n else "…" + s[-(n - 1):]
 
 
+#: extra keys of a role message shown after its text, in this order (see docs/trajectories.md)
+ROLE_EXTRAS = ("expert", "target", "score", "verdict", "replanned", "values")
+
+
+def role_rows(rec: StepRecord) -> list[tuple[str, str]]:
+    """One row per role message of a multi-role agent's step (``info["roles"]``: Agent S2's
+    manager plan, worker and grounding expert; PC-Agent's manager, hub, progress, decision and
+    reflection verdict), in the order they spoke."""
+    roles = rec.info.get("roles") if isinstance(rec.info, dict) else None
+    out: list[tuple[str, str]] = []
+    for msg in roles if isinstance(roles, list) else []:
+        if not isinstance(msg, dict):
+            continue
+        role = str(msg.get("role", "?"))
+        text = str(msg.get("text", ""))
+        plan = msg.get("plan")
+        if isinstance(plan, list) and plan:
+            text += ("\n" if text else "") + "\n".join(f"{i}. {g}" for i, g in enumerate(plan, 1))
+        extras = [f"{k}: {msg[k]}" for k in ROLE_EXTRAS if k in msg and msg[k] not in (None, "", {}, [])]
+        if extras:
+            text += (" " if text else "") + "[" + "; ".join(extras) + "]"
+        out.append((role, _clip_lines(text, 1200)))
+    return out
+
+
 def _details_table(rec: StepRecord) -> str:
     rows = [("step", str(rec.step)), ("action", action_text(rec))]
     if rec.action_text:
@@ -425,6 +450,7 @@ def _details_table(rec: StepRecord) -> str:
         for stream in ("stdout", "stderr"):
             if ran.get(stream):
                 rows.append((stream, _clip_lines(str(ran[stream]), 1200)))
+    rows.extend(role_rows(rec))
     if rec.error:
         rows.append(("error", rec.error))
     rows.append(("reward / done", f"{rec.reward:g} / {rec.done}"))

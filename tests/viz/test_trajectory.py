@@ -143,3 +143,29 @@ def test_inspector_shows_a_code_agents_program_exit_code_and_output(tmp_path) ->
     assert "exit code 0" in page and "saved the report" in page
     inspector = TrajectoryInspector([tmp_path / "episodes"])
     assert inspector.episodes and "saved the report" in inspector.static_html()
+
+
+def test_inspector_shows_each_roles_message_plan_verdict_and_expert(tmp_path) -> None:
+    """A multi-role step (as Agent S2 and PC-Agent record them): the step card lists the manager's
+    plan, the worker's thought, the grounding expert with its score and the reflection verdict."""
+    from agentlab.envs.base import Observation
+    from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+    from agentlab.viz.trajectory import TrajectoryInspector, role_rows
+
+    rec = TrajectoryRecorder(tmp_path / "ep", task="copy the total", env="DesktopEnv", agent="AgentS2")
+    roles = [
+        {"role": "manager", "text": "planned 2 subgoals", "plan": ["open the sheet", "type the total"], "replanned": True},
+        {"role": "worker", "text": "the Total cell is B4"},
+        {"role": "grounding", "text": "B4 <- 60", "expert": "structural", "score": 1.0},
+        {"role": "reflection", "text": "the cell now shows 60", "verdict": "as intended"},
+        "not a dict: ignored",
+    ]
+    rec.record(Observation(screenshot=None, elements=[]), None, thought="the Total cell is B4", info={"roles": roles})
+    rec.finish("done")
+    traj = load_trajectory(tmp_path / "ep")
+    rows = role_rows(traj.steps[0])
+    assert [r for r, _ in rows] == ["manager", "worker", "grounding", "reflection"]
+    assert "1. open the sheet\n2. type the total" in rows[0][1] and "replanned: True" in rows[0][1]
+    assert "expert: structural; score: 1.0" in rows[2][1] and "verdict: as intended" in rows[3][1]
+    html_text = TrajectoryInspector(tmp_path).step_details_html()
+    assert "verdict: as intended" in html_text and "expert: structural" in html_text and ">manager<" in html_text
