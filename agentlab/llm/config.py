@@ -25,12 +25,16 @@ class LLMConfig(BaseModel):
     - ``kind="local"``: ``model`` is a Hugging Face model directory, a ``.gguf`` file, or
       ``embedded:smollm2-135m-instruct`` (default).
     - ``kind="openai"``: any OpenAI-compatible server; ``base_url`` + ``model``; the API key
-      is read from the environment variable named by ``api_key_env`` (never stored).
+      is read from the environment variable named by ``api_key_env`` (never stored). Set
+      ``images: true`` when the served model accepts images (they go as content parts).
+    - ``kind="vision"``: ``model`` is a local Hugging Face vision-language model folder
+      (SmolVLM, LLaVA, Qwen2-VL, ...), chatted with through its processor, images included
+      (:mod:`agentlab.llm.vision`). Text-only work runs on it too; hidden states do not.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["local", "openai"] = "local"
+    kind: Literal["local", "openai", "vision"] = "local"
     model: str = EMBEDDED_BACKBONE
     gguf_file: str | None = None
     base_url: str | None = None
