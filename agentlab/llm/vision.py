@@ -127,9 +127,11 @@ class VisionHFBackend(LLMBackend):
         dtype = next(self.model.parameters()).dtype
         batch = {k: (v.to(self.device, dtype=dtype) if k == "pixel_values" else v.to(self.device))
                  for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        # greedy decoding gives one answer however often it is asked: generate it once
+        sequences = 1 if params.greedy else params.n
         gen_kwargs: dict[str, Any] = {
             "max_new_tokens": params.max_new_tokens,
-            "num_return_sequences": params.n,
+            "num_return_sequences": sequences,
             "pad_token_id": self.tokenizer.pad_token_id,
             "do_sample": not params.greedy,
         }
@@ -140,10 +142,10 @@ class VisionHFBackend(LLMBackend):
         out = self.model.generate(**batch, **gen_kwargs)
         new = out[:, batch["input_ids"].shape[1]:]
         pad = self.tokenizer.pad_token_id
-        self.tokens_in += int(batch["attention_mask"].sum().item()) * params.n
+        self.tokens_in += int(batch["attention_mask"].sum().item()) * sequences
         self.tokens_out += int((new != pad).sum().item()) if pad is not None else int(new.numel())
-        texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-        return [truncate_at_stop(t, params.stop) for t in texts]
+        texts = [truncate_at_stop(t, params.stop) for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+        return texts * params.n if params.greedy else texts
 
     def describe(self) -> dict[str, str]:
         return {"model_id": self.model_id, "fingerprint": self.fingerprint, "source": str(self.source)}
