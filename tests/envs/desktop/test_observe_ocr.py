@@ -73,3 +73,14 @@ def test_json_without_ocr_has_elements_only(xdisplay, demo_app, needs_a11y) -> N
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert "ocr" not in doc and any(e["text"] == "Greet" for e in doc["elements"])
+
+
+def test_ocr_without_tesseract_is_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # no tesseract on PATH (an empty folder); the check comes before any display is touched
+    env = dict(os.environ, PATH=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "agentlab.cli", "desktop", "observe", "--ocr", "--json"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stdout == ""
+    (line,) = r.stderr.strip().splitlines()
+    # pytesseract missing is reported first where it is; here it is installed, so tesseract is named
+    assert line.startswith("error: --ocr: ") and "is not installed" in line and "Traceback" not in r.stderr
