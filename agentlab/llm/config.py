@@ -55,11 +55,11 @@ class LLMConfig(BaseModel):
 
     @classmethod
     def from_env(cls) -> LLMConfig:
-        """Config from ``AGENTLAB_LLM_CONFIG`` or ``AGENTLAB_LLM_{KIND,MODEL,BASE_URL,...}``."""
+        """Config from ``AGENTLAB_LLM_CONFIG`` or ``AGENTLAB_LLM_{KIND,MODEL,BASE_URL,...,IMAGES}``."""
         if path := os.environ.get("AGENTLAB_LLM_CONFIG"):
             return cls.from_yaml(path)
         fields: dict[str, str] = {}
-        for key in ("kind", "model", "gguf_file", "base_url", "api_key_env", "device", "dtype"):
+        for key in ("kind", "model", "gguf_file", "base_url", "api_key_env", "device", "dtype", "images"):
             val = os.environ.get(f"AGENTLAB_LLM_{key.upper()}")
             if val:
                 fields[key] = val

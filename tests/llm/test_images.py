@@ -108,3 +108,17 @@ def test_wire_message_forms() -> None:
     # RGBA and greyscale survive too (PNG keeps the mode)
     rgba = img.convert("RGBA")
     assert _same_pixels(_decode(png_data_url(rgba)), rgba)
+
+
+def test_image_settings_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("AGENTLAB_LLM_CONFIG", raising=False)
+    monkeypatch.setenv("AGENTLAB_LLM_KIND", "openai")
+    monkeypatch.setenv("AGENTLAB_LLM_IMAGES", "true")
+    assert LLMConfig.from_env().images is True
+    monkeypatch.setenv("AGENTLAB_LLM_KIND", "vision")
+    monkeypatch.delenv("AGENTLAB_LLM_IMAGES")
+    assert LLMConfig.from_env().kind == "vision"
+    monkeypatch.setenv("AGENTLAB_LLM_IMAGES", "perhaps")
+    with pytest.raises(ConfigError) as err:
+        LLMConfig.from_env()
+    assert err.value.where == "AGENTLAB_LLM_IMAGES"
