@@ -1,4 +1,5 @@
-"""Language-model backends behind one interface (local Hugging Face model or OpenAI-compatible server)."""
+"""Language-model backends behind one interface (local Hugging Face model, local vision-language
+model, or OpenAI-compatible server)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ def load_backend(config: LLMConfig | None = None) -> LLMBackend:
         from agentlab.llm.openai_compat import OpenAICompatBackend
 
         return OpenAICompatBackend(config)
+    if config.kind == "vision":
+        from agentlab.llm.vision import VisionHFBackend
+
+        return VisionHFBackend(config)
     return load_local(config)
 
 

@@ -25,12 +25,16 @@ class LLMConfig(BaseModel):
     - ``kind="local"``: ``model`` is a Hugging Face model directory, a ``.gguf`` file, or
       ``embedded:smollm2-135m-instruct`` (default).
     - ``kind="openai"``: any OpenAI-compatible server; ``base_url`` + ``model``; the API key
-      is read from the environment variable named by ``api_key_env`` (never stored).
+      is read from the environment variable named by ``api_key_env`` (never stored). Set
+      ``images: true`` when the served model accepts images (they go as content parts).
+    - ``kind="vision"``: ``model`` is a local Hugging Face vision-language model folder
+      (SmolVLM, LLaVA, Qwen2-VL, ...), chatted with through its processor, images included
+      (:mod:`agentlab.llm.vision`). Text-only work runs on it too; hidden states do not.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["local", "openai"] = "local"
+    kind: Literal["local", "openai", "vision"] = "local"
     model: str = EMBEDDED_BACKBONE
     gguf_file: str | None = None
     base_url: str | None = None
@@ -51,11 +55,11 @@ class LLMConfig(BaseModel):
 
     @classmethod
     def from_env(cls) -> LLMConfig:
-        """Config from ``AGENTLAB_LLM_CONFIG`` or ``AGENTLAB_LLM_{KIND,MODEL,BASE_URL,...}``."""
+        """Config from ``AGENTLAB_LLM_CONFIG`` or ``AGENTLAB_LLM_{KIND,MODEL,BASE_URL,...,IMAGES}``."""
         if path := os.environ.get("AGENTLAB_LLM_CONFIG"):
             return cls.from_yaml(path)
         fields: dict[str, str] = {}
-        for key in ("kind", "model", "gguf_file", "base_url", "api_key_env", "device", "dtype"):
+        for key in ("kind", "model", "gguf_file", "base_url", "api_key_env", "device", "dtype", "images"):
             val = os.environ.get(f"AGENTLAB_LLM_{key.upper()}")
             if val:
                 fields[key] = val

@@ -18,7 +18,14 @@ from typing import Any
 import torch
 
 from agentlab.errors import ConfigError, ModelNotFoundError
-from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.base import (
+    Capabilities,
+    ChatMessage,
+    LLMBackend,
+    SamplingParams,
+    refuse_images,
+    truncate_at_stop,
+)
 from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
 from agentlab.llm.embedded import converted_smollm2_dir, file_fingerprint
 
@@ -63,7 +70,7 @@ def _resolve_source(cfg: LLMConfig) -> tuple[Path, str | None, str]:
     return path, None, path.name
 
 
-def _dir_fingerprint(folder: Path, gguf_file: str | None) -> str:
+def dir_fingerprint(folder: Path, gguf_file: str | None) -> str:
     if gguf_file:
         return file_fingerprint(folder / gguf_file)
     h = hashlib.sha256()
@@ -73,6 +80,25 @@ def _dir_fingerprint(folder: Path, gguf_file: str | None) -> str:
         h.update(w.name.encode())
         h.update(file_fingerprint(w).encode())
     return h.hexdigest()[:16]
+
+
+def pick_device(device: str) -> str:
+    """``llm.device`` as torch takes it (``auto``: CUDA when present, else CPU)."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"llm.device={device} but no CUDA device is available here")
+    return device
+
+
+def is_vision_model(folder: Path) -> bool:
+    """Whether a model folder's ``config.json`` describes a vision-language model (it has a
+    ``vision_config``, as LLaVA, Idefics3/SmolVLM, Qwen2-VL and Gemma 3 configs do)."""
+    try:
+        cfg = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(cfg, dict) and "vision_config" in cfg
 
 
 class LocalHFBackend(LLMBackend):
@@ -90,7 +116,12 @@ class LocalHFBackend(LLMBackend):
             self.model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype, **kwargs)
         except OSError as exc:
             raise ModelNotFoundError(f"cannot load backbone from {folder}: {exc}") from None
-        self.device = torch.device(self._pick_device(self.config.device))
+        except ValueError:
+            if is_vision_model(folder):
+                raise ConfigError(f"{folder} holds a vision-language model, not a text-only causal LM; "
+                                  "set llm.kind: vision to chat with it (images included)") from None
+            raise
+        self.device = torch.device(pick_device(self.config.device))
         self.model.to(self.device).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -98,19 +129,11 @@ class LocalHFBackend(LLMBackend):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"
         self.model_id = name
-        self.fingerprint = _dir_fingerprint(folder, gguf_file)
+        self.fingerprint = dir_fingerprint(folder, gguf_file)
         self.source = folder
         #: tokens read and written so far (agents record the difference per episode)
         self.tokens_in = 0
         self.tokens_out = 0
-
-    @staticmethod
-    def _pick_device(device: str) -> str:
-        if device == "auto":
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(f"llm.device={device} but no CUDA device is available here")
-        return device
 
     @property
     def capabilities(self) -> Capabilities:
@@ -210,6 +233,9 @@ class LocalHFBackend(LLMBackend):
 
     # ------------------------------------------------------------------ generation
     def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        """The chat template as text; a text-only model refuses images rather than dropping them
+        (a vision model is ``llm.kind: vision``, :mod:`agentlab.llm.vision`)."""
+        refuse_images(self, messages)
         text = self.tokenizer.apply_chat_template(
             [m.as_dict() for m in messages], tokenize=False, add_generation_prompt=True
         )

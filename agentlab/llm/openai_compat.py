@@ -3,21 +3,54 @@
 For users with bigger hardware: the same :class:`LLMBackend` interface as the local model,
 so self-instruct, the ICL/manager MetaAgent and the AppAgent agent run unchanged against a
 strong model. The API key is read from the environment variable the config names.
+
+Images travel as OpenAI content parts (a text part, then one ``image_url`` part per image
+holding a base64 PNG data URL), only when the configuration says the endpoint accepts them
+(``llm.images: true``); a message without images stays a plain string, which every server takes.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentlab.errors import BackendError, ConfigError
-from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.base import (
+    Capabilities,
+    ChatMessage,
+    LLMBackend,
+    SamplingParams,
+    refuse_images,
+    truncate_at_stop,
+)
 from agentlab.llm.config import LLMConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+def png_data_url(image: Image.Image) -> str:
+    """``image`` as a ``data:image/png;base64,...`` URL (PNG: lossless, so pixels arrive intact)."""
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def wire_message(message: ChatMessage) -> dict[str, Any]:
+    """One message as the chat-completions API takes it: plain text, or content parts
+    (the text first, then the images in order) when the message carries images."""
+    if not message.images:
+        return message.as_dict()
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    parts += [{"type": "image_url", "image_url": {"url": png_data_url(img)}} for img in message.images]
+    return {"role": message.role, "content": parts}
 
 
 class OpenAICompatBackend(LLMBackend):
@@ -58,12 +91,19 @@ class OpenAICompatBackend(LLMBackend):
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         params = params or SamplingParams()
+        if not self.capabilities.images:
+            try:
+                refuse_images(self, messages)
+            except ConfigError as exc:
+                raise ConfigError(f"{exc.message}; if the server at {self.config.base_url} serves a "
+                                  "vision model, set llm.images: true") from None
+        wire = [wire_message(m) for m in messages]
         out: list[str] = []
         # Not every server honours n>1, so ask one at a time.
         for i in range(params.n):
             kwargs: dict[str, object] = {
                 "model": self.model_id,
-                "messages": [m.as_dict() for m in messages],
+                "messages": wire,
                 "max_tokens": params.max_new_tokens,
                 "temperature": params.temperature,
                 "top_p": params.top_p,
