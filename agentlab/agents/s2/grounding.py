@@ -36,6 +36,8 @@ from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.ocr import TextMatch, find_text, ocr_problem
 from agentlab.errors import ActionParseError, InvalidActionError
 
+_ROLE_WORDS = {"button", "push", "field", "text", "box", "check", "checkbox", "label", "menu", "item", "entry",
+               "tab", "icon", "link", "cell", "toggle", "combo", "list"}
 _STOP = {"the", "a", "an", "on", "in", "of", "to", "at", "that", "which", "says", "labelled", "labeled", "named"}
 
 
@@ -72,13 +74,15 @@ def _words(text: str) -> list[str]:
 
 def match_score(description: str, element: Element) -> float:
     """How well ``element`` fits a description in words, 0-1: the best of word overlap with its
-    role and name, and difflib's ratio against its name (a description is often just the name)."""
+    role and name, the element's whole name appearing in the description ("the Add one
+    button"), and difflib's ratio against the name, squared so that only a near spelling
+    (a typo) counts (the description's generic role words are left out of the comparison)."""
     want = set(_words(description))
     have = set(_words(f"{element.role} {element.text}"))
     overlap = len(want & have) / len(want | have) if want and have else 0.0
     name = " ".join(_words(element.text))
-    ratio = difflib.SequenceMatcher(None, " ".join(_words(description)), name).ratio() if name else 0.0
-    # the element's whole name named in the description ("the Add one button") is a strong sign
+    desc = " ".join(w for w in _words(description) if w not in _ROLE_WORDS)
+    ratio = difflib.SequenceMatcher(None, desc, name).ratio() ** 2 if name and desc else 0.0
     named = 0.0
     if name and f" {name} " in f" {' '.join(_words(description))} ":
         named = 0.5 + 0.5 * len(name.split()) / max(len(want), 1)
@@ -97,11 +101,11 @@ def best_element(description: str, elements: list[Element]) -> tuple[Element | N
 
 
 def parse_point(reply: str, size: tuple[int, int]) -> tuple[int, int]:
-    """The first ``x, y`` pair in a reply, on the screen."""
-    m = re.search(r"(-?\d+)\s*[,\s]\s*(-?\d+)", reply or "")
-    if not m:
+    """The first two integers of a reply (``(120, 45)``, ``x=120 y=45``) as a point on the screen."""
+    nums = re.findall(r"-?\d+", reply or "")
+    if len(nums) < 2:
         raise ActionParseError(f"no point (x, y) in the reply {' '.join((reply or '').split())[:120]!r}")
-    x, y = int(m.group(1)), int(m.group(2))
+    x, y = int(nums[0]), int(nums[1])
     w, h = size
     if not (0 <= x < w and 0 <= y < h):
         raise ActionParseError(f"({x}, {y}) is off the {w}x{h} screen")
