@@ -171,7 +171,7 @@ class Mixture:
 
     def _ask_point(self, description: str, screen: Screen) -> tuple[int, int]:
         w, h = screen.size
-        asked = self.asker.ask("grounding", "s2/ground_point", {"description": description, "width": str(w),
+        asked = self.asker.ask("grounding expert", "s2/ground_point", {"description": description, "width": str(w),
                                                                  "height": str(h)},
                                lambda reply: parse_point(reply, (w, h)), image=screen.obs.screenshot)
         if asked.value is None:
