@@ -205,7 +205,7 @@ class Mixture:
             c = grounded.cells
             write = write_cells(c.cells, uno_url=getattr(self.env, "uno_url", None), sheet=c.sheet, file=c.file,
                                 files_dir=self.config.files_dir, save=self.config.save_cells)
-            info = {"cells": {ref: v for ref, v in c.cells}, "route": write.route, "document": write.document,
+            info: dict[str, Any] = {"cells": {ref: v for ref, v in c.cells}, "route": write.route, "document": write.document,
                     "sheet": write.sheet, "saved": write.saved}
             return CarriedOut(self.env.observe(), info, write)
         obs: Observation | None = None
@@ -215,10 +215,10 @@ class Mixture:
             obs = res.observation
             infos.append(dict(res.info))
         assert obs is not None
-        info = dict(infos[-1]) if infos else {}
+        last: dict[str, Any] = dict(infos[-1]) if infos else {}
         if len(infos) > 1:
-            info["actions"] = [i.get("action") for i in infos]
-        return CarriedOut(obs, info)
+            last["actions"] = [i.get("action") for i in infos]
+        return CarriedOut(obs, last)
 
 
 def _center(bbox: tuple[int, int, int, int]) -> tuple[int, int]:

@@ -120,6 +120,7 @@ class _Episode:
                     status = "done"
                     break
                 if self.attempted >= self.cfg.max_subgoals:
+                    self.left = plan.subgoals  # planned, never attempted
                     status, error = "failed", f"{self.attempted} subgoals attempted (max_subgoals) and the task is not done"
                     break
                 subgoal, self.left = plan.subgoals[0], plan.subgoals[1:]

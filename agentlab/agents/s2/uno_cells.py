@@ -33,7 +33,7 @@ def _document(desktop, file_uri):
 def main():
     req = json.loads(sys.stdin.read())
     try:
-        import uno  # noqa: F401 - Debian's python3-uno
+        import uno  # Debian's python3-uno
 
         local = uno.getComponentContext()
         resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
@@ -48,7 +48,7 @@ def main():
             if not doc.Sheets.hasByName(req["sheet"]):
                 names = list(doc.Sheets.getElementNames())
                 print(json.dumps({"ok": False, "reason": "no_sheet",
-                                  "message": "no sheet %r; sheets: %s" % (req["sheet"], ", ".join(names))}))
+                                  "message": f"no sheet {req['sheet']!r}; sheets: {', '.join(names)}"}))
                 return
             sheet = doc.Sheets.getByName(req["sheet"])
         else:
@@ -65,7 +65,7 @@ def main():
             doc.store()
         print(json.dumps({"ok": True, "doc": doc.URL, "sheet": sheet.Name}))
     except Exception as exc:  # the caller turns this into one line
-        print(json.dumps({"ok": False, "reason": "error", "message": "%s: %s" % (type(exc).__name__, exc)}))
+        print(json.dumps({"ok": False, "reason": "error", "message": f"{type(exc).__name__}: {exc}"}))
 
 
 if __name__ == "__main__":

@@ -161,3 +161,32 @@ def test_an_ablated_expert_is_not_offered_and_is_fed_back_as_unusable(xdisplay, 
     traj = load_trajectory(tmp_path / "ep")
     refused = [s for s in traj.steps if s.error]
     assert len(refused) == 1 and refused[0].info["attempt"] == 1 and "textual grounding expert" in refused[0].error
+
+
+def test_unusable_replies_fail_the_subgoal_and_the_manager_replans(xdisplay, demo_app, needs_a11y, s2,
+                                                                    tmp_path) -> None:
+    llm = s2.Backend([s2.plan("Press Add one"), "I am not sure.", 'click("the Frobnicate button")',
+                      s2.plan("Press Add one"), s2.act('click("Add one")'), s2.act("done()"), "DONE"])
+    rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
+    res = AgentS2(llm, s2.doc(), {"ocr": False, "max_retries": 1}).run(
+        DesktopEnv(display=xdisplay, app="demo_gtk"), "Press Add one.", rec, 5)
+    assert res.status == "done", res.error
+    assert llm.roles() == ["manager", "worker", "worker", "manager", "worker", "worker", "manager"]
+    replan = llm.prompts[3][-1].content
+    assert "The last subgoal failed: Press Add one: 2 unusable replies; last: no element on this screen looks " \
+           "like 'the Frobnicate button'" in replan
+    assert (res.subtasks, res.subtasks_done, res.steps) == (2, 1, 1)  # the same subgoal, attempted twice
+    assert demo_app.wait_for("count", 1)["count"] == 1
+    errors = [s.error for s in load_trajectory(tmp_path / "ep").steps if s.error]
+    assert len(errors) == 2 and "no action found" in errors[0]
+
+
+def test_the_episode_stops_after_max_subgoals(xdisplay, demo_app, needs_a11y, s2, tmp_path) -> None:
+    llm = s2.Backend([s2.plan("Look at the window"), s2.act('fail("nothing to see")'),
+                      s2.plan("Look at the window"), s2.act('fail("still nothing")')])
+    rec = TrajectoryRecorder(tmp_path / "ep", task="Admire the window.")
+    res = AgentS2(llm, s2.doc(), {"ocr": False, "max_subgoals": 1}).run(
+        DesktopEnv(display=xdisplay, app="demo_gtk"), "Admire the window.", rec, 5)
+    assert res.status == "failed" and "1 subgoals attempted (max_subgoals)" in (res.error or "")
+    assert (res.subtasks, res.subtasks_done, res.llm_calls) == (2, 0, 3)
+    assert load_trajectory(tmp_path / "ep").meta.status == "failed"
