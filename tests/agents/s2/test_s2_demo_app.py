@@ -190,3 +190,17 @@ def test_the_episode_stops_after_max_subgoals(xdisplay, demo_app, needs_a11y, s2
     assert res.status == "failed" and "1 subgoals attempted (max_subgoals)" in (res.error or "")
     assert (res.subtasks, res.subtasks_done, res.llm_calls) == (2, 0, 3)
     assert load_trajectory(tmp_path / "ep").meta.status == "failed"
+
+
+def test_typing_into_an_element_placed_by_a_vision_model_clicks_it_first(xdisplay, demo_app, needs_a11y, s2,
+                                                                         tmp_path) -> None:
+    env = DesktopEnv(display=xdisplay, app="demo_gtk")
+    name = _by_text(env.observe(), "Name")
+    llm = s2.Backend([s2.plan("Enter the name Ana"), s2.act('type("Ana", into="the Name field")'),
+                      f"{name.center[0]}, {name.center[1]}", s2.act("done()"), "DONE"], images=True)
+    rec = TrajectoryRecorder(tmp_path / "ep", task="Enter the name Ana.")
+    res = AgentS2(llm, s2.doc(), {}).run(env, "Enter the name Ana.", rec, 5)
+    assert res.status == "done", res.error
+    assert demo_app.wait_for("name", "Ana")["name"] == "Ana"
+    step = load_trajectory(tmp_path / "ep").steps[0]
+    assert step.action["type"] == "type" and [a["type"] for a in step.info["actions"]] == ["click", "type"]
