@@ -1,0 +1,73 @@
+"""How every Agent S2 role asks the model: one template, the screenshot when the backend takes
+images, the dialogue layer's retry loop, and one counter of model calls for the whole episode.
+
+The manager, the worker and the visual expert's point question all go through :meth:`Asker.ask`
+(:func:`~agentlab.dialogue.ask.ask_until_parsed`): greedy first, sampled retries with the
+problems fed back through ``s2/feedback``; at most ``max_retries`` retries per question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from agentlab.agents.s2.config import S2Config
+from agentlab.dialogue.ask import AskResult, Attempt, Check, ask_until_parsed
+from agentlab.dialogue.templates import load_template, template_hashes
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
+
+T = TypeVar("T")
+
+#: every template Agent S2 fills; their hashes go into the trajectory header
+PROMPT_NAMES = ("s2/system", "s2/manager", "s2/worker", "s2/feedback", "s2/ground_point")
+
+
+def prompt_hashes() -> dict[str, str]:
+    return template_hashes(PROMPT_NAMES)
+
+
+class Asker:
+    """The model, the run's sampling settings and the episode's call count."""
+
+    def __init__(self, llm: LLMBackend, config: S2Config) -> None:
+        self.llm = llm
+        self.config = config
+        self.llm_calls = 0
+
+    @property
+    def sees_images(self) -> bool:
+        """Does the backend take screenshots? (Else the roles get the text observation.)"""
+        return bool(self.llm.capabilities.images)
+
+    def usage(self) -> tuple[int, int]:
+        """The backend's running token counts (0 when it does not report usage)."""
+        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
+
+    def _sampling(self, attempt: int) -> SamplingParams:
+        cfg = self.config
+        params = SamplingParams(max_new_tokens=cfg.max_new_tokens,
+                                temperature=cfg.temperature if attempt == 0 else cfg.retry_temperature,
+                                top_p=1.0 if attempt == 0 else 0.95, seed=cfg.seed + self.llm_calls)
+        self.llm_calls += 1
+        return params
+
+    def ask(self, role: str, prompt: str, fields: Mapping[str, str], parse: Callable[[str], T], *,
+            checks: Sequence[Check[T]] = (), image: Image.Image | None = None,
+            on_attempt: Callable[[Attempt[T]], None] | None = None) -> AskResult[T]:
+        """Ask with template ``prompt`` (it has a ``{feedback}`` field) until the reply is usable.
+
+        ``image`` is attached to the user turn only when the backend declares images.
+        """
+        system = load_template("s2/system").render(role=role).strip() + "\n"
+        images = (image,) if image is not None and self.sees_images else ()
+
+        def build(feedback: str) -> list[ChatMessage]:
+            user = load_template(prompt).render(**fields, feedback=f"\n{feedback}\n" if feedback else "")
+            return [ChatMessage("system", system), ChatMessage("user", user.strip() + "\n", images=images)]
+
+        return ask_until_parsed(self.llm, build, parse, checks=checks, max_attempts=self.config.max_retries + 1,
+                                params=self._sampling, correction=load_template("s2/feedback"),
+                                on_attempt=on_attempt, label=prompt)

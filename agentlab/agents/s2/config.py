@@ -1,0 +1,61 @@
+"""Agent S2's run settings: one pydantic model, filled from a document's ``runner_options``.
+
+A misspelt option is an error (``extra="forbid"``), reported by :func:`load_config` as a
+:class:`~agentlab.errors.ConfigError` naming the document, so an ablation that names an expert
+wrongly fails before anything runs instead of silently running the full agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentlab.errors import ConfigError
+
+Expert = Literal["visual", "textual", "structural"]
+EXPERTS: tuple[Expert, ...] = ("visual", "textual", "structural")
+
+
+class S2Config(BaseModel):
+    """One Agent S2 run (a papermill parameters cell or YAML can fill it as well)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_new_tokens: int = Field(256, ge=8)
+    max_retries: int = Field(3, ge=0, description="retries after an unusable reply (per question)")
+    temperature: float = Field(0.0, ge=0.0, description="first attempt (0 = greedy)")
+    retry_temperature: float = Field(0.7, ge=0.0, description="retries sample, so a retry can differ")
+    seed: int = 0
+    max_elements: int = Field(200, ge=1, description="accessibility elements listed in a prompt")
+    #: proactive hierarchical planning: the manager replans after every completed subgoal;
+    #: False = plan once and replan only after a failed subgoal (the paper's ablation)
+    replan: bool = True
+    #: the grounding experts the worker may use (ablations drop one); their actions leave the prompt
+    experts: list[Expert] = Field(default_factory=lambda: list(EXPERTS))
+    max_subgoals: int = Field(8, ge=1, description="longest plan kept, and subgoals attempted per episode")
+    #: OCR lines in the worker's text observation (the textual expert reads the screen either way)
+    ocr: bool = True
+    #: the visual expert's text path: the weakest element match (0-1) it will act on
+    min_match: float = Field(0.3, ge=0.0, le=1.0)
+    #: the structural expert saves the document after writing cells (the task's file then shows them)
+    save_cells: bool = True
+    #: where a relative ``set_cells(..., file=...)`` path is looked up (None: the current folder)
+    files_dir: Path | None = None
+
+    @field_validator("experts")
+    @classmethod
+    def _distinct(cls, v: list[Expert]) -> list[Expert]:
+        return list(dict.fromkeys(v))
+
+
+def load_config(options: Mapping[str, Any], where: str) -> S2Config:
+    """:class:`S2Config` from ``runner_options``; a bad option is one :class:`ConfigError` line."""
+    try:
+        return S2Config(**dict(options))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise ConfigError(f"runner_options.{loc}: {err['msg']}", where=where) from None
