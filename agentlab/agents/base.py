@@ -31,6 +31,7 @@ AGENTS: dict[str, str] = {
     "code": "agentlab.agents.code:CodeAgent",
     "appagent": "agentlab.agents.appagent_runner:AppAgentRunner",
     "gui": "agentlab.agents.appagent_runner:GuiRunner",
+    "pcagent": "agentlab.agents.pcagent.runner:PCAgent",
 }
 
 
