@@ -131,3 +131,12 @@ def demo_app(xdisplay, tmp_path):  # type: ignore[no-untyped-def]
     app = DemoApp(xdisplay, tmp_path / "demo_state.json")
     yield app
     xdisplay.stop_app(app.proc)
+
+
+@pytest.fixture
+def pc_pool_dir(tmp_path: Path) -> Path:
+    """A pool folder holding only the ``runner: pcagent`` document."""
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "PCTestAgent.md").write_text(DOC)
+    return folder
