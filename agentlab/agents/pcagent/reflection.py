@@ -7,6 +7,11 @@ should correct course); **no effect** (nothing responded: a spot with no interac
 element, a field not yet focused). A screen that did not change at all is "no effect"
 without asking the model (:func:`~agentlab.agents.appagent_core.screen_changed`). The
 verdict goes to the decision agent's next prompt and to the progress agent.
+
+The model is shown what changed rather than two whole screens (:func:`screen_diff`: the
+listed items only the screen before had, and those only the screen after has, numbers
+ignored), which keeps the prompt short on a desktop listing hundreds of items; a backend
+that takes images also gets both screenshots.
 """
 
 from __future__ import annotations
@@ -57,6 +62,28 @@ def parse_reflection(reply: str) -> Reflection:
     return Reflection(verdict, " ".join(reason.split()), asked=True)
 
 
+_NUMBER = re.compile(r"^\[\d+\]\s*")
+
+
+def screen_diff(before: Perception, after: Perception, limit: int = 40) -> tuple[str, str]:
+    """The listing lines only ``before`` has and those only ``after`` has (item numbers ignored)."""
+
+    def lines(p: Perception) -> list[str]:
+        return [_NUMBER.sub("", ln) for ln in p.listing().splitlines() if ln.startswith("[")]
+
+    a, b = lines(before), lines(after)
+    gone = [ln for ln in a if ln not in set(b)]
+    new = [ln for ln in b if ln not in set(a)]
+
+    def show(items: list[str]) -> str:
+        if not items:
+            return "(nothing)"
+        more = f"\n... and {len(items) - limit} more" if len(items) > limit else ""
+        return "\n".join(items[:limit]) + more
+
+    return show(gone), show(new)
+
+
 class ReflectionAgent:
     """Compares two perceptions; asks ``pcagent/reflection`` only when the screen changed."""
 
@@ -67,10 +94,10 @@ class ReflectionAgent:
         if not screen_changed(before.observation, after.observation):
             return Reflection("no effect", "the screen did not change at all", asked=False)
         shots = [p.observation.screenshot for p in (before, after) if p.observation.screenshot is not None]
+        gone, new = screen_diff(before, after)
         asked = self.asker.ask(
             "pcagent/reflection", parse_reflection,
-            {"subtask": subtask, "action": action, "thought": thought or "(none given)",
-             "before": before.listing(), "after": after.listing()},
+            {"subtask": subtask, "action": action, "thought": thought or "(none given)", "gone": gone, "new": new},
             role="reflection", images=shots if len(shots) == 2 else [],
         )
         if asked.value is None:

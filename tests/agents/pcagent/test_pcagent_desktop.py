@@ -66,7 +66,7 @@ def test_reflection_says_no_effect_for_a_click_on_nothing_and_asks_only_when_the
     assert (res.status, res.steps, res.subtasks, res.subtasks_done, res.error) == ("done", 2, 1, 1, None)
     assert demo_app.wait_for("count", 1)["count"] == 1
     assert res.llm_calls == len(llm.calls) == 6  # 3 decisions, 1 reflection (not 2), 2 progress updates
-    assert len(llm.asked("reflection")) == 1 and "push button" in llm.asked("reflection")[0]
+    assert len(llm.asked("reflection")) == 1 and "The decision agent did: click element" in llm.asked("reflection")[0]
     assert "Reflection on it: no effect" in llm.asked("progress")[0]
     assert "Reflection on it: as intended" in llm.asked("progress")[1]
     assert _roles(traj) == [["decision", "reflection", "progress"], ["decision", "reflection", "progress"], ["decision"]]

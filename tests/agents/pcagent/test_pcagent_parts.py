@@ -12,7 +12,7 @@ from agentlab.agents.pcagent.decision import parse_decision
 from agentlab.agents.pcagent.manager import CommunicationHub, Subtask, parse_plan, plan_problems
 from agentlab.agents.pcagent.perception import Perception, TextItem
 from agentlab.agents.pcagent.progress import parse_progress
-from agentlab.agents.pcagent.reflection import ReflectionAgent, parse_reflection
+from agentlab.agents.pcagent.reflection import ReflectionAgent, parse_reflection, screen_diff
 from agentlab.agents.pcagent.asker import RoleAsker
 from agentlab.envs.actions.desktop import DESKTOP, Click, Drag, SelectText, Type
 from agentlab.envs.base import Element, Observation
@@ -132,3 +132,19 @@ def test_an_unchanged_screen_is_no_effect_without_asking_the_model() -> None:
     agent = ReflectionAgent(RoleAsker(NoModel(), PCAgentConfig()))  # type: ignore[arg-type]
     r = agent.reflect(subtask="s", action="click (5, 5)", thought="", before=before, after=after)
     assert (r.verdict, r.asked) == ("no effect", False)
+
+
+def test_the_reflection_prompt_shows_what_changed_not_two_whole_screens() -> None:
+    shot = Image.new("RGB", (400, 300), "white")
+    button = Element(id=1, bbox=(10, 10, 90, 40), role="push button", text="Save", resource_id=None, clickable=True)
+
+    def screen(*words: tuple[str, int, int]) -> Perception:
+        ocr = _words(*words)
+        lines = [b for b in ocr if b.level == "line"]
+        return Perception(Observation(screenshot=shot, elements=[button]), 50, ocr=ocr,
+                          items=[TextItem(2 + i, b) for i, b in enumerate(lines)])
+
+    before = screen(("Count:", 20, 100), ("0", 90, 100), ("Title", 20, 200))
+    after = screen(("Title", 20, 200), ("Count:", 20, 100), ("1", 90, 100))  # numbers shift; only the count changed
+    assert screen_diff(before, after) == ('text "Count: 0" at (20, 100, 80, 12)', 'text "Count: 1" at (20, 100, 80, 12)')
+    assert screen_diff(before, before) == ("(nothing)", "(nothing)")
