@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from agentlab.agents.base import AgentResult, Status
 from agentlab.agents.pcagent.asker import RoleAsker, prompt_hashes
 from agentlab.agents.pcagent.config import PCAgentConfig, load_config
-from agentlab.agents.pcagent.decision import Decision, DecisionAgent
+from agentlab.agents.pcagent.decision import Carried, Decision, DecisionAgent
 from agentlab.agents.pcagent.manager import CommunicationHub, ManagerAgent, Subtask
 from agentlab.agents.pcagent.perception import Perception, perceive
 from agentlab.agents.pcagent.progress import ProgressAgent
@@ -116,12 +116,7 @@ class _Episode:
         error: str | None = None
         progress = ""
         for index, subtask in enumerate(plan, 1):
-            text, used, missing = self.hub.fill(subtask) if cfg.manager else (subtask.text, {}, [])
-            if used or missing:
-                said = ", ".join(f"{{{k}}} = {v!r}" for k, v in used.items()) or "nothing"
-                gap = f"; no value yet for {', '.join('{' + m + '}' for m in missing)}" if missing else ""
-                self.pending.append({"role": "hub", "text": f"subtask {index}: filled {said}{gap}",
-                                     "values": dict(used), "subtask": index})
+            text = self._instantiate(subtask, index)
             progress = "nothing done yet"
             feedback = "none yet (no action taken in this subtask)"
             finished = False
@@ -141,26 +136,7 @@ class _Episode:
                     done += 1
                     finished = True
                     break
-                assert carried.result is not None and carried.action is not None
-                self.steps += 1
-                after = self.perceive(carried.result.observation)
-                roles: list[Role] = [*self.take_pending(), _decision_role(d, carried.action.to_call(), carried.target)]
-                if cfg.reflection:
-                    r = self.reflection.reflect(subtask=text, action=carried.action.describe(), thought=d.thought,
-                                                before=perception, after=after)
-                    roles.append({"role": "reflection", "text": r.text, "verdict": r.verdict, "asked": r.asked})
-                    feedback = r.feedback()
-                else:
-                    feedback = "(no reflection agent in this run)"
-                progress, _ = self.progress_agent.update(subtask=text, previous=progress,
-                                                         action=carried.action.describe(), reflection=feedback)
-                roles.append({"role": "progress", "text": progress})
-                info = {**carried.result.info, "roles": roles, "subtask": index}
-                if carried.target is not None:
-                    info["ocr_target"] = carried.target
-                self.rec.record(perception.observation, carried.action, action_text=d.action_text, thought=d.thought,
-                                reflection=progress, info=info)
-                perception = after
+                perception, progress, feedback = self._acted(d, carried, perception, text, index, progress)
             if not finished:
                 break
         if done == len(plan):
@@ -173,6 +149,42 @@ class _Episode:
                         config=cfg.model_dump(mode="json"), prompts=prompt_hashes())
         return AgentResult(status=status, steps=self.steps, llm_calls=self.asker.calls, error=error,
                            subtasks=len(plan), subtasks_done=done)
+
+    def _instantiate(self, subtask: Subtask, index: int) -> str:
+        """The subtask's text with the hub's values filled in (a hub message when it had placeholders)."""
+        if not self.config.manager:
+            return subtask.text
+        text, used, missing = self.hub.fill(subtask)
+        if used or missing:
+            said = ", ".join(f"{{{k}}} = {v!r}" for k, v in used.items()) or "nothing"
+            gap = f"; no value yet for {', '.join('{' + m + '}' for m in missing)}" if missing else ""
+            self.pending.append({"role": "hub", "text": f"subtask {index}: filled {said}{gap}",
+                                 "values": dict(used), "subtask": index})
+        return text
+
+    def _acted(self, d: Decision, carried: Carried, before: Perception, subtask: str, index: int,
+               progress: str) -> tuple[Perception, str, str]:
+        """After an action: reflect, update the progress, record the step; the new screen, progress and verdict."""
+        assert carried.result is not None and carried.action is not None
+        self.steps += 1
+        after = self.perceive(carried.result.observation)
+        roles: list[Role] = [*self.take_pending(), _decision_role(d, carried.action.to_call(), carried.target)]
+        if self.config.reflection:
+            r = self.reflection.reflect(subtask=subtask, action=carried.action.describe(), thought=d.thought,
+                                        before=before, after=after)
+            roles.append({"role": "reflection", "text": r.text, "verdict": r.verdict, "asked": r.asked})
+            feedback = r.feedback()
+        else:
+            feedback = "(no reflection agent in this run)"
+        progress, _ = self.progress_agent.update(subtask=subtask, previous=progress,
+                                                 action=carried.action.describe(), reflection=feedback)
+        roles.append({"role": "progress", "text": progress})
+        info = {**carried.result.info, "roles": roles, "subtask": index}
+        if carried.target is not None:
+            info["ocr_target"] = carried.target
+        self.rec.record(before.observation, carried.action, action_text=d.action_text, thought=d.thought,
+                        reflection=progress, info=info)
+        return after, progress, feedback
 
     def _finish_subtask(self, d: Decision, perception: Perception, index: int, progress: str, *, last: bool) -> None:
         """Record the decision agent's ``subtask_done`` and hand its outputs to the hub."""
