@@ -1,6 +1,10 @@
 """PC-Agent on a real desktop (the GTK demo app under Xvfb) with SCRIPTED role replies: the
 reflection verdicts, the hub carrying a value between subtasks, OCR active perception, and the
-ablations without the reflection agent and without the manager."""
+ablations without the reflection agent and without the manager.
+
+What leaves the screen identical (checked here): a click on the empty desktop outside the app.
+A first click on "Reset" at count 0 is *not* identical (the button's hover highlight appears);
+a second one is."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.agents.pcagent.decision import parse_decision
 from agentlab.agents.pcagent.manager import CommunicationHub, Subtask, parse_plan, plan_problems
 from agentlab.agents.pcagent.perception import Perception, TextItem
-from agentlab.agents.pcagent.progress import parse_progress
+from agentlab.agents.pcagent.progress import ProgressAgent, parse_progress
 from agentlab.agents.pcagent.reflection import ReflectionAgent, parse_reflection, screen_diff
 from agentlab.agents.pcagent.asker import RoleAsker
 from agentlab.envs.actions.desktop import DESKTOP, Click, Drag, SelectText, Type
@@ -148,3 +148,18 @@ def test_the_reflection_prompt_shows_what_changed_not_two_whole_screens() -> Non
     after = screen(("Title", 20, 200), ("Count:", 20, 100), ("1", 90, 100))  # numbers shift; only the count changed
     assert screen_diff(before, after) == ('text "Count: 0" at (20, 100, 80, 12)', 'text "Count: 1" at (20, 100, 80, 12)')
     assert screen_diff(before, before) == ("(nothing)", "(nothing)")
+
+
+def test_no_usable_verdict_or_progress_keeps_the_loop_going(role_scripted) -> None:
+    llm = role_scripted(reflection=["Looks fine to me.", "ok", "yes"], progress=["", "  ", "Progress:"])
+    asker = RoleAsker(llm, PCAgentConfig(max_retries=2))
+    before = Perception(Observation(screenshot=Image.new("RGB", (50, 50), "white"), elements=[]), 10)
+    after = Perception(Observation(screenshot=Image.new("RGB", (50, 50), "black"), elements=[]), 10)
+    r = ReflectionAgent(asker).reflect(subtask="s", action="click (5, 5)", thought="", before=before, after=after)
+    assert (r.verdict, r.asked) == (None, True) and r.text.startswith("no usable verdict: no verdict")
+    assert r.feedback().startswith("unknown (no usable verdict")
+    progress, from_model = ProgressAgent(asker).update(subtask="s", previous="nothing done yet",
+                                                       action="click (5, 5)", reflection=r.feedback())
+    assert not from_model and progress.startswith("nothing done yet; then click (5, 5) (unknown (")
+    assert asker.calls == 6 and [p.temperature for p in llm.params] == [0.0, 0.7, 0.7] * 2  # greedy, then sampled
+    assert "could not be used" in llm.asked("reflection")[1]  # the problem is fed back
