@@ -32,6 +32,7 @@ AGENTS: dict[str, str] = {
     "appagent": "agentlab.agents.appagent_runner:AppAgentRunner",
     "gui": "agentlab.agents.appagent_runner:GuiRunner",
     "s2": "agentlab.agents.s2.runner:AgentS2",
+    "pcagent": "agentlab.agents.pcagent.runner:PCAgent",
 }
 
 

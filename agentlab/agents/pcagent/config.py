@@ -1,0 +1,43 @@
+"""One PC-Agent run's settings: a document's ``runner_options`` plus the run's, checked strictly.
+
+A pydantic model with ``extra="forbid"`` so a misspelt option is a :class:`ConfigError` naming
+the document, not a silently ignored key. ``manager``, ``reflection`` and ``ocr`` switch the
+paper's ablations (no manager agent, no reflection agent, no active text perception).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentlab.errors import ConfigError
+
+
+class PCAgentConfig(BaseModel):
+    """What a PC-Agent run may be told (``runner_options`` keys)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_new_tokens: int = Field(256, ge=8, description="per model reply")
+    max_retries: int = Field(2, ge=0, description="re-asks after an unusable reply, per question")
+    temperature: float = Field(0.0, ge=0.0, description="first attempt (0 = greedy)")
+    retry_temperature: float = Field(0.7, ge=0.0, description="retries sample, so a retry can differ")
+    seed: int = 0
+    max_elements: int = Field(200, ge=1, description="accessibility elements listed (a desktop lists many)")
+    max_ocr_lines: int = Field(60, ge=0, description="OCR text lines listed after the elements")
+    max_subtasks: int = Field(8, ge=1, description="the manager's plan is cut to this many")
+    manager: bool = Field(True, description="False: the whole instruction is one subtask, no hub (ablation)")
+    reflection: bool = Field(True, description="False: no reflection agent (ablation)")
+    ocr: bool = Field(True, description="False: elements only, no OCR text boxes (ablation)")
+
+
+def load_config(options: Mapping[str, Any], *, where: str | Path | None) -> PCAgentConfig:
+    """The config from ``options``; a bad option is a :class:`ConfigError` at ``where`` (the document)."""
+    try:
+        return PCAgentConfig(**dict(options))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=where) from None

@@ -1,0 +1,161 @@
+"""The decision agent: reason about the current subtask, then one desktop action or "subtask done".
+
+Each step it sees the subtask, the screen (:class:`~agentlab.agents.pcagent.perception.Perception`),
+the progress agent's summary and the reflection agent's verdict on the last action, and
+replies (``pcagent/decision``)::
+
+    Thought: <reasoning>
+    Action: click(3)                      # one call of the env's action space, or
+    Action: subtask_done(name="Ada")      # the subtask is finished; its outputs for the hub
+
+``stop()`` counts as ``subtask_done()`` without outputs. A subtask whose plan line names
+outputs must give each of them. The action is carried out as the reply's last check (like
+AppAgent's deploy loop), after :meth:`Perception.resolve` aimed it: an action the env refuses
+(an unknown number, text not on screen) is fed back to the model as a problem, and nothing
+was done then.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab.agents.pcagent.asker import RoleAsker
+from agentlab.agents.pcagent.perception import Perception
+from agentlab.agents.response import sections
+from agentlab.dialogue.ask import AskResult, Attempt
+from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.space import ActionSpace
+from agentlab.envs.base import Env, StepResult
+from agentlab.errors import ActionParseError
+
+_DONE = re.compile(r"\b(subtask_done|subtask_finished|finish_subtask|subtask_complete)\s*\(", re.I)
+
+
+def _clip(text: str, n: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A parsed reply: either an action, or the subtask's end with its output values."""
+
+    thought: str
+    action_text: str
+    action: Action | None = None  #: None when the subtask is finished
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.action is None
+
+
+def _done_outputs(text: str, m: re.Match[str]) -> dict[str, str]:
+    """The keyword arguments of ``subtask_done(...)`` (literals only, parsed with :mod:`ast`)."""
+    rest = text[m.start():]
+    for end in [i + 1 for i, c in enumerate(rest) if c == ")"]:
+        snippet = "f" + rest[len(m.group(1)):end]
+        try:
+            call = ast.parse(snippet, mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
+            raise ActionParseError(f"write the outputs as name=\"value\" arguments: {_clip(rest[:end])!r}")
+        out: dict[str, str] = {}
+        for k in call.keywords:
+            try:
+                value = ast.literal_eval(k.value)
+            except (ValueError, SyntaxError, TypeError):
+                raise ActionParseError(f"output {k.arg} in {_clip(rest[:end])!r} is not a quoted value") from None
+            out[str(k.arg)] = str(value)
+        return out
+    raise ActionParseError(f"cannot parse {_clip(rest)!r}: unbalanced parentheses")
+
+
+def parse_decision(reply: str, space: ActionSpace) -> Decision:
+    """Thought and Action sections -> :class:`Decision` (an action call anywhere in the reply counts)."""
+    if not reply or not reply.strip():
+        raise ActionParseError("the model returned an empty reply")
+    sec = sections(reply)
+    thought = sec.get("thought", "")
+    action_text = sec.get("action", "") or reply.strip()
+    for text in (action_text, reply):
+        m = _DONE.search(text)
+        if m:
+            return Decision(thought, _clip(text[m.start():], 300), None, _done_outputs(text, m))
+    try:
+        action = space.parse(action_text)
+    except ActionParseError as exc:
+        if action_text == reply.strip():
+            raise ActionParseError(f"{exc.message} (reply: {_clip(reply)!r})") from None
+        try:
+            action = space.parse(reply)
+        except ActionParseError:
+            raise ActionParseError(f"{exc.message} (reply: {_clip(reply)!r})") from None
+    if action.terminal:
+        return Decision(thought, action_text, None, {})
+    return Decision(thought, action_text, action)
+
+
+@dataclass
+class Carried:
+    """What the last check did: the action as sent to the env, its OCR target and the env's result."""
+
+    action: Action | None = None
+    target: dict[str, Any] | None = None
+    result: StepResult | None = None
+
+
+class DecisionAgent:
+    """Asks ``pcagent/decision`` until a reply parses, names the needed outputs and its action runs."""
+
+    def __init__(self, asker: RoleAsker) -> None:
+        self.asker = asker
+
+    def decide(
+        self,
+        env: Env,
+        *,
+        instruction: str,
+        subtask: str,
+        outputs: tuple[str, ...],
+        perception: Perception,
+        progress: str,
+        reflection: str,
+        on_attempt: Callable[[Attempt[Decision]], None] | None = None,
+    ) -> tuple[AskResult[Decision], Carried]:
+        space = env.actions
+        carried = Carried()
+
+        def needs_outputs(d: Decision) -> str | None:
+            missing = [n for n in outputs if d.finished and n not in d.outputs]
+            if missing:
+                args = ", ".join(f'{n}="..."' for n in missing)
+                return f"this subtask must report its outputs: write subtask_done({args}) with the values you found"
+            return None
+
+        def carry(d: Decision) -> None:
+            carried.action = carried.target = carried.result = None
+            if d.action is None:
+                return
+            action, target = perception.resolve(d.action)
+            carried.action, carried.target = action, target
+            carried.result = env.step(action)
+
+        done_example = "subtask_done(" + ", ".join(f'{n}="<value>"' for n in outputs) + ")"
+        fields = {
+            "instruction": instruction, "subtask": subtask, "screen": perception.listing(),
+            "actions": space.doc(), "example": space.example(), "progress": progress,
+            "reflection": reflection, "done_example": done_example,
+            "outputs": ", ".join(outputs) if outputs else "none",
+        }
+        shot = perception.marked_screenshot()
+        asked = self.asker.ask(
+            "pcagent/decision", lambda reply: parse_decision(reply, space), fields, role="decision",
+            images=[shot] if shot is not None else [], checks=[needs_outputs, carry], on_attempt=on_attempt,
+        )
+        return asked, carried
