@@ -13,7 +13,7 @@ from pathlib import Path
 
 ORDER = [
     "routing", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent",
-    "selfinstruct", "data_size", "execution_acc", "execution",
+    "selfinstruct", "data_size", "execution_acc", "execution", "desktop_agents", "desktop_enrolment",
 ]
 HEADER = """# Benchmark results
 
