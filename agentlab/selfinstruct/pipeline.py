@@ -160,11 +160,13 @@ def run_selfinstruct(
     budget_hit = _loop(run, settings, template, progress, t0)
     _materialise(run, all_docs)
     elapsed = time.monotonic() - t0
+    # every agent of the dataset, not only this run's selection: a run that adds one agent to the
+    # shipped dataset must not drop the others from its report
     reports = [
         build_agent_report(
             d, run.states[d.name], run.seed_rows[d.name], thresholds.band(d.domain), scorer, cfg.report_samples
         )
-        for d in docs
+        for d in all_docs.values()
     ]
     report = SelfInstructReport(
         agents=reports,
@@ -175,7 +177,7 @@ def run_selfinstruct(
         run_candidates=run.run_candidates,
         run_accepted=run.run_accepted,
         time_budget_hit=budget_hit,
-        candidates=[c for d in docs for c in run.states[d.name].candidates],
+        candidates=[c for d in all_docs.values() for c in run.states[d.name].candidates],
     )
     report.write(out)
     return report

@@ -129,6 +129,19 @@ def test_band_filter_and_per_agent_cap(tmp_path, pool, fast) -> None:  # type: i
         assert others.min() >= th.tau1 - 1e-5 and others.max() <= th.tau2 + 1e-5
 
 
+def test_a_run_for_one_agent_keeps_the_others_in_the_report(tmp_path, pool, fast) -> None:  # type: ignore[no-untyped-def]
+    th = Thresholds(scorer=fast.describe()["scorer"], num_layers=6, tau1=0.0, tau2=0.95, leakage_tau=0.99)
+    th.save(tmp_path / "th.json")
+    common = dict(per_agent=13, max_rounds=2, prompts_per_round=1, sequences_per_prompt=1,
+                  thresholds=tmp_path / "th.json", leakage=False, out_dir=tmp_path / "out")
+    run_selfinstruct_quiet(SelfInstructConfig(agents=["ClockAgent"], **common), pool, ScriptedBackend([GOOD]), fast)
+    rep = run_selfinstruct_quiet(SelfInstructConfig(agents=["SpotifyAgent"], **common), pool, ScriptedBackend([GOOD]), fast)
+    assert {a.agent for a in rep.agents} == {"ClockAgent", "SpotifyAgent"}
+    rec = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {a["agent"] for a in rec["agents"]} == {"ClockAgent", "SpotifyAgent"}
+    assert "| ClockAgent |" in (tmp_path / "out" / "report.md").read_text()
+
+
 def run_selfinstruct_quiet(cfg, pool, backend, fast):  # type: ignore[no-untyped-def]
     from agentlab.selfinstruct.pipeline import run_selfinstruct
 
