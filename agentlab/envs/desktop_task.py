@@ -16,9 +16,12 @@ them, in the order listed, each on its own file: the first start file (outputs, 
 paths) of a type it opens (:attr:`AppLauncher.extensions`) that no earlier application took.
 LibreOffice modules given the same profile share one process: the second ``soffice`` hands its
 file to the running instance and exits, so only the first launch carries the UNO pipe, and the
-window of a later launch is waited for while watching the first process. The window opened
-last is in front; LibreOffice's Window menu lists every open document. A task with one
-application behaves as it always did (its first output or setup file, whatever its type).
+window of a later launch is waited for while watching the first process. On a private display
+the windows are then tiled side by side, in the listed order (:func:`tile_windows`): with no
+window manager they would stack, and the accessibility tree lists the elements of a covered
+window as showing, so an agent would click through the front window at the covered one's
+elements. A task with one application behaves as it always did (its first output or setup
+file, whatever its type).
 
 Whatever keeps the application from running here (a task naming no application with a
 launcher, the program not installed, no Xvfb, a window that never appears) raises
@@ -279,23 +282,37 @@ def _joins(later: AppLauncher, earlier: AppLauncher) -> bool:
     return bool(later.profile_arg) and (later.program, later.profile_arg) == (earlier.program, earlier.profile_arg)
 
 
+def tile_windows(display: VirtualDisplay, windows: list[str]) -> None:
+    """Lay ``windows`` (X ids) side by side over the whole screen, left to right (best effort:
+    a window that cannot be moved is logged and left where it is)."""
+    width = display.width // len(windows)
+    for i, wid in enumerate(windows):
+        for cmd in (["windowsize", wid, str(width), str(display.height)], ["windowmove", wid, str(i * width), "0"]):
+            r = subprocess.run(["xdotool", *cmd], env=display.env, capture_output=True, text=True, timeout=10)
+            if r.returncode != 0:
+                log.warning("could not %s window %s: %s", cmd[0], wid, r.stderr.strip())
+
+
 def _launch_window(task: ExecTask, start: AppStart, display: VirtualDisplay, folder: Path, root: Path,
-                   options: TaskEnvOptions, pipe: str, host: subprocess.Popen[bytes] | None) -> subprocess.Popen[bytes]:
+                   options: TaskEnvOptions, pipe: str,
+                   host: subprocess.Popen[bytes] | None) -> tuple[subprocess.Popen[bytes], str]:
     """Launch ``start`` and wait for its window, watching ``host`` (the running instance it
-    joins; else the new process) so that an application that died is reported at once."""
+    joins; else the new process) so that an application that died is reported at once; the
+    process and the window's X id."""
     app_log = folder / APP_LOG
     title = start.file.name if start.file is not None else start.launcher.blank_title
     t0 = time.monotonic()
     try:
         proc = display.launch(start.launcher.argv(start.file, folder / "profile", pipe), env=dict(start.launcher.env),
                               cwd=root, log_path=app_log)
-        display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s, proc=host or proc)
+        window = display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s,
+                                         proc=host or proc)
     except EnvironmentUnavailableError as exc:
         raise EnvironmentUnavailableError(f"{start.name} did not open {title} for task {task.id} on "
                                           f"{display.display}: {exc.message}{_screen_seen(display, folder)}"
                                           f"{_log_tail(app_log)}", where=task.source or task.id) from None
     log.info("task %s: %s showed %s after %.1fs", task.id, start.name, title, time.monotonic() - t0)
-    return proc
+    return proc, window
 
 
 def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> TaskEnv:
@@ -329,14 +346,19 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
                                           f"(task {task.id}): {exc.message}", where=where) from None
     try:
         procs: list[subprocess.Popen[bytes]] = []
+        windows: list[str] = []
         pipe = ""
         for i, start in enumerate(starts):
             host = next((procs[j] for j in range(i) if _joins(start.launcher, starts[j].launcher)), None)
             own = ""  # the UNO pipe: on the first launch that starts a process listening for UNO
             if host is None and not pipe and start.launcher.uno_arg:
                 own = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            procs.append(_launch_window(task, start, display, folder, root, options, own, host))
+            proc, window = _launch_window(task, start, display, folder, root, options, own, host)
+            procs.append(proc)
+            windows.append(window)
             pipe = pipe or own
+        if len(windows) > 1 and not own_screen:  # a person's screen has a window manager to arrange them
+            tile_windows(display, windows)
         a11y_apps = {s.launcher.a11y_app for s in starts}
         env = DesktopEnv(display=display, app=a11y_apps.pop() if len(a11y_apps) == 1 else "", confirm=own_screen,
                          uno_url=uno_url(pipe) if pipe else None)

@@ -5,7 +5,8 @@ independently of the task file's reference solution, as the files a person would
 been applied, and still fails after a plausible slip (the wrong row, the wrong order, only half
 the job). The desktop opener gives each application of a task its own file; under Xvfb a
 two-application task opens both windows in one LibreOffice process, the UNO pipe reaches both
-documents, and ``collect()`` leaves the saved files and no process behind.
+documents, the windows are tiled side by side, and ``collect()`` leaves the saved files and no
+process behind.
 """
 
 from __future__ import annotations
@@ -263,6 +264,12 @@ def test_a_two_application_task_opens_both_windows_in_one_libreoffice(tmp_path: 
         assert any(str(a).startswith("--accept=pipe") for a in first.args)
         assert not any(str(a).startswith("--accept") for a in second.args)
         assert second.wait(timeout=30) == 0  # it handed letter.docx to the running LibreOffice and left
+        # tiled side by side in the listed order, so every listed element is where it is drawn
+        elements = opened.env.observe().elements
+        sheet = next(e for e in elements if e.role == "table")
+        letter = next(e for e in elements if e.role == "paragraph" and "[TOTAL]" in e.text)
+        half = opened.display.width // 2
+        assert sheet.bbox[2] <= half <= letter.bbox[0], (sheet.bbox, letter.bbox)
         uno_url = opened.env.uno_url  # type: ignore[attr-defined]
         assert uno_url is not None
         has_uno = Path(SYSTEM_PYTHON).exists() and subprocess.run([SYSTEM_PYTHON, "-c", "import uno"]).returncode == 0
