@@ -291,3 +291,16 @@ def test_a_two_application_task_opens_both_windows_in_one_libreoffice(tmp_path: 
     finally:
         opened.close()
     assert not _episode_processes(episode)
+
+
+# -- who carries them out ---------------------------------------------------------------------------
+def test_ground_truth_sends_them_to_a_general_gui_agent(pool) -> None:  # type: ignore[no-untyped-def]
+    """No agent's domain is ``multi_apps``: ground truth falls back to the pool's general GUI
+    agent (Agent S2 / PC-Agent once enrolled; a stand-in general GUI document here)."""
+    from agentlab.episode import gt_agent
+    from agentlab.pool import AgentPool
+
+    calc = pool.get("CalcAgent")
+    generalist = dataclasses.replace(calc, name="DeskGeneralist", domain="general")
+    for task in PC_TASKS:
+        assert gt_agent(task, AgentPool([calc, generalist, pool.get("WriterAgent")])) == "DeskGeneralist"
