@@ -27,6 +27,7 @@ from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import SYSTEM_PYTHON, xvfb_available
 from agentlab.errors import EnvironmentUnavailableError
 from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, ExecTask, load_task, load_tasks, tasks_dir
+from agentlab.pool import AgentPool
 
 PC_TASKS = [t for t in load_tasks() if t.id.startswith("pc-")]
 
@@ -294,11 +295,10 @@ def test_a_two_application_task_opens_both_windows_in_one_libreoffice(tmp_path: 
 
 
 # -- who carries them out ---------------------------------------------------------------------------
-def test_ground_truth_sends_them_to_a_general_gui_agent(pool) -> None:  # type: ignore[no-untyped-def]
+def test_ground_truth_sends_them_to_a_general_gui_agent(pool: AgentPool) -> None:
     """No agent's domain is ``multi_apps``: ground truth falls back to the pool's general GUI
     agent (Agent S2 / PC-Agent once enrolled; a stand-in general GUI document here)."""
     from agentlab.episode import gt_agent
-    from agentlab.pool import AgentPool
 
     calc = pool.get("CalcAgent")
     generalist = dataclasses.replace(calc, name="DeskGeneralist", domain="general")
