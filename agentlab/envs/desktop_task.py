@@ -138,11 +138,6 @@ def task_apps(task: ExecTask) -> list[tuple[str, AppLauncher]]:
         f"launchers exist for {', '.join(LAUNCHERS)}", where=task.source or task.id)
 
 
-def task_app(task: ExecTask) -> tuple[str, AppLauncher]:
-    """The first of the task's ``apps`` with a launcher here (a harness error when none has)."""
-    return task_apps(task)[0]
-
-
 def task_file(task: ExecTask, root: Path) -> Path | None:
     """The file the application opens: the task's first output, else its first setup path, that exists."""
     paths = [*task.outputs, *(str(s.get("path")) for s in task.setup if s.get("path"))]
