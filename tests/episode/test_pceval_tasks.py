@@ -179,6 +179,40 @@ def test_start_fails_a_correct_end_state_passes_and_a_slip_fails(task: ExecTask,
         assert after.success is passes, f"{case}: {after.explain()}"
 
 
+#: LibreOffice's export filter for each output type (what "keep the format" saves)
+FILTERS = {".xlsx": "xlsx:Calc MS Excel 2007 XML", ".docx": "docx:MS Word 2007 XML",
+           ".pptx": "pptx:Impress MS PowerPoint 2007 XML"}
+
+
+def _resave_with_libreoffice(files: list[Path], profile: Path) -> None:
+    """Each file opened and saved again by headless LibreOffice, in the same format."""
+    out = profile.parent / "resaved"
+    for f in files:
+        shutil.rmtree(out, ignore_errors=True)
+        done = subprocess.run(["soffice", f"-env:UserInstallation={profile.resolve().as_uri()}", "--headless",
+                               "--convert-to", FILTERS[f.suffix], "--outdir", str(out), str(f)],
+                              capture_output=True, text=True, timeout=180)
+        assert (out / f.name).is_file(), done.stderr
+        shutil.copy(out / f.name, f)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_evaluators_read_what_libreoffice_saves(tmp_path: Path) -> None:
+    """The start and the solved files, each re-saved by LibreOffice itself: still 0 and 1."""
+    if not shutil.which("soffice"):
+        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-impress)")
+    for task in PC_TASKS:
+        for case, solved in (("start", False), ("solved", True)):
+            root = tmp_path / task.id / case
+            task.prepare(root)
+            if solved:
+                SOLUTIONS[task.id][0](root)
+            _resave_with_libreoffice([root / o for o in task.outputs], tmp_path / "profile")
+            result = task.evaluate(root)
+            assert result.success is solved and (solved or result.score == 0.0), f"{task.id} {case}: {result.explain()}"
+
+
 # -- which application opens which file ------------------------------------------------------------
 @pytest.mark.parametrize("task", PC_TASKS, ids=[t.id for t in PC_TASKS])
 def test_each_application_opens_its_own_file(task: ExecTask, tmp_path: Path) -> None:
