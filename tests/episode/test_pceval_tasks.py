@@ -12,6 +12,7 @@ process behind.
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import subprocess
 import textwrap
@@ -25,8 +26,10 @@ from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppStart, DesktopTaskEnv, app_starts, open_desktop_task
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import SYSTEM_PYTHON, xvfb_available
+from agentlab.episode import ExecOptions, run_task
 from agentlab.errors import EnvironmentUnavailableError
 from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, ExecTask, load_task, load_tasks, tasks_dir
+from agentlab.llm.base import ChatMessage
 from agentlab.pool import AgentPool
 
 PC_TASKS = [t for t in load_tasks() if t.id.startswith("pc-")]
@@ -338,3 +341,68 @@ def test_ground_truth_sends_them_to_a_general_gui_agent(pool: AgentPool) -> None
     generalist = dataclasses.replace(calc, name="DeskGeneralist", domain="general")
     for task in PC_TASKS:
         assert gt_agent(task, AgentPool([calc, generalist, pool.get("WriterAgent")])) == "DeskGeneralist"
+
+
+# -- a GUI agent across both windows -----------------------------------------------------------------
+def _screen(messages: list[ChatMessage]) -> str:
+    """The element listing of the GUI runner's prompt."""
+    return messages[-1].content.split("Elements on the current screen", 1)[1].split("Actions you can take", 1)[0]
+
+
+def _element(screen: str, pattern: str) -> int | None:
+    m = re.search(r"^\[(\d+)\] " + pattern, screen, re.M)
+    return int(m.group(1)) if m else None
+
+
+def _reply(action: str, summary: str) -> str:
+    return f"Observation: a spreadsheet and a letter.\nThought: next step.\nAction: {action}\nSummary: {summary}"
+
+
+class LetterPolicy:
+    """Replies computed from the prompt, as a model reading both windows would: the invoice's
+    amounts are on the left, the letter on the right; put their sum in place of [TOTAL], save
+    as Word."""
+
+    def __init__(self) -> None:
+        self.stage = 0
+
+    def __call__(self, messages: list[ChatMessage]) -> str:
+        screen = _screen(messages)
+        if self.stage < 2:
+            para = _element(screen, r'paragraph "The amount due is \[TOTAL\]')
+            assert para is not None, f"the letter's paragraph is not listed:\n{screen}"
+            self.stage += 1
+            if self.stage == 1:
+                return _reply(f"click({para})", "clicked into the letter")
+            return _reply(f'select_text("[TOTAL]", {para})', "selected the placeholder")
+        if self.stage == 2:
+            self.stage = 3
+            return _reply('type("1950")', "typed the total")
+        if self.stage == 3:
+            self.stage = 4
+            return _reply('hotkey("ctrl", "s")', "saving")
+        keep = _element(screen, r'push button "Use Word')
+        if self.stage == 4 and keep is not None:
+            self.stage = 5
+            return _reply(f"click({keep})", "kept the Word format")
+        if self.stage == 4:
+            return _reply('hotkey("shift")', "waiting for the save dialog")
+        return _reply("FINISH", "done")
+
+
+@pytest.mark.xvfb
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_gui_agent_carries_a_two_application_task_out(tmp_path: Path, pool: AgentPool, scripted) -> None:
+    reason = xvfb_available() or pyatspi_available()
+    if reason:
+        pytest.skip(f"no desktop here: {reason}")
+    if not shutil.which("soffice"):
+        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-gtk3)")
+    policy = LetterPolicy()
+    row = run_task(_task("pc-invoice-total-to-letter"), pool=pool, llm=scripted([policy] * 14), out_dir=tmp_path,
+                   agent="WriterAgent", options=ExecOptions(max_steps=12, envs=TaskEnvOptions(app_start_timeout_s=240)))
+    assert row["error"] is None, row["error"]
+    assert policy.stage == 5, policy.stage
+    assert (row["success"], row["score"], row["status"]) == (True, 1.0, "done")
+    assert not _episode_processes(tmp_path / row["trajectory"])
