@@ -6,7 +6,8 @@ been applied, and still fails after a plausible slip (the wrong row, the wrong o
 the job). The desktop opener gives each application of a task its own file; under Xvfb a
 two-application task opens both windows in one LibreOffice process, the UNO pipe reaches both
 documents, the windows are tiled side by side, and ``collect()`` leaves the saved files and no
-process behind.
+process behind; a scripted GUI agent (the ``gui`` runner) carries one task out across both
+windows; and the evaluators read files as LibreOffice itself saves them.
 """
 
 from __future__ import annotations
