@@ -1,4 +1,4 @@
-"""Open a desktop task: the task's application started on its files, on an X display.
+"""Open a desktop task: the task's applications started on its files, on an X display.
 
 A desktop GUI agent (runner ``gui``) gets a :class:`~agentlab.envs.desktop.DesktopEnv` with
 the task's application already open on the task's file. :func:`open_desktop_task` writes the
@@ -9,6 +9,19 @@ profile inside the episode folder, so no first-run or recovery dialog and no oth
 LibreOffice is joined) and waits for its window. :meth:`DesktopTaskEnv.collect` lets pending
 saves settle and stops the application, so the files are flushed and no process outlives the
 episode; :meth:`DesktopTaskEnv.close` stops whatever is left, the private display included.
+
+A task whose ``apps`` name several applications with a launcher (the cross-application
+``multi_apps`` tasks: read a total in Calc, write it into a Writer letter) gets every one of
+them, in the order listed, each on its own file: the first start file (outputs, then setup
+paths) of a type it opens (:attr:`AppLauncher.extensions`) that no earlier application took.
+LibreOffice modules given the same profile share one process: the second ``soffice`` hands its
+file to the running instance and exits, so only the first launch carries the UNO pipe, and the
+window of a later launch is waited for while watching the first process. On a private display
+the windows are then tiled side by side, in the listed order (:func:`tile_windows`): with no
+window manager they would stack, and the accessibility tree lists the elements of a covered
+window as showing, so an agent would click through the front window at the covered one's
+elements. A task with one application behaves as it always did (its first output or setup
+file, whatever its type).
 
 Whatever keeps the application from running here (a task naming no application with a
 launcher, the program not installed, no Xvfb, a window that never appears) raises
@@ -61,6 +74,8 @@ class AppLauncher:
     #: an argument that makes the application listen for UNO ("{pipe}" is replaced by a name
     #: unique to the episode); empty for applications without UNO
     uno_arg: str = ""
+    #: file types (lower-case suffixes) it opens, to pick its file when a task opens several apps
+    extensions: tuple[str, ...] = ()
 
     def argv(self, file: Path | None, profile: Path, uno_pipe: str = "") -> list[str]:
         out = [self.program, *self.args, *(self.file_args if file is not None else ())]
@@ -73,7 +88,7 @@ class AppLauncher:
         return out
 
 
-def _libreoffice(module: str) -> AppLauncher:
+def _libreoffice(module: str, extensions: tuple[str, ...]) -> AppLauncher:
     return AppLauncher(
         program="soffice",
         args=(f"--{module}", "--norestore", "--nologo", "--nolockcheck"),
@@ -85,6 +100,7 @@ def _libreoffice(module: str) -> AppLauncher:
         lock_glob=".~lock.*#",
         blank_title="LibreOffice",
         uno_arg="--accept=pipe,name={pipe};urp;",
+        extensions=extensions,
     )
 
 
@@ -95,17 +111,27 @@ def uno_url(pipe: str) -> str:
 
 #: a task's ``apps`` entry -> how to start it on this machine
 LAUNCHERS: dict[str, AppLauncher] = {
-    "libreoffice-calc": _libreoffice("calc"),
-    "libreoffice-writer": _libreoffice("writer"),
-    "libreoffice-impress": _libreoffice("impress"),
+    "libreoffice-calc": _libreoffice("calc", (".xlsx", ".xls", ".ods", ".csv")),
+    "libreoffice-writer": _libreoffice("writer", (".docx", ".doc", ".odt", ".rtf", ".txt")),
+    "libreoffice-impress": _libreoffice("impress", (".pptx", ".ppt", ".odp")),
 }
 
 
-def task_app(task: ExecTask) -> tuple[str, AppLauncher]:
-    """The first of the task's ``apps`` with a launcher here (a harness error when none has)."""
-    for name in task.apps:
-        if name in LAUNCHERS:
-            return name, LAUNCHERS[name]
+@dataclass(frozen=True)
+class AppStart:
+    """One application a task opens, and the file it opens (None: its empty document)."""
+
+    name: str  #: the task's ``apps`` entry
+    launcher: AppLauncher
+    file: Path | None
+
+
+def task_apps(task: ExecTask) -> list[tuple[str, AppLauncher]]:
+    """Every distinct one of the task's ``apps`` with a launcher here, in the task's order (a
+    harness error when none has)."""
+    found = list(dict.fromkeys(name for name in task.apps if name in LAUNCHERS))
+    if found:
+        return [(name, LAUNCHERS[name]) for name in found]
     named = ", ".join(task.apps) or "none"
     raise EnvironmentUnavailableError(
         f"task {task.id} needs a desktop application this harness cannot open here (apps: {named}); "
@@ -120,6 +146,30 @@ def task_file(task: ExecTask, root: Path) -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def app_starts(task: ExecTask, root: Path) -> list[AppStart]:
+    """What to launch for ``task`` on the start files in ``root``: its one application on
+    :func:`task_file`; with several, each on the first start file of a type it opens that no
+    earlier one took (the first may open its empty document; a later one without a file is a
+    harness error, since its window could not be told apart)."""
+    apps = task_apps(task)
+    if len(apps) == 1:
+        name, launcher = apps[0]
+        return [AppStart(name, launcher, task_file(task, root))]
+    paths = [*task.outputs, *(str(s.get("path")) for s in task.setup if s.get("path"))]
+    candidates = list(dict.fromkeys(root / rel for rel in paths if (root / rel).is_file()))
+    out: list[AppStart] = []
+    for i, (name, launcher) in enumerate(apps):
+        file = next((p for p in candidates if p.suffix.lower() in launcher.extensions), None)
+        if file is not None:
+            candidates.remove(file)
+        elif i > 0:
+            raise EnvironmentUnavailableError(
+                f"task {task.id} opens {', '.join(n for n, _ in apps)} but no start file is left for {name} "
+                f"(it opens {', '.join(launcher.extensions) or 'no file type'})", where=task.source or task.id)
+        out.append(AppStart(name, launcher, file))
+    return out
 
 
 def folder_state(root: Path) -> frozenset[tuple[str, int, int]]:
@@ -188,81 +238,128 @@ def _window_pattern(title: str) -> str:
 
 
 class DesktopTaskEnv(TaskEnv):
-    """A desktop with a task's application open on ``root``'s files."""
+    """A desktop with a task's applications open on ``root``'s files."""
 
-    def __init__(self, env: DesktopEnv, root: Path, display: VirtualDisplay, app: subprocess.Popen[bytes],
-                 launcher: AppLauncher, *, settle_timeout_s: float = 15.0) -> None:
+    def __init__(self, env: DesktopEnv, root: Path, display: VirtualDisplay, apps: list[subprocess.Popen[bytes]],
+                 launchers: list[AppLauncher], *, settle_timeout_s: float = 15.0) -> None:
         super().__init__(env, root)
         self.display = display
-        self.app: subprocess.Popen[bytes] | None = app
-        self.launcher = launcher
+        #: the processes launched, in launch order (a LibreOffice launch that joined the first has exited)
+        self.apps: list[subprocess.Popen[bytes]] = list(apps)
+        self.launchers = launchers
         self.settle_timeout_s = settle_timeout_s
 
-    def _stop_app(self) -> None:
-        if self.app is not None:
-            self.display.stop_app(self.app)  # the whole process group (LibreOffice: oosplash + soffice.bin)
-            self.app = None
-            _remove_locks(self.root, self.launcher)
+    def _stop_apps(self) -> None:
+        if self.apps:
+            for proc in reversed(self.apps):
+                self.display.stop_app(proc)  # the whole process group (LibreOffice: oosplash + soffice.bin)
+            self.apps = []
+            for launcher in self.launchers:
+                _remove_locks(self.root, launcher)
 
     def collect(self) -> None:
-        """Let a save still being written finish, then stop the application (files flushed)."""
-        if self.app is not None:
+        """Let a save still being written finish, then stop the applications (files flushed)."""
+        if self.apps:
             wait_settled(self.root, timeout_s=self.settle_timeout_s)
-        self._stop_app()
+        self._stop_apps()
 
     def close(self) -> None:
         try:
-            self._stop_app()
+            self._stop_apps()
             self.env.close()
         finally:
             self.display.stop()  # a private Xvfb and its bus; on an attached screen, only our apps
 
 
+def _joins(later: AppLauncher, earlier: AppLauncher) -> bool:
+    """A launch of ``later`` hands its file to the running ``earlier`` (LibreOffice modules on
+    one profile share one process) instead of starting a process of its own."""
+    return bool(later.profile_arg) and (later.program, later.profile_arg) == (earlier.program, earlier.profile_arg)
+
+
+def tile_windows(display: VirtualDisplay, windows: list[str]) -> None:
+    """Lay ``windows`` (X ids) side by side over the whole screen, left to right (best effort:
+    a window that cannot be moved is logged and left where it is)."""
+    width = display.width // len(windows)
+    for i, wid in enumerate(windows):
+        for cmd in (["windowsize", wid, str(width), str(display.height)], ["windowmove", wid, str(i * width), "0"]):
+            r = subprocess.run(["xdotool", *cmd], env=display.env, capture_output=True, text=True, timeout=10)
+            if r.returncode != 0:
+                log.warning("could not %s window %s: %s", cmd[0], wid, r.stderr.strip())
+
+
+def _launch_window(task: ExecTask, start: AppStart, display: VirtualDisplay, folder: Path, root: Path,
+                   options: TaskEnvOptions, pipe: str,
+                   host: subprocess.Popen[bytes] | None) -> tuple[subprocess.Popen[bytes], str]:
+    """Launch ``start`` and wait for its window, watching ``host`` (the running instance it
+    joins; else the new process) so that an application that died is reported at once; the
+    process and the window's X id."""
+    app_log = folder / APP_LOG
+    title = start.file.name if start.file is not None else start.launcher.blank_title
+    t0 = time.monotonic()
+    try:
+        proc = display.launch(start.launcher.argv(start.file, folder / "profile", pipe), env=dict(start.launcher.env),
+                              cwd=root, log_path=app_log)
+        window = display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s,
+                                         proc=host or proc)
+    except EnvironmentUnavailableError as exc:
+        raise EnvironmentUnavailableError(f"{start.name} did not open {title} for task {task.id} on "
+                                          f"{display.display}: {exc.message}{_screen_seen(display, folder)}"
+                                          f"{_log_tail(app_log)}", where=task.source or task.id) from None
+    log.info("task %s: %s showed %s after %.1fs", task.id, start.name, title, time.monotonic() - t0)
+    return proc, window
+
+
 def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> TaskEnv:
-    """The task's application open on its files in ``folder/files``, on a private Xvfb
+    """The task's applications open on its files in ``folder/files``, on a private Xvfb
     (``options.display`` None) or on the given screen, where every action is confirmed."""
-    name, launcher = task_app(task)
+    apps = task_apps(task)
     where = task.source or task.id
     # absolute: the app starts in the files folder, so a relative run folder (``--out runs/x``)
     # would name a file that does not exist from there and no window would ever open
     folder = folder.resolve()
-    if shutil.which(launcher.program) is None:
-        raise EnvironmentUnavailableError(
-            f"{name} is not installed here ({launcher.program} is not on PATH; {launcher.install_hint}); "
-            f"task {task.id} cannot be opened", where=where)
+    for name, launcher in apps:
+        if shutil.which(launcher.program) is None:
+            raise EnvironmentUnavailableError(
+                f"{name} is not installed here ({launcher.program} is not on PATH; {launcher.install_hint}); "
+                f"task {task.id} cannot be opened", where=where)
     root = folder / FILES_DIR
     root.mkdir(parents=True, exist_ok=True)
     task.prepare(root)
-    _remove_locks(root, launcher)
-    file = task_file(task, root)
-    if file is None and not launcher.blank_title:
-        raise EnvironmentUnavailableError(f"task {task.id} has no start file for {name} to open "
+    for _, launcher in apps:
+        _remove_locks(root, launcher)
+    starts = app_starts(task, root)
+    first = starts[0]
+    if first.file is None and not first.launcher.blank_title:
+        raise EnvironmentUnavailableError(f"task {task.id} has no start file for {first.name} to open "
                                           "(its outputs and setup paths name no existing file)", where=where)
     own_screen = options.display is not None
     try:
         display = VirtualDisplay.attach(options.display) if options.display is not None else VirtualDisplay().start()
     except EnvironmentUnavailableError as exc:
-        raise EnvironmentUnavailableError(f"no X display for {name} (task {task.id}): {exc.message}",
-                                          where=where) from None
+        raise EnvironmentUnavailableError(f"no X display for {' + '.join(s.name for s in starts)} "
+                                          f"(task {task.id}): {exc.message}", where=where) from None
     try:
-        app_log = folder / APP_LOG
-        title = file.name if file is not None else launcher.blank_title
-        t0 = time.monotonic()
-        try:
-            pipe = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}" if launcher.uno_arg else ""
-            proc = display.launch(launcher.argv(file, folder / "profile", pipe), env=dict(launcher.env), cwd=root,
-                                  log_path=app_log)
-            display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s, proc=proc)
-        except EnvironmentUnavailableError as exc:
-            raise EnvironmentUnavailableError(f"{name} did not open {title} for task {task.id} on "
-                                              f"{display.display}: {exc.message}{_screen_seen(display, folder)}"
-                                              f"{_log_tail(app_log)}", where=where) from None
-        log.info("task %s: %s showed %s after %.1fs", task.id, name, title, time.monotonic() - t0)
-        env = DesktopEnv(display=display, app=launcher.a11y_app, confirm=own_screen,
+        procs: list[subprocess.Popen[bytes]] = []
+        windows: list[str] = []
+        pipe = ""
+        for i, start in enumerate(starts):
+            host = next((procs[j] for j in range(i) if _joins(start.launcher, starts[j].launcher)), None)
+            own = ""  # the UNO pipe: on the first launch that starts a process listening for UNO
+            if host is None and not pipe and start.launcher.uno_arg:
+                own = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            proc, window = _launch_window(task, start, display, folder, root, options, own, host)
+            procs.append(proc)
+            windows.append(window)
+            pipe = pipe or own
+        if len(windows) > 1 and not own_screen:  # a person's screen has a window manager to arrange them
+            tile_windows(display, windows)
+        a11y_apps = {s.launcher.a11y_app for s in starts}
+        env = DesktopEnv(display=display, app=a11y_apps.pop() if len(a11y_apps) == 1 else "", confirm=own_screen,
                          uno_url=uno_url(pipe) if pipe else None)
         # the window is mapped before its toolbars settle: the agent's first screen should be a stable one
         env.observe_stable(timeout_s=min(30.0, options.app_start_timeout_s))
-        return DesktopTaskEnv(env, root, display, proc, launcher)
+        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts])
     except BaseException:
         display.stop()
         raise

@@ -38,6 +38,11 @@ from agentlab.paths import data_dir
 Writer = Callable[..., None]
 WRITERS: dict[str, Writer] = {}
 
+#: the domain of tasks that touch two applications or files (data/tasks/pc-*.json, a PC-Eval
+#: analog): no single agent's domain covers them, so it is a task domain outside the pool's
+#: vocabulary; ground-truth routing sends them to the ``general`` agents (``episode.gt_agent``)
+MULTI_APP_DOMAIN = "multi_apps"
+
 
 def writer(name: str) -> Callable[[Writer], Writer]:
     """Register a setup step ``fn(path: Path, **config)`` under ``name``."""
@@ -77,7 +82,8 @@ class ExecTask(BaseModel):
     def problems(self) -> list[str]:
         from agentlab.pool import ALL_DOMAINS
 
-        out = [] if self.domain in ALL_DOMAINS else [f"domain {self.domain!r} is not one of {list(ALL_DOMAINS)}"]
+        known = [*ALL_DOMAINS, MULTI_APP_DOMAIN]
+        out = [] if self.domain in known else [f"domain {self.domain!r} is not one of {known}"]
         for i, step in enumerate(self.setup):
             kind = step.get("type")
             if kind not in WRITERS:

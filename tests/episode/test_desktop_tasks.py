@@ -149,7 +149,7 @@ def test_libreoffice_gets_a_fresh_profile_and_the_task_file(tmp_path) -> None:
     assert calc.env == {"SAL_USE_VCLPLUGIN": "gtk3"} and calc.a11y_app == "soffice"
     assert [LAUNCHERS[a].args[0] for a in ("libreoffice-writer", "libreoffice-impress")] == ["--writer", "--impress"]
     task = load_task(tasks_dir() / "calc-enter-total.json")
-    assert desktop_task.task_app(task) == ("libreoffice-calc", calc)
+    assert desktop_task.task_apps(task) == [("libreoffice-calc", calc)]
     (tmp_path / "budget.xlsx").write_text("x")
     assert desktop_task.task_file(task, tmp_path) == tmp_path / "budget.xlsx"
     assert desktop_task.task_file(task.model_copy(update={"outputs": ["new.xlsx"]}), tmp_path) == tmp_path / "budget.xlsx"
