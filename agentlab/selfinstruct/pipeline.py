@@ -162,6 +162,9 @@ def run_selfinstruct(
     elapsed = time.monotonic() - t0
     # every agent of the dataset, not only this run's selection: a run that adds one agent to the
     # shipped dataset must not drop the others from its report
+    for name, d in all_docs.items():  # agents not selected this run: the same stop rule, for the report
+        if name not in {x.name for x in docs}:
+            run.states[name].stopped = _stop_reason(cfg, d, run.states[name])
     reports = [
         build_agent_report(
             d, run.states[d.name], run.seed_rows[d.name], thresholds.band(d.domain), scorer, cfg.report_samples
@@ -188,21 +191,24 @@ def _materialise(run: _Run, all_docs: dict[str, AgentDocument]) -> None:
     write_datasets(Path(run.cfg.out_dir), seeds, run.states)
 
 
+def _stop_reason(cfg: SelfInstructConfig, doc: AgentDocument, st: AgentState) -> str | None:
+    """Why an agent generates no more (None: it would go on)."""
+    if st.stopped:
+        return st.stopped
+    if len(doc.demonstrations) + len(st.rows) >= cfg.per_agent:
+        return f"reached {cfg.per_agent} demonstrations"
+    if st.rounds >= cfg.max_rounds:
+        return f"round budget spent ({cfg.max_rounds} rounds)"
+    return None
+
+
 def _active(run: _Run) -> list[AgentDocument]:
-    cfg = run.cfg
     out = []
     for d in run.docs:
         st = run.states[d.name]
-        have = len(d.demonstrations) + len(st.rows)
-        if st.stopped:
-            continue
-        if have >= cfg.per_agent:
-            st.stopped = f"reached {cfg.per_agent} demonstrations"
-            continue
-        if st.rounds >= cfg.max_rounds:
-            st.stopped = f"round budget spent ({cfg.max_rounds} rounds)"
-            continue
-        out.append(d)
+        st.stopped = _stop_reason(run.cfg, d, st)
+        if st.stopped is None:
+            out.append(d)
     return out
 
 

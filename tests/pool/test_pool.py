@@ -95,9 +95,10 @@ def test_load_document_raises_with_every_problem(tmp_path: Path) -> None:
     assert "and 1 more problem" in str(info.value)
 
 
-def test_shipped_pool_has_the_30_agents_with_their_domains(pool: AgentPool) -> None:
-    assert len(pool) == 30
-    assert len(pool.filter(platform="desktop")) == 20 and len(pool.filter(platform="mobile")) == 10
+def test_shipped_pool_has_the_paper_agents_and_the_two_architectures(pool: AgentPool) -> None:
+    # the paper's 20 desktop + 10 mobile agents, plus Agent S2 and PC-Agent (issue #14)
+    assert len(pool) == 32
+    assert len(pool.filter(platform="desktop")) == 22 and len(pool.filter(platform="mobile")) == 10
     expected = {
         "OSAgent": "os", "Friday": "os", "SheetAgent": "calc", "CalcAgent": "calc", "SlideAgent": "impress",
         "ImpressAgent": "impress", "WordAgent": "writer", "WriterAgent": "writer", "VLCAgent": "vlc",
@@ -106,7 +107,7 @@ def test_shipped_pool_has_the_30_agents_with_their_domains(pool: AgentPool) -> N
         "GoogleDrive": "general", "CoderAgent": "general", "VisionAgent": "general", "AppAgent": "mobile",
         "MapsAgent": "maps", "XAgent": "x", "TelegramAgent": "telegram", "TemuAgent": "temu",
         "YouTubeAgent": "youtube", "SpotifyAgent": "spotify", "YelpAgent": "yelp", "GmailAgent": "gmail",
-        "ClockAgent": "clock",
+        "ClockAgent": "clock", "AgentS2": "general", "PCAgent": "general",
     }
     assert {a.name: a.domain for a in pool} == expected
     assert all(len(a.demonstrations) >= 10 for a in pool)
@@ -159,10 +160,10 @@ def test_pool_cli_validate_list_enroll(tmp_path: Path) -> None:
     _mount()
     runner = CliRunner()
     res = runner.invoke(app, ["pool", "validate"])
-    assert res.exit_code == 0 and "30 agents" in res.output
+    assert res.exit_code == 0 and "32 agents" in res.output
     res = runner.invoke(app, ["pool", "list", "--json"])
     rows = json.loads(res.output)
-    assert len(rows) == 30 and {"name", "platform", "interface", "domain"} <= set(rows[0])
+    assert len(rows) == 32 and {"name", "platform", "interface", "domain"} <= set(rows[0])
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
     write(bad_dir, GOOD.replace("domain: calc", "domain: nope"))

@@ -139,6 +139,8 @@ def test_a_run_for_one_agent_keeps_the_others_in_the_report(tmp_path, pool, fast
     assert {a.agent for a in rep.agents} == {"ClockAgent", "SpotifyAgent"}
     rec = json.loads((tmp_path / "out" / "report.json").read_text())
     assert {a["agent"] for a in rec["agents"]} == {"ClockAgent", "SpotifyAgent"}
+    clock = next(a for a in rec["agents"] if a["agent"] == "ClockAgent")
+    assert clock["stopped"] is not None and clock["stopped"] == rep.agent("ClockAgent").stopped  # not "not finished"
     assert "| ClockAgent |" in (tmp_path / "out" / "report.md").read_text()
 
 
