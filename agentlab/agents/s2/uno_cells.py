@@ -17,7 +17,17 @@ import sys
 
 def _document(desktop, file_uri):
     if not file_uri:
-        return desktop.getCurrentComponent()
+        # the active document when it is a spreadsheet; with a spreadsheet and a text document open
+        # side by side (a two-application task) the active one may be the text: take the open sheet
+        current = desktop.getCurrentComponent()
+        if current is not None and hasattr(current, "Sheets"):
+            return current
+        docs = desktop.getComponents().createEnumeration()
+        while docs.hasMoreElements():
+            doc = docs.nextElement()
+            if hasattr(doc, "Sheets"):
+                return doc
+        return current
     docs = desktop.getComponents().createEnumeration()
     by_name = None
     while docs.hasMoreElements():
