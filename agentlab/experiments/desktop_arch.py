@@ -9,8 +9,10 @@ Issue #14's measured table. Each *variant* is one way of carrying a desktop task
 * ``store``: whatever the AgentToken MetaAgent routes the task to (the routed store).
 
 Every variant runs every chosen task through the real episode runner
-(:func:`agentlab.experiments.execution_acc.run_pairs`: resumable, one run folder per variant
-and agent) and the rows become one line of :meth:`ArchTable.frame`: ExecutionAcc, subtask
+(:func:`agentlab.experiments.execution_acc.run_pairs`: resumable, one run folder per set of
+runner options and agent, ``<out>/runs/<options>/<agent>/``, so variants running the same agent
+with the same options -- the store routing a task to AgentS2 and the "Agent S2" row -- share
+the episode) and the rows become one line of :meth:`ArchTable.frame`: ExecutionAcc, subtask
 success (subtasks completed / planned, for the hierarchical runners), model calls and tokens
 per task. What it does not hide: with the embedded 135M model every row is expected to be at
 or near 0 %; the numbers say what the loops cost and how far the small model gets.
@@ -18,7 +20,9 @@ or near 0 %; the numbers say what the loops cost and how far the small model get
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +137,14 @@ class ArchTable:
 
 
 def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def options_key(runner_options: dict[str, Any]) -> str:
+    """The run folder name of a set of runner options (``default`` for none)."""
+    if not runner_options:
+        return "default"
+    return _slug(json.dumps(runner_options, sort_keys=True))[:80]
 
 
 def variant_route(variant: Variant, pool: AgentPool, config: DesktopArchConfig) -> RouteFn:
@@ -187,9 +198,12 @@ def run(
                               seed=config.seed, max_new_tokens=config.max_new_tokens,
                               runner_options=dict(variant.runner_options))
         sub = out_dir / "variants" / _slug(variant.name)
+        # episodes are shared by variants that run the same agent with the same options (the store
+        # routing a task to AgentS2 reuses the "Agent S2" variant's episode): greedy decoding, one seed
+        key = options_key(variant.runner_options)
         log.info("desktop architectures: %s on %d task(s)", variant.name, len(chosen))
-        done = run_pairs(pairs, pool=pool, llm=llm, out_dir=sub / "by_agent", options=options, progress=progress,
-                         retry_errors=retry_errors)
+        done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "runs" / key, options=options,
+                         progress=progress, retry_errors=retry_errors)
         out: list[dict[str, Any]] = []
         for task in chosen:
             agent = picked[task.id]
@@ -202,7 +216,7 @@ def run(
                             **{f: 0 for f in COST_FIELDS}, "trajectory": None})
                 continue
             row = dict(done[(task.id, agent)], router=variant.name)
-            row["trajectory"] = f"by_agent/{row['trajectory']}"  # relative to the variant's folder
+            row["trajectory"] = f"../../runs/{key}/{row['trajectory']}"  # relative to the variant's folder
             out.append(row)
         write_jsonl(sub / "results.jsonl", out)
         rows[variant.name] = out

@@ -83,7 +83,22 @@ def test_run_routes_each_variant_and_the_table_reports_subtasks(monkeypatch, tmp
     assert frame.loc["S2", "llm_calls / task"] == 4.0
     rows = read_jsonl(tmp_path / "variants" / "pc_no_refl" / "results.jsonl")
     assert [r["router"] for r in rows] == ["PC no refl"] * 2
-    assert all(r["trajectory"].startswith("by_agent/PCAgent/") for r in rows)
+    assert all(r["trajectory"].startswith("../../runs/reflection_false/PCAgent/") for r in rows)
+
+
+def test_variants_with_the_same_agent_and_options_share_episodes(monkeypatch, tmp_path, pool, desktop_tasks):
+    seen: list[str] = []
+
+    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors):
+        seen.append(out_dir.name)
+        return {(t.id, a): {"id": t.id, "domain": t.domain, "agents": [a], "success": False, "trajectory": f"{a}/x"}
+                for a, ts in pairs.items() for t in ts}
+
+    monkeypatch.setattr(desktop_arch, "run_pairs", fake_run_pairs)
+    config = DesktopArchConfig(tasks=1, variants=[Variant(name="a", agent="AgentS2"), Variant(name="b", agent="AgentS2"),
+                                                   Variant(name="c", agent="AgentS2", runner_options={"replan": False})])
+    desktop_arch.run(desktop_tasks, pool, llm=None, config=config, out_dir=tmp_path, progress=False)
+    assert seen == ["default", "default", "replan_false"]  # a and b resume the same run folder
 
 
 def test_a_router_that_names_no_agent_is_a_failed_row_not_a_crash(monkeypatch, tmp_path, pool, desktop_tasks):
