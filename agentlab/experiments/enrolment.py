@@ -21,7 +21,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,9 +47,11 @@ class EnrolmentConfig(BaseModel):
     new_agents: list[str] = Field(default_factory=lambda: ["AgentS2", "PCAgent"])
     #: the checkpoint trained without the new agents (default data/tokens, or its ``base/`` copy)
     tokens: Path | None = None
-    #: demonstrations per agent the new tokens train on (the existing agents' too: a new row
-    #: also learns where it does not belong)
-    per_agent: int | None = 100
+    #: which demonstrations the new tokens train on, as ``agentlab train --source`` (the shipped
+    #: checkpoint was trained on the documents' seed demonstrations); the existing agents' count
+    #: too: a new row also learns where it does not belong
+    source: Literal["all", "seed", "generated"] = "seed"
+    per_agent: int | None = None
     #: single-app benchmark tasks routed before and after (None: all)
     max_eval_tasks: int | None = None
     #: the tasks the new agents are for: execution-suite ids with this prefix
@@ -129,7 +131,7 @@ def run(pool: AgentPool, config: EnrolmentConfig, *, router_options: dict[str, A
     target_before = _picked(before_router, texts)
 
     after_router = AgentTokenRouter.load(tokens, pool, **opts)
-    data = load_training_set(pool, per_agent=config.per_agent, seed=config.seed)
+    data = load_training_set(pool, per_agent=config.per_agent, source=config.source, seed=config.seed)
     added: dict[str, dict[str, float]] = {}
     for name in config.new_agents:
         t0 = time.perf_counter()

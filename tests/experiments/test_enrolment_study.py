@@ -31,7 +31,7 @@ def base_tokens(pool, tmp_path_factory):
 
 def test_enrolment_keeps_old_tokens_and_reports_before_and_after(pool, base_tokens):
     sub = pool.subset([*OLD, NEW])
-    res = run(sub, EnrolmentConfig(new_agents=[NEW], tokens=base_tokens, per_agent=6, max_eval_tasks=12),
+    res = run(sub, EnrolmentConfig(new_agents=[NEW], tokens=base_tokens, source="all", per_agent=6, max_eval_tasks=12),
               router_options=OPTS, target_texts=TARGETS)
     assert res.existing_unchanged  # only the new row trained
     assert res.agents_before == 3 and set(res.added) == {NEW} and res.added[NEW]["demonstrations"] == 6
