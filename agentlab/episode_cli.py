@@ -20,6 +20,25 @@ def _load_tasks(path: Path):
     return load_tasks(path) if path.is_dir() else [load_task(path)]
 
 
+def parse_runner_options(items: list[str]) -> dict[str, object]:
+    """``["replan=false", "experts=[visual]"]`` -> ``{"replan": False, "experts": ["visual"]}`` (values
+    read as YAML); a malformed item is one :class:`ConfigError` line naming it."""
+    import yaml
+
+    from agentlab.errors import ConfigError
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--runner-option must be KEY=VALUE, not {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--runner-option {item!r}: the value is not valid YAML ({' '.join(str(exc).split())[:120]})") from None
+    return out
+
+
 def exec_tasks(
     tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
@@ -37,6 +56,7 @@ def exec_tasks(
     agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
     display: str | None = typer.Option(None, "--display", help="X display for desktop tasks (default: a private Xvfb per task)."),
     device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' (the built-in protocol-level fake device) or an adb serial."),
+    runner_option: list[str] = typer.Option([], "--runner-option", "-O", help="KEY=VALUE laid over every document's runner_options (repeat; VALUE is YAML), e.g. -O replan=false -O 'experts=[visual, textual]'."),
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
     from agentlab.envs.task_env import TaskEnvOptions
@@ -52,6 +72,7 @@ def exec_tasks(
         from agentlab.envs.phone_task import parse_device
 
         parse_device(device)
+    overrides = parse_runner_options(runner_option)
     items = _load_tasks(tasks)
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
@@ -59,7 +80,7 @@ def exec_tasks(
     route = None if agent is not None or router == "gt" else router_route(router, pool, tokens)
     llm = load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, max_new_tokens=max_new_tokens,
-                          envs=TaskEnvOptions(display=display, device=device))
+                          runner_options=overrides, envs=TaskEnvOptions(display=display, device=device))
     summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
                         resume=resume, limit=limit, retry_errors=retry_errors)
     for domain, (acc, n) in summary.by_domain().items():

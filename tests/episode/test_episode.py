@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlab.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
-from agentlab.errors import BackendError, DataError
+from agentlab.errors import BackendError, ConfigError, DataError
 from agentlab.eval.exec_tasks import load_task, tasks_dir
 from agentlab.fileio import append_jsonl, read_jsonl
 from agentlab.llm.base import LLMBackend
@@ -145,6 +145,28 @@ def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, t
     again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--resume"])
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
     assert len(chat_server.requests) == 2
+
+
+def test_exec_runner_options_reach_the_runner_and_bad_ones_are_one_line(tmp_path, chat_server, task_file) -> None:
+    from agentlab.episode_cli import parse_runner_options
+
+    assert parse_runner_options(["replan=false", "experts=[visual, textual]", "note="]) == {
+        "replan": False, "experts": ["visual", "textual"], "note": ""}
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        parse_runner_options(["replan"])
+    url = chat_server(lambda body, k: solve("csv-sales-summary"))
+    cfg = tmp_path / "llm.yaml"
+    cfg.write_text(f"llm:\n  kind: openai\n  base_url: {url}\n  model: m\n")
+    res = _cli(["exec", "--tasks", str(task_file), "--out", str(tmp_path / "run"), "--llm-config", str(cfg),
+                "-O", "max_attempts=2"])
+    assert res.exit_code == 0, res.output
+    (row,) = read_jsonl(tmp_path / "run" / "results.jsonl")
+    assert row["runner_options"] == {"max_attempts": 2} and row["success"]
+    bad = _cli(["exec", "--tasks", str(task_file), "--out", str(tmp_path / "run2"), "--llm-config", str(cfg),
+                "-O", "no_such_option=1"])
+    assert bad.exit_code == 0, bad.output  # the run completes; the row says what was wrong
+    (row,) = read_jsonl(tmp_path / "run2" / "results.jsonl")
+    assert row["status"] == "error" and "runner_options.no_such_option" in row["error"]
 
 
 def test_task_files_may_name_their_gold_agent(tmp_path, pool, scripted, task_file) -> None:
