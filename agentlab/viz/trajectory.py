@@ -302,11 +302,11 @@ class TrajectoryInspector:
         self.episodes: dict[str, Path] = {}
         for f in map(Path, items):
             if (f / "traj.jsonl").exists():
-                self.episodes[f"{f.parent.name}/{f.name}"] = f
+                self._add(f, 2)
             elif f.is_dir():
                 for e in list_episodes(f):
                     if e.steps:
-                        self.episodes[f"{f.name}/{e.episode}"] = e.path
+                        self._add(e.path, 2)
             else:
                 raise DataError("not an episode or run folder", where=f)
         if not self.episodes:
@@ -317,6 +317,16 @@ class TrajectoryInspector:
         self._widget: Any = None
         self.current = next(iter(self.episodes))
         self.step_index = 0
+
+    def _add(self, path: Path, depth: int) -> None:
+        """Key an episode by its last ``depth`` path parts, more when that key is taken (two agents'
+        episodes of the same task: ``AgentS2/episodes/pc-x`` and ``PCAgent/episodes/pc-x``)."""
+        parts = path.resolve().parts
+        for n in range(depth, len(parts) + 1):
+            key = "/".join(parts[-n:])
+            if key not in self.episodes or self.episodes[key] == path:
+                self.episodes[key] = path
+                return
 
     def trajectory(self, key: str | None = None) -> Trajectory:
         key = key or self.current

@@ -169,3 +169,17 @@ def test_inspector_shows_each_roles_message_plan_verdict_and_expert(tmp_path) ->
     assert "expert: structural; score: 1.0" in rows[2][1] and "verdict: as intended" in rows[3][1]
     html_text = TrajectoryInspector(tmp_path).step_details_html()
     assert "verdict: as intended" in html_text and "expert: structural" in html_text and ">manager<" in html_text
+
+
+def test_inspector_keeps_two_agents_episodes_of_the_same_task_apart(tmp_path) -> None:
+    from agentlab.envs.base import Observation
+    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.viz.trajectory import TrajectoryInspector
+
+    for agent in ("AgentS2", "PCAgent"):
+        rec = TrajectoryRecorder(tmp_path / agent / "episodes" / "pc-x", task="t", env="DesktopEnv", agent=agent)
+        rec.record(Observation(screenshot=None, elements=[]), None, thought=agent)
+        rec.finish("done")
+    insp = TrajectoryInspector([tmp_path / "AgentS2" / "episodes", tmp_path / "PCAgent" / "episodes"])
+    assert len(insp.episodes) == 2
+    assert {insp.trajectory(k).steps[0].thought for k in insp.episodes} == {"AgentS2", "PCAgent"}
