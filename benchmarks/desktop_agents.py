@@ -93,7 +93,7 @@ def enrolment(args: argparse.Namespace) -> tuple[list[str], dict[str, float | in
     from agentlab.experiments.execution_acc import frame_markdown
 
     body = [
-        f"Checkpoint before enrolment: `{args.base_tokens}` ({res.agents_before} tokens); new agents "
+        f"Checkpoint before enrolment: `{args.base_tokens or 'data/tokens/base30'}` ({res.agents_before} tokens); new agents "
         f"{', '.join(res.new_agents)} added one token at a time (only the new row trains). Single-application "
         f"benchmark tasks: {res.before.overall.total} (judged by domain, as in Table 4); target tasks: the "
         f"{res.target_tasks} multi-application `pc-*` tasks (judged as routed to a new agent). {took:.0f} s.",
@@ -122,8 +122,8 @@ def main() -> None:
     p.add_argument("--max-steps", type=int, default=4)
     p.add_argument("--max-new-tokens", type=int, default=160)
     p.add_argument("--retry-errors", action="store_true")
-    p.add_argument("--base-tokens", type=Path, default=Path("data/tokens/base30"),
-                   help="AgentToken checkpoint trained without AgentS2 and PCAgent")
+    p.add_argument("--base-tokens", type=Path, default=None,
+                   help="AgentToken checkpoint trained without AgentS2 and PCAgent (default data/tokens/base30)")
     p.add_argument("--out", type=Path, default=Path("runs/bench_desktop_agents"))
     p.add_argument("--results", type=Path, default=RESULTS / "desktop_agents.md", help="the table part's results file")
     p.add_argument("--enrolment-results", type=Path, default=RESULTS / "desktop_enrolment.md")

@@ -45,7 +45,8 @@ class EnrolmentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     new_agents: list[str] = Field(default_factory=lambda: ["AgentS2", "PCAgent"])
-    #: the checkpoint trained without the new agents (default data/tokens, or its ``base/`` copy)
+    #: the checkpoint trained without the new agents (default ``data/tokens/base30``: the shipped
+    #: 30-token checkpoint from before AgentS2 and PCAgent joined)
     tokens: Path | None = None
     #: which demonstrations the new tokens train on, as ``agentlab train --source`` (the shipped
     #: checkpoint was trained on the documents' seed demonstrations); the existing agents' count
@@ -115,7 +116,7 @@ def run(pool: AgentPool, config: EnrolmentConfig, *, router_options: dict[str, A
     for name in config.new_agents:
         pool.get(name)  # an unknown name fails before anything loads
     base_pool = pool.subset([n for n in pool.names if n not in config.new_agents])
-    tokens = config.tokens or data_dir() / "tokens"
+    tokens = config.tokens or data_dir() / "tokens" / "base30"
     opts = {"progress": False, **(router_options or {})}
     before_router = AgentTokenRouter.load(tokens, base_pool, **opts)
     # (a checkpoint that already holds a new agent fails in load: it is not in base_pool)

@@ -67,6 +67,17 @@ def test_trajectories_notebook_recorded_and_replayed_real_episodes(tiny_run):
     assert all(r["error"] is None for r in rows.values())  # both envs (workspace, fake phone) were built
     assert "execution_acc=" in text and set(rows) <= {e.episode for e in list_episodes(tiny_run / "05_exec" / "episodes")}
     assert list((tiny_run / "05_exec" / "episodes" / "clock-vibrate-off").glob("*.png"))  # the phone agent's screenshots
+    # PC-Agent carried a desktop task out (tiny: one step) and its role messages were printed
+    (arch_row,) = read_jsonl(tiny_run / "05_arch" / "variants" / "pc_agent" / "results.jsonl")
+    assert arch_row["agents"] == ["PCAgent"] and arch_row["error"] is None and arch_row["subtasks"] >= 1
+    assert "manager:" in text and ("decision:" in text or "no role messages recorded" not in text)
+
+
+def test_token_training_notebook_enrolled_the_new_agents_without_touching_the_old_tokens(tiny_run):
+    nb = nbformat.read(tiny_run / "03_token_training.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for o in _outputs(nb))
+    assert "old token rows bit-identical after enrolment: True" in text
+    assert "'AgentS2': {'train_acc'" in text and "pc-attendees-to-roster" in text
 
 
 @pytest.mark.skipif(__import__("agentlab.viz.chromium", fromlist=["x"]).find_chromium() is None,
