@@ -50,7 +50,8 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         variants = [v for v in variants if v.name in wanted]
     n = args.tasks if args.tasks is not None else (2 if args.quick else 4)
     config = da.DesktopArchConfig(variants=variants, tasks=n, prefixes=[p for p in args.prefixes.split(",") if p],
-                                  max_steps=args.max_steps, max_new_tokens=args.max_new_tokens)
+                                  max_steps=args.max_steps, max_new_tokens=args.max_new_tokens,
+                                  common_options={"max_retries": args.max_retries} if args.max_retries is not None else {})
     llm = load_backend(LLMConfig.from_yaml(args.llm_config) if args.llm_config else LLMConfig.from_env())
     pool = AgentPool.from_dir(None)
     tasks = load_tasks()
@@ -64,7 +65,7 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
     body = [
         f"Model: **{llm.model_id}** (a real model, no scripted replies). {len(chosen)} desktop task(s): "
         f"{', '.join(t.id for t in chosen)}; max {config.max_steps} steps, replies capped at {config.max_new_tokens} "
-        f"new tokens, seed {config.seed}. Every task opened in LibreOffice under a private Xvfb. {took:.0f} s in this "
+        f"new tokens, seed {config.seed}, options for every variant {config.common_options or 'none'}. Every task opened in LibreOffice under a private Xvfb. {took:.0f} s in this "
         "invocation (the run folder is resumable). " + machine,
         "",
         "### Desktop architectures: ExecutionAcc, subtask success and cost per task",
@@ -122,6 +123,7 @@ def main() -> None:
     p.add_argument("--max-steps", type=int, default=4)
     p.add_argument("--max-new-tokens", type=int, default=160)
     p.add_argument("--retry-errors", action="store_true")
+    p.add_argument("--max-retries", type=int, default=None, help="every runner's max_retries (unusable replies re-asked per step)")
     p.add_argument("--base-tokens", type=Path, default=None,
                    help="AgentToken checkpoint trained without AgentS2 and PCAgent (default data/tokens/base30)")
     p.add_argument("--out", type=Path, default=Path("runs/bench_desktop_agents"))

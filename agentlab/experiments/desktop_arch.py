@@ -92,6 +92,9 @@ class DesktopArchConfig(BaseModel):
     seed: int = 0
     #: AgentToken checkpoint of the ``store`` variant (default data/tokens)
     tokens: Path | None = None
+    #: runner options every variant gets under its own (e.g. ``{"max_retries": 1}`` to bound a
+    #: small model's re-asks; every runner here takes ``max_retries``)
+    common_options: dict[str, Any] = Field(default_factory=dict)
 
 
 def gui_agent(task: ExecTask, pool: AgentPool) -> str:
@@ -196,11 +199,11 @@ def run(
             pairs.setdefault(agent, []).append(task)
         options = ExecOptions(router="forced", max_steps=config.max_steps, time_limit_s=config.time_limit_s,
                               seed=config.seed, max_new_tokens=config.max_new_tokens,
-                              runner_options=dict(variant.runner_options))
+                              runner_options={**config.common_options, **variant.runner_options})
         sub = out_dir / "variants" / _slug(variant.name)
         # episodes are shared by variants that run the same agent with the same options (the store
         # routing a task to AgentS2 reuses the "Agent S2" variant's episode): greedy decoding, one seed
-        key = options_key(variant.runner_options)
+        key = options_key(options.runner_options)
         log.info("desktop architectures: %s on %d task(s)", variant.name, len(chosen))
         done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "runs" / key, options=options,
                          progress=progress, retry_errors=retry_errors)

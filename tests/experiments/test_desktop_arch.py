@@ -99,6 +99,10 @@ def test_variants_with_the_same_agent_and_options_share_episodes(monkeypatch, tm
                                                    Variant(name="c", agent="AgentS2", runner_options={"replan": False})])
     desktop_arch.run(desktop_tasks, pool, llm=None, config=config, out_dir=tmp_path, progress=False)
     assert seen == ["default", "default", "replan_false"]  # a and b resume the same run folder
+    seen.clear()
+    config = config.model_copy(update={"common_options": {"max_retries": 1}})
+    desktop_arch.run(desktop_tasks, pool, llm=None, config=config, out_dir=tmp_path, progress=False)
+    assert seen == ["max_retries_1", "max_retries_1", "max_retries_1_replan_false"]  # common options reach every variant
 
 
 def test_a_router_that_names_no_agent_is_a_failed_row_not_a_crash(monkeypatch, tmp_path, pool, desktop_tasks):
