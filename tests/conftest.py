@@ -95,3 +95,55 @@ def chat_server():
     for srv in servers:
         srv.shutdown()
         srv.server_close()
+
+
+# -- a real desktop: one Xvfb + session bus per module, the GTK demo app per test ---------------
+# (shared by tests/envs/desktop, tests/agents/s2 and tests/agents/pcagent)
+@pytest.fixture(scope="module")
+def xdisplay():  # type: ignore[no-untyped-def]
+    from agentlab.envs.xdisplay import VirtualDisplay, xvfb_available
+
+    reason = xvfb_available()
+    if reason:
+        pytest.skip(f"no X server for desktop tests: {reason}")
+    with VirtualDisplay(width=1280, height=800) as disp:
+        yield disp
+
+
+@pytest.fixture
+def needs_a11y() -> None:
+    from agentlab.envs.a11y import pyatspi_available
+
+    reason = pyatspi_available()
+    if reason:
+        pytest.skip(f"no accessibility tree: {reason}")
+
+
+class DemoApp:
+    """The shipped GTK demo app and its state file (the ground truth of what the clicks did)."""
+
+    def __init__(self, disp, state) -> None:  # type: ignore[no-untyped-def]
+        self.state_path = state
+        self.proc = disp.launch_demo_app(state)
+
+    def state(self) -> dict:
+        import json
+
+        return json.loads(self.state_path.read_text())
+
+    def wait_for(self, key: str, value: object, timeout_s: float = 5.0) -> dict:
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        st = self.state()
+        while st.get(key) != value and time.monotonic() < deadline:
+            time.sleep(0.05)
+            st = self.state()
+        return st
+
+
+@pytest.fixture
+def demo_app(xdisplay, tmp_path):  # type: ignore[no-untyped-def]
+    app = DemoApp(xdisplay, tmp_path / "demo_state.json")
+    yield app
+    xdisplay.stop_app(app.proc)

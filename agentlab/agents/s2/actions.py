@@ -15,13 +15,13 @@ quoting the text.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agentlab.agents.s2.config import Expert
+from agentlab.envs.actions.parse import call_arguments
 from agentlab.errors import ActionParseError
 
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -310,50 +310,13 @@ def _bind(name: str, params: tuple[str, ...], args: list[Any], kwargs: dict[str,
     return vals
 
 
-def _balanced_end(text: str, open_idx: int) -> int | None:
-    depth, quote, i = 0, "", open_idx
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return None
-
-
 def _clip(text: str, n: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _call(body: str, m: re.Match[str], cls: type[SemanticAction]) -> SemanticAction:
-    end = _balanced_end(body, m.end() - 1)
-    if end is None:
-        raise ActionParseError(f"unbalanced parentheses in {_clip(body[m.start():])!r}")
-    snippet = body[m.start():end]
-    try:
-        call = ast.parse("f" + snippet[len(m.group(1)):].lstrip(), mode="eval").body
-    except SyntaxError as exc:
-        raise ActionParseError(f"cannot parse {_clip(snippet)!r}: {exc.msg}") from None
-    if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args) \
-            or any(k.arg is None for k in call.keywords):
-        raise ActionParseError(f"cannot parse {_clip(snippet)!r}: write one plain call")
-    try:
-        args = [ast.literal_eval(a) for a in call.args]
-        kwargs = {str(k.arg): ast.literal_eval(k.value) for k in call.keywords}
-    except (ValueError, SyntaxError, TypeError):
-        raise ActionParseError(f"the arguments of {_clip(snippet)!r} must be quoted strings, numbers or a dict") from None
+    snippet, args, kwargs = call_arguments(body, m)
     try:
         return cls.build(args, kwargs)
     except ActionParseError as exc:

@@ -59,7 +59,10 @@ def _literal(node: ast.AST, snippet: str) -> Any:
         ) from None
 
 
-def _parse_call(body: str, m: re.Match[str], cls: type[Action]) -> Action:
+def call_arguments(body: str, m: re.Match[str]) -> tuple[str, list[Any], dict[str, Any]]:
+    """The call whose name ``m`` matched in ``body`` (up to its balanced ``)``): its text and its
+    literal arguments. Shared by every reply parser that reads ``name(args)`` calls out of prose
+    (the action spaces here, Agent S2's semantic actions)."""
     end = _balanced_end(body, m.end() - 1)
     if end is None:
         raise ActionParseError(f"unbalanced parentheses in action {_clip(body[m.start():])!r}")
@@ -75,6 +78,11 @@ def _parse_call(body: str, m: re.Match[str], cls: type[Action]) -> Action:
         raise ActionParseError(f"cannot parse action {_clip(snippet)!r}: */** arguments are not allowed")
     args = [_literal(a, snippet) for a in call.args]
     kwargs = {str(k.arg): _literal(k.value, snippet) for k in call.keywords}
+    return snippet, args, kwargs
+
+
+def _parse_call(body: str, m: re.Match[str], cls: type[Action]) -> Action:
+    snippet, args, kwargs = call_arguments(body, m)
     try:
         return cls.from_args(args, kwargs)
     except ActionParseError as exc:

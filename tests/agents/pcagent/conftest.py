@@ -4,17 +4,12 @@ own folder: one Xvfb + session bus per module, the app per test)."""
 
 from __future__ import annotations
 
-import json
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from agentlab.envs.a11y import pyatspi_available
-from agentlab.envs.xdisplay import VirtualDisplay, xvfb_available
 
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.pool import parse_document
@@ -89,48 +84,6 @@ def pc_doc() -> AgentDocument:
 @pytest.fixture
 def role_scripted() -> type[RoleScripted]:
     return RoleScripted
-
-
-@pytest.fixture(scope="module")
-def xdisplay():
-    reason = xvfb_available()
-    if reason:
-        pytest.skip(f"no X server for desktop tests: {reason}")
-    with VirtualDisplay(width=1280, height=800) as disp:
-        yield disp
-
-
-@pytest.fixture
-def needs_a11y() -> None:
-    reason = pyatspi_available()
-    if reason:
-        pytest.skip(f"no accessibility tree: {reason}")
-
-
-class DemoApp:
-    """The shipped GTK demo, with its state file."""
-
-    def __init__(self, disp: VirtualDisplay, state: Path) -> None:
-        self.state_path = state
-        self.proc = disp.launch_demo_app(state)
-
-    def state(self) -> dict[str, Any]:
-        return json.loads(self.state_path.read_text())
-
-    def wait_for(self, key: str, value: Any, timeout_s: float = 5.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout_s
-        st = self.state()
-        while st.get(key) != value and time.monotonic() < deadline:
-            time.sleep(0.05)
-            st = self.state()
-        return st
-
-
-@pytest.fixture
-def demo_app(xdisplay, tmp_path):  # type: ignore[no-untyped-def]
-    app = DemoApp(xdisplay, tmp_path / "demo_state.json")
-    yield app
-    xdisplay.stop_app(app.proc)
 
 
 @pytest.fixture

@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import SimpleNamespace
 
-import json
-import time
-from pathlib import Path
 
 import pytest
 
-from agentlab.envs.a11y import pyatspi_available
-from agentlab.envs.xdisplay import VirtualDisplay, xvfb_available
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams
 from agentlab.pool.document import AgentDocument, Demonstration
 
@@ -80,46 +75,3 @@ def act(action: str, thought: str = "next step") -> str:
 def s2() -> SimpleNamespace:
     """The helpers: ``Backend`` (the test double), ``doc(options)``, ``plan(*subgoals)``, ``act(call)``."""
     return SimpleNamespace(Backend=S2Scripted, doc=make_document, plan=plan, act=act)
-
-
-# -- a real desktop (as tests/envs/desktop/conftest.py builds it) ------------------------------
-@pytest.fixture(scope="module")
-def xdisplay():  # type: ignore[no-untyped-def]
-    reason = xvfb_available()
-    if reason:
-        pytest.skip(f"no X server for desktop tests: {reason}")
-    with VirtualDisplay(width=1280, height=800) as disp:
-        yield disp
-
-
-@pytest.fixture
-def needs_a11y() -> None:
-    reason = pyatspi_available()
-    if reason:
-        pytest.skip(f"no accessibility tree: {reason}")
-
-
-class DemoApp:
-    """The shipped GTK demo app and its state file (the ground truth of what the clicks did)."""
-
-    def __init__(self, disp: VirtualDisplay, state: Path) -> None:
-        self.state_path = state
-        self.proc = disp.launch_demo_app(state)
-
-    def state(self) -> dict:
-        return json.loads(self.state_path.read_text())
-
-    def wait_for(self, key: str, value: object, timeout_s: float = 5.0) -> dict:
-        deadline = time.monotonic() + timeout_s
-        st = self.state()
-        while st.get(key) != value and time.monotonic() < deadline:
-            time.sleep(0.05)
-            st = self.state()
-        return st
-
-
-@pytest.fixture
-def demo_app(xdisplay, tmp_path):  # type: ignore[no-untyped-def]
-    app = DemoApp(xdisplay, tmp_path / "demo_state.json")
-    yield app
-    xdisplay.stop_app(app.proc)
