@@ -19,14 +19,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.agents.docs_store import DocStore
-from agentlab.dialogue.ask import AskResult, Attempt, Check, ask_until_parsed
+from agentlab.dialogue.ask import AskResult, Attempt, Check, RetrySampling, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.desktop import Type
 from agentlab.envs.actions.phone import PHONE, Text
 from agentlab.envs.base import Element, Env, Observation
 from agentlab.errors import AgentlabError, DeviceDisconnectedError
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import ChatMessage, LLMBackend
 from agentlab.trajectory import StepRecord, TrajectoryRecorder
 
 log = logging.getLogger(__name__)
@@ -121,20 +121,12 @@ class AppAgentCore:
         self.llm = llm
         self.config = config
         self.docs = DocStore(config.app, config.docs_dir)
-        self.llm_calls = 0
+        #: greedy first, retries sample; counts the calls
+        self.sampling = RetrySampling(config.max_new_tokens, config.temperature, config.retry_temperature, config.seed)
 
-    # ------------------------------------------------------------------ asking
-    def sampling(self, attempt: int) -> SamplingParams:
-        """Parameters of the next LLM call (counted here): greedy first, retries sample."""
-        cfg = self.config
-        params = SamplingParams(
-            max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature if attempt == 0 else cfg.retry_temperature,
-            top_p=1.0 if attempt == 0 else 0.95,
-            seed=cfg.seed + self.llm_calls,
-        )
-        self.llm_calls += 1
-        return params
+    @property
+    def llm_calls(self) -> int:
+        return self.sampling.calls
 
     def messages(self, prompt: str, platform: str, **fields: str) -> list[ChatMessage]:
         """The system prompt and one rendered template as the user turn."""

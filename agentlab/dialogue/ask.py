@@ -82,6 +82,33 @@ class AskResult(Generic[T]):
         return [a.problems for a in self.attempts]
 
 
+@dataclass
+class RetrySampling:
+    """The sampling schedule every agent's questions share, and the running count of model calls.
+
+    The first attempt of a question uses ``temperature`` (0 = greedy); a retry samples at
+    ``retry_temperature`` with top-p 0.95, so a retry can differ from the reply it replaces;
+    each call gets ``seed + calls`` so a run is reproducible. Pass it as ``params`` to
+    :func:`ask_until_parsed`; :attr:`calls` is the episode's ``llm_calls``.
+    """
+
+    max_new_tokens: int
+    temperature: float = 0.0
+    retry_temperature: float = 0.7
+    seed: int = 0
+    calls: int = 0
+
+    def __call__(self, attempt: int) -> SamplingParams:
+        params = SamplingParams(
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature if attempt == 0 else self.retry_temperature,
+            top_p=1.0 if attempt == 0 else 0.95,
+            seed=self.seed + self.calls,
+        )
+        self.calls += 1
+        return params
+
+
 def _as_problems(found: str | Sequence[str] | None) -> list[str]:
     if found is None:
         return []

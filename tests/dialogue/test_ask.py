@@ -129,3 +129,13 @@ def test_a_check_may_raise_the_reply_error() -> None:
     res = ask_until_parsed(Scripted(["2", "4"]), lambda fb: [ChatMessage("user", "n?" + fb)], parse_int,
                            checks=[refuse], max_attempts=2, params=GREEDY)
     assert res.value == 4 and res.attempts[0].problems == ["element 2 does not exist"] and res.attempts[0].value == 2
+
+
+def test_retry_sampling_is_greedy_first_then_samples_and_counts_calls() -> None:
+    from agentlab.dialogue.ask import RetrySampling
+
+    s = RetrySampling(max_new_tokens=32, temperature=0.0, retry_temperature=0.7, seed=5)
+    first, retry = s(0), s(1)
+    assert (first.temperature, first.top_p, first.seed, first.max_new_tokens) == (0.0, 1.0, 5, 32)
+    assert (retry.temperature, retry.top_p, retry.seed) == (0.7, 0.95, 6)  # a retry can differ from what it replaces
+    assert s.calls == 2

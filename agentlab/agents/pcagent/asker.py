@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from agentlab.agents.pcagent.config import PCAgentConfig
-from agentlab.dialogue.ask import AskResult, Attempt, Check, ask_until_parsed
+from agentlab.dialogue.ask import AskResult, Attempt, Check, RetrySampling, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import ChatMessage, LLMBackend
 
 T = TypeVar("T")
 
@@ -41,22 +41,15 @@ class RoleAsker:
     def __init__(self, llm: LLMBackend, config: PCAgentConfig) -> None:
         self.llm = llm
         self.config = config
-        self.calls = 0
+        self._sampling = RetrySampling(config.max_new_tokens, config.temperature, config.retry_temperature, config.seed)
 
     @property
     def sees_images(self) -> bool:
         return bool(getattr(self.llm.capabilities, "images", False))
 
-    def _sampling(self, attempt: int) -> SamplingParams:
-        cfg = self.config
-        params = SamplingParams(
-            max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature if attempt == 0 else cfg.retry_temperature,
-            top_p=1.0 if attempt == 0 else 0.95,
-            seed=cfg.seed + self.calls,
-        )
-        self.calls += 1
-        return params
+    @property
+    def calls(self) -> int:
+        return self._sampling.calls
 
     def ask(
         self,

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from agentlab.agents.s2.config import S2Config
-from agentlab.dialogue.ask import AskResult, Attempt, Check, ask_until_parsed
+from agentlab.dialogue.ask import AskResult, Attempt, Check, RetrySampling, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import ChatMessage, LLMBackend
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -35,7 +35,7 @@ class Asker:
     def __init__(self, llm: LLMBackend, config: S2Config) -> None:
         self.llm = llm
         self.config = config
-        self.llm_calls = 0
+        self._sampling = RetrySampling(config.max_new_tokens, config.temperature, config.retry_temperature, config.seed)
 
     @property
     def sees_images(self) -> bool:
@@ -46,13 +46,9 @@ class Asker:
         """The backend's running token counts (0 when it does not report usage)."""
         return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
 
-    def _sampling(self, attempt: int) -> SamplingParams:
-        cfg = self.config
-        params = SamplingParams(max_new_tokens=cfg.max_new_tokens,
-                                temperature=cfg.temperature if attempt == 0 else cfg.retry_temperature,
-                                top_p=1.0 if attempt == 0 else 0.95, seed=cfg.seed + self.llm_calls)
-        self.llm_calls += 1
-        return params
+    @property
+    def llm_calls(self) -> int:
+        return self._sampling.calls
 
     def ask(self, role: str, prompt: str, fields: Mapping[str, str], parse: Callable[[str], T], *,
             checks: Sequence[Check[T]] = (), image: Image.Image | None = None,
