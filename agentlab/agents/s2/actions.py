@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agentlab.agents.s2.config import Expert
+from agentlab.envs.actions.base import bind_arguments
 from agentlab.envs.actions.parse import call_arguments
 from agentlab.errors import ActionParseError
 
@@ -80,7 +81,7 @@ class ClickSemantic(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        vals = _bind(cls.name, ("description", "clicks"), args, kwargs)
+        vals = bind_arguments(cls.name, ("description", "clicks"), args, kwargs)
         clicks = vals.get("clicks", 1)
         if clicks not in (1, 2):
             raise ActionParseError(f"click(): clicks must be 1 or 2, got {clicks!r}")
@@ -103,7 +104,7 @@ class ClickText(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        return cls(_text(_bind(cls.name, ("phrase",), args, kwargs).get("phrase"), "click_text: phrase"))
+        return cls(_text(bind_arguments(cls.name, ("phrase",), args, kwargs).get("phrase"), "click_text: phrase"))
 
     def to_call(self) -> str:
         return f"click_text({_lit(self.phrase)})"
@@ -123,7 +124,7 @@ class TypeSemantic(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        vals = _bind(cls.name, ("text", "into"), args, kwargs)
+        vals = bind_arguments(cls.name, ("text", "into"), args, kwargs)
         text = vals.get("text")
         if not isinstance(text, str) or not text:
             raise ActionParseError(f"type(): text must be a quoted string, got {text!r}")
@@ -150,7 +151,7 @@ class SelectSpan(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        vals = _bind(cls.name, ("first", "last"), args, kwargs)
+        vals = bind_arguments(cls.name, ("first", "last"), args, kwargs)
         last = vals.get("last", "") or ""
         return cls(_text(vals.get("first"), "select_span: first"), _text(last, "select_span: last") if last else "")
 
@@ -173,7 +174,7 @@ class SetCells(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        vals = _bind(cls.name, ("cells", "sheet", "file"), args, kwargs)
+        vals = bind_arguments(cls.name, ("cells", "sheet", "file"), args, kwargs)
         raw = vals.get("cells")
         if not isinstance(raw, dict) or not raw:
             raise ActionParseError(f'set_cells() needs a dict of cells, e.g. {{"A4": "Total"}}, got {raw!r}')
@@ -226,7 +227,7 @@ class ScrollSemantic(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        vals = _bind(cls.name, ("direction", "amount"), args, kwargs)
+        vals = bind_arguments(cls.name, ("direction", "amount"), args, kwargs)
         d = str(vals.get("direction", "down")).strip().lower()
         amount = vals.get("amount", 3)
         if d not in DIRECTIONS:
@@ -264,7 +265,7 @@ class Fail(SemanticAction):
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
-        reason = _bind(cls.name, ("reason",), args, kwargs).get("reason", "")
+        reason = bind_arguments(cls.name, ("reason",), args, kwargs).get("reason", "")
         return cls(str(reason or "no reason given"))
 
     def to_call(self) -> str:
@@ -295,19 +296,6 @@ def actions_doc(experts: list[Expert] | tuple[Expert, ...]) -> str:
             line = 'type(text: str) - type text at the keyboard focus (click the field first), e.g. type("Ana")'
         lines.append(f"- {line}")
     return "\n".join(lines)
-
-
-def _bind(name: str, params: tuple[str, ...], args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    if len(args) > len(params):
-        raise ActionParseError(f"{name}() takes at most {len(params)} argument(s), got {len(args)}")
-    vals = dict(zip(params, args, strict=False))
-    for k, v in kwargs.items():
-        if k not in params:
-            raise ActionParseError(f"{name}() has no argument {k!r}; arguments: {', '.join(params)}")
-        if k in vals:
-            raise ActionParseError(f"{name}() got {k!r} twice")
-        vals[k] = v
-    return vals
 
 
 def _clip(text: str, n: int = 160) -> str:

@@ -70,6 +70,21 @@ def need_str(v: Any, what: str) -> str:
     return v
 
 
+def bind_arguments(name: str, params: list[str] | tuple[str, ...], args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Positional and keyword arguments of a call ``name(...)`` matched to ``params`` (like
+    Python would), each mistake one :class:`ActionParseError` naming the call."""
+    if len(args) > len(params):
+        raise ActionParseError(f"{name}() takes at most {len(params)} argument(s), got {len(args)}")
+    values = dict(zip(params, args, strict=False))
+    for k, v in kwargs.items():
+        if k not in params:
+            raise ActionParseError(f"{name}() has no argument {k!r}; arguments: {list(params)}")
+        if k in values:
+            raise ActionParseError(f"{name}() got {k!r} twice")
+        values[k] = v
+    return values
+
+
 @dataclass(frozen=True)
 class Action:
     """Base class: serialisable (``to_dict``/``from_dict``), printable (``to_call``)."""
@@ -137,16 +152,7 @@ class Action:
     @classmethod
     def from_args(cls, args: list[Any], kwargs: dict[str, Any]) -> Action:
         """Build from positional/keyword literals; subclasses override for flexible forms."""
-        names = [f.name for f in fields(cls)]
-        if len(args) > len(names):
-            raise ActionParseError(f"{cls.call_name}() takes at most {len(names)} argument(s), got {len(args)}")
-        values = dict(zip(names, args, strict=False))
-        for k, v in kwargs.items():
-            if k not in names:
-                raise ActionParseError(f"{cls.call_name}() has no argument {k!r}; arguments: {names}")
-            if k in values:
-                raise ActionParseError(f"{cls.call_name}() got {k!r} twice")
-            values[k] = v
+        values = bind_arguments(cls.call_name, [f.name for f in fields(cls)], args, kwargs)
         try:
             return cls(**values)
         except TypeError as exc:
