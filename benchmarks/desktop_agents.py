@@ -48,9 +48,14 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         if unknown:
             raise SystemExit(f"unknown variant(s) {unknown}; known: {[v.name for v in variants]}")
         variants = [v for v in variants if v.name in wanted]
+    if args.max_subtasks is not None:  # the hierarchical runners' plan budget (S2: subgoals, PC-Agent: subtasks)
+        budget = {"AgentS2": "max_subgoals", "PCAgent": "max_subtasks"}
+        variants = [v.model_copy(update={"runner_options": {budget[v.agent]: args.max_subtasks, **v.runner_options}})
+                    if v.agent in budget else v for v in variants]
     n = args.tasks if args.tasks is not None else (2 if args.quick else 4)
     config = da.DesktopArchConfig(variants=variants, tasks=n, prefixes=[p for p in args.prefixes.split(",") if p],
                                   max_steps=args.max_steps, max_new_tokens=args.max_new_tokens,
+                                  time_limit_s=args.time_limit,
                                   common_options={"max_retries": args.max_retries} if args.max_retries is not None else {})
     llm = load_backend(LLMConfig.from_yaml(args.llm_config) if args.llm_config else LLMConfig.from_env())
     pool = AgentPool.from_dir(None)
@@ -65,7 +70,8 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
     body = [
         f"Model: **{llm.model_id}** (a real model, no scripted replies). {len(chosen)} desktop task(s): "
         f"{', '.join(t.id for t in chosen)}; max {config.max_steps} steps, replies capped at {config.max_new_tokens} "
-        f"new tokens, seed {config.seed}, options for every variant {config.common_options or 'none'}. Every task opened in LibreOffice under a private Xvfb. {took:.0f} s in this "
+        f"new tokens, seed {config.seed}, options for every variant {config.common_options or 'none'}, plan budget "
+        f"{args.max_subtasks or 'the runners own (8)'} subgoals/subtasks, time limit {config.time_limit_s:.0f} s per task. Every task opened in LibreOffice under a private Xvfb. {took:.0f} s in this "
         "invocation (the run folder is resumable). " + machine,
         "",
         "### Desktop architectures: ExecutionAcc, subtask success and cost per task",
@@ -124,6 +130,8 @@ def main() -> None:
     p.add_argument("--max-new-tokens", type=int, default=160)
     p.add_argument("--retry-errors", action="store_true")
     p.add_argument("--max-retries", type=int, default=None, help="every runner's max_retries (unusable replies re-asked per step)")
+    p.add_argument("--max-subtasks", type=int, default=None, help="Agent S2's max_subgoals and PC-Agent's max_subtasks")
+    p.add_argument("--time-limit", type=float, default=600.0, help="wall-clock seconds per task (checked before each action)")
     p.add_argument("--base-tokens", type=Path, default=None,
                    help="AgentToken checkpoint trained without AgentS2 and PCAgent (default data/tokens/base30)")
     p.add_argument("--out", type=Path, default=Path("runs/bench_desktop_agents"))
