@@ -1,8 +1,13 @@
-"""Public benchmark task lists (OSWorld, AppAgent) mapped onto the pool's domain vocabulary.
+"""Routing task lists: the public benchmarks (OSWorld, AppAgent) and the project's own set.
 
-The lists live outside the repository (``../shared/benchmarks`` by default, or
+The public lists live outside the repository (``../shared/benchmarks`` by default, or
 ``AGENTLAB_BENCHMARKS``) and are used for evaluation and leakage filtering only, never as
-training data or few-shot examples.
+training data or few-shot examples. Their labels are mapped onto the pool's domain vocabulary.
+
+The project's own set (``data/benchmarks/routing_set_v2.jsonl``) was written for this
+workbench so that a routing gain can be checked on a second, independent list. Besides the
+domain it names the gold *agents* (SheetAgent or CalcAgent, not just "calc") and the gold
+interface, so routing can be scored at the agent level (:func:`agentlab.eval.metrics.agent_accuracy`).
 """
 
 from __future__ import annotations
@@ -15,12 +20,19 @@ from pathlib import Path
 from agentlab.errors import DataError
 from agentlab.fileio import read_jsonl
 from agentlab.paths import benchmarks_dir, data_dir
+from agentlab.pool.document import ALL_DOMAINS, FIELD_CHOICES
+
+PROJECT_SET = "routing_set_v2.jsonl"
 
 
 @dataclass(frozen=True)
 class BenchmarkTask:
     """One evaluation task. ``domain`` is set for single-app tasks; ``domains`` always lists
-    the gold agent domains (one for single-app, several for multi-app tasks)."""
+    the gold agent domains (one for single-app, several for multi-app tasks).
+
+    ``gold_agents`` (pool names, any of which is a correct route) and ``interface`` (``CLI`` or
+    ``GUI``, the gold agents' interface) are known only for the project's own set; the public
+    benchmarks label applications, not agents, and leave them empty."""
 
     id: str
     instruction: str
@@ -28,6 +40,8 @@ class BenchmarkTask:
     domain: str | None
     domains: tuple[str, ...] = field(default_factory=tuple)
     raw_domain: str = ""
+    gold_agents: tuple[str, ...] = field(default_factory=tuple)
+    interface: str | None = None
 
     @property
     def multi(self) -> bool:
@@ -39,6 +53,10 @@ class BenchmarkTask:
             rec["domains"] = list(self.domains)
         else:
             rec["domain"] = self.domain
+        if self.gold_agents:
+            rec["gold_agents"] = list(self.gold_agents)
+        if self.interface:
+            rec["interface"] = self.interface
         return rec
 
 
@@ -99,6 +117,46 @@ def load_appagent(root: Path | None = None) -> list[BenchmarkTask]:
         if d is None:
             raise DataError(f"AppAgent app '{rec['domain']}' has no mapping in domain_map.json", where=path)
         out.append(BenchmarkTask(rec["id"], rec["instruction"], "appagent", d, (d,), rec["domain"]))
+    return out
+
+
+def _project_task(rec: dict[str, object], where: str) -> BenchmarkTask:
+    """One line of the project set, checked field by field."""
+    tid, text, dom = rec.get("id"), rec.get("instruction"), rec.get("domain")
+    agents, iface = rec.get("gold_agents"), rec.get("interface")
+    if not isinstance(tid, str) or not tid:
+        problem = "needs an 'id' (a non-empty string)"
+    elif not isinstance(text, str) or not text.strip():
+        problem = "needs an 'instruction' (a non-empty string)"
+    elif dom not in ALL_DOMAINS:
+        problem = f"'domain' {dom!r} is not a pool domain ({', '.join(ALL_DOMAINS)})"
+    elif not isinstance(agents, list) or not agents or not all(isinstance(a, str) and a for a in agents):
+        problem = "'gold_agents' must be a non-empty list of agent names"
+    elif iface not in FIELD_CHOICES["interface"]:
+        problem = f"'interface' must be one of {', '.join(FIELD_CHOICES['interface'])}, not {iface!r}"
+    else:
+        domain = str(dom)
+        return BenchmarkTask(tid, text, "project-v2", domain, (domain,), domain, tuple(agents), str(iface))
+    raise DataError(f"routing task {problem}", where=where)
+
+
+def load_project_set(path: Path | None = None) -> list[BenchmarkTask]:
+    """The project's own routing set: single-app tasks with gold domain, agents and interface.
+
+    Written for this workbench (not taken from the public benchmarks, not used in training);
+    default ``data/benchmarks/routing_set_v2.jsonl``. Ids must be unique.
+    """
+    path = path or data_dir() / "benchmarks" / PROJECT_SET
+    out: list[BenchmarkTask] = []
+    seen: set[str] = set()
+    for i, rec in enumerate(read_jsonl(path, tolerate_torn_tail=False), start=1):
+        task = _project_task(rec, f"{path}:{i}")
+        if task.id in seen:
+            raise DataError(f"routing task id '{task.id}' appears twice; ids must be unique", where=f"{path}:{i}")
+        seen.add(task.id)
+        out.append(task)
+    if not out:
+        raise DataError("the routing task file holds no tasks", where=path)
     return out
 
 
