@@ -5,7 +5,8 @@ File formats (JSON lines):
          screen; other fields ignored)
   pred   ``{"id", "agent", "ranking": [[name, prob], ...], "plan": [{"agent", "subtask"}], "error"?}``
   gold   ``{"id", "domain"}`` for single-agent tasks or ``{"id", "domains": [...]}`` for
-         multi-agent ones (+ optional ``"plan"`` of gold subtasks for SubtaskAcc)
+         multi-agent ones (+ optional ``"plan"`` of gold subtasks for SubtaskAcc; + optional
+         ``"gold_agents": [...]`` and ``"interface"`` (CLI|GUI) for agent-level scoring)
 """
 
 from __future__ import annotations
@@ -235,6 +236,12 @@ def _read_gold(path: Path) -> list[dict]:
             raise DataError("gold line needs 'domain' (a string) or 'domains' (a list of strings)", where=f"{path}:{i}")
         if "plan" in g and not _is_plan(g["plan"]):
             raise DataError("'plan' must be a list of {\"agent\", \"subtask\"} strings", where=f"{path}:{i}")
+        agents = g.get("gold_agents")
+        if "gold_agents" in g and not (
+                isinstance(agents, list) and agents and all(isinstance(a, str) for a in agents)):
+            raise DataError("'gold_agents' must be a non-empty list of agent names", where=f"{path}:{i}")
+        if "interface" in g and g["interface"] not in ("CLI", "GUI"):
+            raise DataError("'interface' must be \"CLI\" or \"GUI\"", where=f"{path}:{i}")
     return golds
 
 
@@ -274,8 +281,9 @@ def eval_routing(
     agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the scores as JSON."),
 ) -> None:
-    """Routing accuracy overall and per domain; AgentMatch, top-K recall (and SubtaskAcc) for multi-agent gold."""
-    from agentlab.eval.metrics import agent_match, routing_accuracy, subtask_accuracy, topk_recall
+    """Routing accuracy overall and per domain; agent-level accuracy and the CLI/GUI confusion where
+    the gold names agents; AgentMatch, top-K recall (and SubtaskAcc) for multi-agent gold."""
+    from agentlab.eval.metrics import agent_accuracy, agent_match, routing_accuracy, subtask_accuracy, topk_recall
     from agentlab.fileio import atomic_write_json
 
     golds = _read_gold(gold)
@@ -293,6 +301,23 @@ def eval_routing(
         rep = routing_accuracy(agents_pred, doms, pool)
         typer.echo(rep.table())
         scores["routing"] = rep.as_dict()
+        with_agents = [(a, d, g) for a, d, g in zip(agents_pred, doms, single) if "gold_agents" in g]
+        if with_agents:
+            try:
+                arep = agent_accuracy(
+                    [a for a, _, _ in with_agents],
+                    [g["gold_agents"] for _, _, g in with_agents],
+                    [d for _, d, _ in with_agents],
+                    pool,
+                    [g.get("interface") for _, _, g in with_agents],
+                )
+            except DataError as exc:
+                raise DataError(f"{exc.message}; give the line an \"interface\" or name a pool agent", where=gold) from None
+            typer.echo(f"agent-level: {arep.agent.overall.total} task(s) with gold agents  "
+                       f"agent accuracy {100 * arep.accuracy:.1f}%  (domain-level on the same tasks "
+                       f"{100 * arep.domain.accuracy:.1f}%)")
+            typer.echo(arep.table())
+            scores["agent_routing"] = arep.as_dict()
     if multi:
         recs = [preds.get(str(g["id"]), {}) for g in multi]
         plans = [[s["agent"] for s in r.get("plan", [])] or ([r["agent"]] if r.get("agent") else []) for r in recs]
