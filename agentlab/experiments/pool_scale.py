@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 class PoolScaleConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    sizes: list[int] = Field(default_factory=lambda: [30, 100, 300, 1000])
+    sizes: list[int] = Field(default_factory=lambda: [32, 100, 300, 1000])
     rows: Literal["random", "perturbed"] = "random"
     #: AgentToken checkpoint (default: the shipped ``data/tokens``)
     tokens: Path | None = None
@@ -120,6 +120,11 @@ def run(
     from agentlab.metaagent.head import AgentHead
     from agentlab.paths import data_dir
 
+    # a size below the real pool cannot be reached by adding distractors: it starts at the pool
+    sizes = sorted({max(n, len(pool)) for n in config.sizes})
+    if sizes != sorted(set(config.sizes)):
+        log.warning("pool sizes %s below the %d real agents were raised to it: %s", config.sizes, len(pool), sizes)
+        config = config.model_copy(update={"sizes": sizes})
     texts, gold = [t.instruction for t in tasks], [t.domain or "" for t in tasks]
     ckpt = config.tokens or (data_dir() / "tokens")
     trained = AgentTokenRouter.load(ckpt, pool, use_cache=False, progress=False)
