@@ -32,7 +32,7 @@ from _common import RESULTS, evenly, pct, stratified, summary_line, write_result
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="sizes 30 and 1000, 12 tasks, ICL on 3 tasks")
-    ap.add_argument("--sizes", default=None, help="pool sizes (default 30,100,300,1000)")
+    ap.add_argument("--sizes", default=None, help="pool sizes (default 32,100,300,1000)")
     ap.add_argument("--tasks", type=int, default=None, help="test tasks, spread over domains (default 72; quick 12)")
     ap.add_argument("--icl-tasks", type=int, default=None, help="ICL test tasks (default 12; quick 3)")
     ap.add_argument("--rows", choices=["random", "perturbed"], default="random")

@@ -92,8 +92,9 @@ class DesktopArchConfig(BaseModel):
     seed: int = 0
     #: AgentToken checkpoint of the ``store`` variant (default data/tokens)
     tokens: Path | None = None
-    #: runner options every variant gets under its own (e.g. ``{"max_retries": 1}`` to bound a
-    #: small model's re-asks; every runner here takes ``max_retries``)
+    #: runner options every fixed-agent variant gets under its own (e.g. ``{"max_retries": 1}`` to
+    #: bound a small model's re-asks; S2, PC-Agent and the GUI runner take it); not the ``store``
+    #: variant, whose routed agents may have other runners
     common_options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -199,7 +200,10 @@ def run(
             pairs.setdefault(agent, []).append(task)
         options = ExecOptions(router="forced", max_steps=config.max_steps, time_limit_s=config.time_limit_s,
                               seed=config.seed, max_new_tokens=config.max_new_tokens,
-                              runner_options={**config.common_options, **variant.runner_options})
+                              # the store routes to any runner (a code agent takes no max_retries): its
+                              # agents run with their documents' own options
+                              runner_options={**({} if variant.agent == STORE else config.common_options),
+                                              **variant.runner_options})
         sub = out_dir / "variants" / _slug(variant.name)
         # episodes are shared by variants that run the same agent with the same options (the store
         # routing a task to AgentS2 reuses the "Agent S2" variant's episode): greedy decoding, one seed
