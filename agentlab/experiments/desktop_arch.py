@@ -213,8 +213,8 @@ def run(
                          progress=progress, retry_errors=retry_errors)
         out: list[dict[str, Any]] = []
         for task in chosen:
-            agent = picked[task.id]
-            if agent is None:
+            chosen_agent = picked[task.id]
+            if chosen_agent is None:
                 status, message = problems[task.id]
                 out.append({"id": task.id, "domain": task.domain, "router": variant.name, "agents": [],
                             "success": False, "score": 0.0, "status": status,
@@ -222,7 +222,7 @@ def run(
                             "agent_error": message if status == "no_agent" else None,
                             **{f: 0 for f in COST_FIELDS}, "trajectory": None})
                 continue
-            row = dict(done[(task.id, agent)], router=variant.name)
+            row = dict(done[(task.id, chosen_agent)], router=variant.name)
             row["trajectory"] = f"../../runs/{key}/{row['trajectory']}"  # relative to the variant's folder
             out.append(row)
         write_jsonl(sub / "results.jsonl", out)

@@ -127,7 +127,7 @@ def run(pool: AgentPool, config: EnrolmentConfig, *, router_options: dict[str, A
     if target_texts is None:
         target_texts = {t.id: t.instruction for t in load_tasks() if t.id.startswith(config.target_prefix)}
     ids, texts = list(target_texts), list(target_texts.values())
-    gold = [t.domain for t in single]
+    gold = [t.domain or "" for t in single]
     before = routing_accuracy(_picked(before_router, [t.instruction for t in single]), gold, base_pool)
     target_before = _picked(before_router, texts)
 
