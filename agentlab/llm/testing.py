@@ -1,0 +1,105 @@
+"""A loopback OpenAI-compatible chat endpoint with scripted replies, for tests and benchmarks.
+
+A real HTTP server on 127.0.0.1 speaking ``POST /v1/chat/completions`` (the route vLLM and
+``transformers serve`` offer), so the client side is the real one: ``LLMConfig(kind="openai",
+base_url=server.url)`` and the official ``openai`` client. The replies come from a function of the
+request (``reply(body, k)``, ``k`` counting requests from 0); ``delay_s`` holds every answer back
+that long, which mimics a remote model's latency (requests are served on threads, concurrently,
+as a real server would). Used where replies must be controlled: the tests' ``chat_server`` fixture
+and ``benchmarks/scale.py`` (episodes per hour when the model is remote).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+#: the assistant text for one request: ``reply(request_json, k)`` (k: the request's number, from 0)
+ReplyFn = Callable[[dict[str, Any], int], str]
+
+
+_ITEM = re.compile(r"^\s*\d{1,3}[.)]\s*(.+?)\s*$", re.M)
+
+
+def list_continuation(body: dict[str, Any], k: int) -> str:
+    """A generator's reply to a numbered-list prompt (self-instruct's completion style): three new
+    lines spliced from the listed ones. It depends only on the request (its last message and
+    ``seed``), never on ``k``, so any worker sending the same request gets the same reply."""
+    messages = body.get("messages") or [{}]
+    text = str(messages[-1].get("content", ""))
+    items = _ITEM.findall(text)
+    if len(items) < 2:
+        return " Nothing to add.\n"
+    rng = random.Random(f"{body.get('seed')}|{text}")
+    lines = []
+    for _ in range(3):
+        a, b = rng.sample(items, 2)
+        wa, wb = a.rstrip(".").split(), b.split()
+        lines.append(" ".join(wa[: max(2, len(wa) // 2)] + wb[len(wb) // 2 :]))
+    return " " + "\n".join(f"{i}. {line}" if i else line for i, line in enumerate(lines)) + "\n"
+
+
+class LoopbackChatServer:
+    """``with LoopbackChatServer(reply) as srv: LLMConfig(kind="openai", base_url=srv.url, ...)``."""
+
+    def __init__(self, reply: ReplyFn, *, delay_s: float = 0.0) -> None:
+        self.reply, self.delay_s = reply, delay_s
+        #: every request received (its JSON body plus ``path``), in arrival order
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        """The base URL an OpenAI client takes (``http://127.0.0.1:<port>/v1``)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def _answer(self, path: str, body: dict[str, Any]) -> bytes:
+        with self._lock:
+            k = len(self.requests)
+            self.requests.append({"path": path, **body})
+        text = self.reply(body, k)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return json.dumps({
+            "id": f"c{k}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }).encode()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                out = server._answer(self.path, body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> LoopbackChatServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,59 @@
+"""Manager-mode routing over many tasks on several workers (``agentlab route --mode manager --workers N``).
+
+Manager mode generates a plan per task with an LLM: seconds per task, and tasks independent of
+each other, so they shard well. A worker cannot be sent a loaded router or model; a
+:class:`PlanRecipe` is what it needs to build its own (the router kind, its checkpoint or training
+data, the pool folder), exactly as ``agentlab route`` builds them in-process (:func:`agentlab.metaagent.router.build_router`).
+Plans do not depend on which worker made them or in what order, so the predictions equal a serial
+run's (the file's line order aside: ``agentlab eval routing`` reads predictions by id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlab.llm.config import LLMConfig
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.router import Router, build_router
+from agentlab.pool import AgentPool
+
+#: one task to plan: its ``{id, instruction[, state]}`` line
+PlanItem = dict[str, Any]
+
+
+def plan_record(router: Router, manager: Any, item: PlanItem, k: int) -> dict[str, Any]:
+    """One task's prediction line in manager mode."""
+    state = item.get("state")
+    res = router.plan([item["instruction"]], manager, k=k, states=[state] if state else None)[0]
+    return res.as_record(item["id"])
+
+
+def lost_plan(item: PlanItem, why: str) -> dict[str, Any]:
+    """The line of a task whose worker died every time it planned it (no agent; the error says why)."""
+    return RouteResult(None, [], error=f"harness: {why}").as_record(item["id"])
+
+
+@dataclass(frozen=True)
+class PlanRecipe:
+    """Builds a manager-mode worker: its own pool, router and manager model (picklable)."""
+
+    router: str
+    k: int
+    default_tokens: Path
+    tokens: Path | None = None
+    demos: Path | None = None
+    agents_dir: Path | None = None
+    #: the router's and manager's model, resolved by the driver (so every node uses the same one)
+    llm: LLMConfig | None = None
+
+    def __call__(self, index: int) -> Callable[[PlanItem], dict[str, Any]]:
+        from agentlab.llm import load_backend
+        from agentlab.metaagent.manager import Manager
+
+        r = build_router(self.router, AgentPool.from_dir(self.agents_dir), self.tokens, demos=self.demos,
+                         llm=self.llm, progress=False, default_tokens=self.default_tokens)
+        manager = Manager(load_backend(r.llm))
+        return lambda item: plan_record(r, manager, item, self.k)

@@ -1,0 +1,188 @@
+"""``agentlab exec`` on Ray workers: the same rows as a serial run (timings aside), a worker killed
+mid-run loses no finished row, a named display or phone is never shared by two workers.
+
+The model is a loopback OpenAI-compatible endpoint (real HTTP, the real ``openai`` client) whose
+reply depends only on the request (the task's reference program), so every worker, whatever order
+it runs the tasks in, gets the same answers: a deterministic configuration.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentlab.episode import TIMING_FIELDS, ExecOptions, comparable_row, run_suite
+from agentlab.episode_worker import EpisodeRecipe, per_worker
+from agentlab.errors import ConfigError
+from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.fileio import read_jsonl
+from agentlab.llm import LLMConfig, load_backend
+from agentlab.parallel import Scale
+
+IDS = ["csv-sales-summary", "os-error-lines", "general-top-words", "general-iso-dates"]
+
+
+def _solve(task: ExecTask) -> str:
+    sol = task.reference_solution
+    assert sol is not None
+    return f"Solving it.\n```{sol.language}\n{sol.code.rstrip()}\n```\nDONE"
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[ExecTask]:
+    return [load_task(tasks_dir() / f"{i}.json") for i in IDS]
+
+
+@pytest.fixture(scope="module")
+def endpoint(tasks):  # type: ignore[no-untyped-def]
+    """An endpoint that answers each task's first request with its reference program."""
+    from agentlab.llm.testing import LoopbackChatServer
+
+    answers = {t.instruction: _solve(t) for t in tasks}
+
+    def reply(body: dict, k: int) -> str:
+        text = "\n".join(str(m.get("content")) for m in body["messages"])
+        return next((a for q, a in answers.items() if q in text), "I cannot tell which task this is.")
+
+    with LoopbackChatServer(reply) as srv:
+        yield LLMConfig(kind="openai", base_url=srv.url, model="loopback-coder")
+
+
+class DiesOnTask(EpisodeRecipe):
+    """The recipe, with a worker that dies (``os._exit``) when it starts ``victim`` -- the first time
+    only, unless ``always``: a crashed extension, an OOM kill."""
+
+    victim: str = ""
+    marker: Path = Path("/nonexistent")
+    always: bool = False
+
+    def __init__(self, victim: str, marker: Path, always: bool = False, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        object.__setattr__(self, "victim", victim)
+        object.__setattr__(self, "marker", marker)
+        object.__setattr__(self, "always", always)
+
+    def __call__(self, index: int):  # type: ignore[no-untyped-def]
+        fn = super().__call__(index)
+
+        def run(item: tuple[ExecTask, int]) -> dict:  # a (task, seed index) item of the suite
+            if item[0].id == self.victim and (self.always or not self.marker.exists()):
+                self.marker.touch()
+                os._exit(3)
+            return fn(item)
+        return run
+
+
+def test_serial_and_parallel_rows_agree_apart_from_timings(ray_session, tmp_path, tasks, endpoint, pool) -> None:  # type: ignore[no-untyped-def]
+    options = ExecOptions(max_steps=3)
+    serial = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=tmp_path / "serial", options=options,
+                       progress=False)
+    out = tmp_path / "parallel"
+    recipe = EpisodeRecipe(out_dir=out, options=options, llm=endpoint)
+    parallel = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out, options=options, progress=False,
+                         scale=Scale(workers=2), recipe=recipe)
+    assert serial.ran == parallel.ran == len(IDS) and serial.execution_acc == 1.0
+
+    def rows(folder: Path) -> list[dict]:
+        return sorted((comparable_row(r) for r in read_jsonl(folder / "results.jsonl", tolerate_torn_tail=False)),
+                      key=lambda r: r["id"])
+
+    assert rows(tmp_path / "serial") == rows(out)
+    assert all(TIMING_FIELDS & set(r) for r in read_jsonl(out / "results.jsonl"))  # timings exist, only they were dropped
+    assert all((out / "episodes" / i / "traj.jsonl").is_file() for i in IDS)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_loses_no_finished_row(ray_session, tmp_path, tasks, endpoint, pool) -> None:  # type: ignore[no-untyped-def]
+    options = ExecOptions(max_steps=3)
+    out = tmp_path / "run"
+    recipe = DiesOnTask("general-top-words", tmp_path / "died", out_dir=out, options=options, llm=endpoint)
+    summary = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out, options=options, progress=False,
+                        scale=Scale(workers=2), recipe=recipe)
+    assert (tmp_path / "died").exists()
+    rows = read_jsonl(out / "results.jsonl", tolerate_torn_tail=False)
+    assert sorted(r["id"] for r in rows) == sorted(IDS)  # every task once: none lost, none twice
+    assert all(r["success"] and r["error"] is None for r in rows) and summary.harness_errors == 0  # the victim ran again
+
+    # a task that kills every worker it meets becomes a harness-error row; the run still completes
+    out2 = tmp_path / "run2"
+    always = DiesOnTask("os-error-lines", tmp_path / "died2", always=True, out_dir=out2, options=options, llm=endpoint)
+    summary = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out2, options=options, progress=False,
+                        scale=Scale(workers=2), recipe=always)
+    rows = {r["id"]: r for r in read_jsonl(out2 / "results.jsonl", tolerate_torn_tail=False)}
+    assert sorted(rows) == sorted(IDS) and summary.harness_errors == 1
+    assert rows["os-error-lines"]["error"].startswith("harness: worker") and "died running this item (2 time(s))" in rows["os-error-lines"]["error"]
+    assert all(rows[i]["success"] for i in IDS if i != "os-error-lines")
+
+
+def test_exec_cli_with_two_workers(ray_session, tmp_path, endpoint) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from agentlab.cli import _mount, app
+
+    cfg = tmp_path / "llm.yaml"
+    cfg.write_text(f"llm:\n  kind: openai\n  base_url: {endpoint.base_url}\n  model: loopback-coder\n")
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    for i in IDS[:2]:
+        (folder / f"{i}.json").write_text((tasks_dir() / f"{i}.json").read_text())
+    _mount()
+    res = CliRunner().invoke(app, ["exec", "--tasks", str(folder), "--out", str(tmp_path / "run"), "--llm-config", str(cfg),
+                                   "--workers", "2", "--max-steps", "3"])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=2 harness_errors=0"
+
+
+def test_a_named_display_or_phone_is_not_shared_by_workers(tmp_path) -> None:
+    assert per_worker(None, 4, "--display") == () and per_worker("fake", 2, "--device", shareable=frozenset({"fake"})) == ()
+    assert per_worker(":1,:2", 2, "--display") == (":1", ":2") and per_worker(":0", 1, "--display") == (":0",)
+    with pytest.raises(ConfigError, match="shared by 2 workers; give one per worker"):
+        per_worker(":1", 2, "--display")
+    with pytest.raises(ConfigError, match="the same entry twice"):
+        per_worker("emu-1,emu-1", 2, "--device")
+    recipe = EpisodeRecipe(out_dir=tmp_path, options=ExecOptions(), llm=LLMConfig(), displays=(":1", ":2"), devices=("a", "b"))
+    assert (recipe.options_for(1).envs.display, recipe.options_for(1).envs.device) == (":2", "b")
+    from typer.testing import CliRunner
+
+    from agentlab.cli import _mount, app
+
+    _mount()
+    res = CliRunner().invoke(app, ["exec", "--tasks", str(tasks_dir() / "csv-sales-summary.json"), "--out",
+                                   str(tmp_path / "run"), "--workers", "2", "--display", ":1"])
+    assert res.exit_code != 0 and isinstance(res.exception, ConfigError)
+    assert "--display ':1' is shared by 2 workers" in str(res.exception) and not (tmp_path / "run").exists()
+
+
+def test_workers_without_a_recipe_are_refused_before_anything_runs(tmp_path, tasks, pool) -> None:  # type: ignore[no-untyped-def]
+    from agentlab.episode import HarnessError
+
+    with pytest.raises(HarnessError, match="needs a recipe"):
+        run_suite(tasks, pool=pool, llm=load_backend(LLMConfig(kind="openai", base_url="http://127.0.0.1:9/v1", model="m")),
+                  out_dir=tmp_path, options=ExecOptions(), progress=False, scale=Scale(workers=2))
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_router_llm_config_is_read_apart_from_the_agents(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--router-llm-config is its own file: a broken one is one line before anything runs, and the
+    router is built with it (the ICL router's model is the router config's, not --llm-config's)."""
+    from typer.testing import CliRunner
+
+    from agentlab.cli import _mount, app
+    from agentlab.episode import router_route
+    from agentlab.metaagent.baselines.icl import ICLRouter
+
+    bad = tmp_path / "router.yaml"
+    bad.write_text("llm:\n  kind: nonsense\n")
+    _mount()
+    res = CliRunner().invoke(app, ["exec", "--tasks", str(tasks_dir() / "csv-sales-summary.json"), "--out",
+                                   str(tmp_path / "run"), "--router", "icl", "--router-llm-config", str(bad)])
+    assert res.exit_code != 0 and isinstance(res.exception, ConfigError) and str(bad) in str(res.exception)
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+    seen = {}
+    monkeypatch.setattr(ICLRouter, "fit", lambda self, data: seen.setdefault("llm", self.llm))
+    from agentlab.pool import AgentPool
+
+    router_route("icl", AgentPool.from_dir(None), None, LLMConfig(kind="openai", base_url="http://127.0.0.1:9/v1", model="router-model"))
+    assert seen["llm"].model == "router-model"
