@@ -1,0 +1,38 @@
+"""How a COLA team runs (``ExecOptions.cola``; ``agentlab exec --team cola`` fills it).
+
+One pydantic object, so a YAML config or a papermill ``parameters`` cell can set it, and every
+bound on the team's recovery (retries, reassignments, backtracks, questions) is explicit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.teams.cola.interaction import Mode
+from agentlab.teams.cola.reviewer import ReviewMode
+
+
+class ColaOptions(BaseModel):
+    """The team's settings; the run's ``max_steps`` is each step's budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    interaction: Mode = Field("automatic", description="automatic | passive (ask when unsure/failed/error) | active (confirm every step)")
+    review: ReviewMode = Field("model", description="model: checks, then a model call; checks: the deterministic checks only")
+    max_subtasks: int = Field(4, ge=1, le=12, description="the planner's longest plan")
+    max_retries: int = Field(1, ge=0, description="per step: the same agent again after the reviewer rejected it")
+    max_reassignments: int = Field(1, ge=0, description="per step: the next agent of the scheduler's ranking")
+    max_backtracks: int = Field(2, ge=0, description="per task: rollbacks to an earlier step a person asked for")
+    max_questions: int = Field(10, ge=0, description="per task: questions to a person (then the team decides alone)")
+    scheduler_router: str = Field("embedding", description="the router whose ranking assigns subtasks (agentlab.metaagent.router)")
+    scheduler_tokens: Path | None = Field(None, description="that router's checkpoint (agenttoken: default data/tokens)")
+    memory_path: Path | None = Field(None, description="long-term memory JSONL (default: cola_memory.jsonl in the run folder)")
+    memory_top_n: int = Field(3, ge=0, description="past task summaries given to the planner (0: none)")
+    short_term: int = Field(6, ge=0, description="last team messages given to the planner and reviewer (0: none)")
+    #: a plan of a few numbered lines and a two-line verdict are short: on the embedded model on two CPU cores,
+    #: 256-token planner replies alone used up a 600 s task (measured), so the caps are tight
+    max_new_tokens: int = Field(160, ge=16, description="planner replies")
+    review_max_new_tokens: int = Field(64, ge=16, description="reviewer replies")
+    max_attempts: int = Field(2, ge=1, description="asks per planner/reviewer reply until it parses")

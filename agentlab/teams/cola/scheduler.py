@@ -1,0 +1,75 @@
+"""COLA's task scheduler: which decision agent takes a subtask, and who is next if it fails.
+
+COLA's decision-agent pool *is* AgentStore's pool: each subtask is ranked against the pool's
+documents by a MetaAgent router (:meth:`agentlab.metaagent.router.Router.rank`; by default
+the embedding router fitted on the documents' demonstrations: cheap and the strongest
+router on the embedded model), and the ranking is restricted to the agents whose runner can
+act in the task's env (a workspace task goes to the code-writing agents only) and can be built
+here (an agent whose search endpoint or Drive folder is not configured is left out). The first
+agent takes the subtask; a reassignment moves to the next one in the same ranking.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentlab.agents.base import agent_class
+from agentlab.errors import ConfigError
+from agentlab.pool.document import AgentDocument
+from agentlab.metaagent.router import Router
+from agentlab.pool.store import AgentPool
+from agentlab.metaagent.router import build_router
+
+log = logging.getLogger(__name__)
+
+#: ranks the whole pool for one text: (agent, probability), best first
+Ranker = Callable[[str], list[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A subtask and the agents that may take it, best first (the scheduler's ranking)."""
+
+    subtask: str
+    candidates: list[tuple[str, float]]
+
+    def agent(self, k: int) -> str | None:
+        """The ``k``-th choice (0: the first), None when the ranking is spent."""
+        return self.candidates[k][0] if k < len(self.candidates) else None
+
+
+#: routers built in this process, by (kind, pool folder, pool names, checkpoint): fitting encodes every demonstration
+_ROUTERS: dict[tuple[str, str, tuple[str, ...], str], Router] = {}
+
+
+def router_ranker(kind: str, pool: AgentPool, tokens: Path | None = None) -> Ranker:
+    """A router of ``kind`` ready to rank (built as ``agentlab route`` builds it,
+    :func:`agentlab.metaagent.router.build_router`), once per process and pool."""
+    key = (kind, str(pool.root), tuple(pool.names), str(tokens))
+    if key not in _ROUTERS:
+        _ROUTERS[key] = build_router(kind, pool, tokens, progress=False)
+    router = _ROUTERS[key]
+    return lambda text: router.rank([text])[0]
+
+
+class Scheduler:
+    """Assigns subtasks to the pool agents able to act on a ``task_env`` task."""
+
+    def __init__(self, pool: AgentPool, rank: Ranker, *, task_env: str, can_act: Mapping[str, frozenset[str]],
+                 runnable: Callable[[AgentDocument], bool] = lambda doc: True) -> None:
+        self.pool = pool
+        self.rank = rank
+        acting = [d for d in pool.agents if d.runner is not None
+                  and task_env in can_act.get(agent_class(d.runner, where=str(d.path or d.name)).env_kind, frozenset())]
+        self.able = {d.name for d in acting if runnable(d)}
+        if not self.able:
+            raise ConfigError(f"no agent of the pool can act on a {task_env} task here (no runner for that env, "
+                              "or the resources its agents need are not configured)")
+
+    def assign(self, subtask: str) -> Assignment:
+        ranking = [(name, float(p)) for name, p in self.rank(subtask) if name in self.able]
+        log.info("scheduler: %r -> %s", subtask[:60], ", ".join(n for n, _ in ranking[:3]))
+        return Assignment(subtask, ranking)

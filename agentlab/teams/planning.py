@@ -1,0 +1,73 @@
+"""Planners for ``agentlab exec --mode manager``: a task in, a plan (or why there is none) out.
+
+Two kinds (:data:`MANAGERS`), both behind the same router (AgentToken, ICL, embedding, ...):
+
+* ``llm``: the hash-manager -- the router ranks the pool, the top-K documents go into the
+  manager prompt and the model writes ``###Agent: subtask###`` lines
+  (:meth:`~agentlab.metaagent.router.Router.plan` with a
+  :class:`~agentlab.metaagent.manager.Manager`), constrained to the plan grammar by default;
+* ``clauses``: the clause-level baseline (:mod:`agentlab.teams.clauses`), no generation.
+
+A planner is ``PlanFn = Callable[[ExecTask], RouteResult]``: an empty ``plan`` with ``error``
+set when the manager wrote nothing usable (the episode runner makes that a ``no_plan`` row).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from agentlab.errors import ConfigError
+from agentlab.eval.exec_tasks import ExecTask
+from agentlab.llm.base import LLMBackend
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.manager import Manager
+from agentlab.metaagent.router import Router
+from agentlab.teams.clauses import clause_plan
+
+log = logging.getLogger(__name__)
+
+MANAGERS = ("llm", "clauses")
+Planner = Callable[[ExecTask], RouteResult]
+
+
+@dataclass
+class ManagerOptions:
+    """How the manager writes plans (``agentlab exec --manager/--k/--unconstrained/...``)."""
+
+    kind: Literal["llm", "clauses"] = "llm"
+    #: the router's top-K agents whose documents the manager sees (and whose names the grammar allows)
+    k: int = 5
+    #: decode inside the plan grammar (llm manager; a backend without the capability is a ConfigError)
+    constrained: bool = True
+    max_steps: int = 3
+    min_steps: int = 1
+    max_subtask_tokens: int = 40
+    #: constrained only: subtasks use the task's own words
+    copy_task_words: bool = False
+    max_new_tokens: int = 160
+
+
+def make_manager(llm: LLMBackend, options: ManagerOptions) -> Manager:
+    return Manager(llm, max_new_tokens=options.max_new_tokens, constrained=options.constrained,
+                   max_plan_steps=options.max_steps, min_plan_steps=options.min_steps,
+                   max_subtask_tokens=options.max_subtask_tokens, copy_task_words=options.copy_task_words)
+
+
+def instruction_planner(router: Router, llm: LLMBackend, options: ManagerOptions) -> Callable[[str], RouteResult]:
+    """The manager of ``options.kind`` over ``router`` as a function of the instruction text
+    (plan-only measurements; the llm manager prompts ``llm``)."""
+    if options.kind not in MANAGERS:
+        raise ConfigError(f"unknown manager {options.kind!r}; choose one of {', '.join(MANAGERS)}")
+    if options.kind == "clauses":
+        return lambda text: clause_plan(text, router, max_steps=options.max_steps)
+    manager = make_manager(llm, options)
+    return lambda text: router.plan([text], manager, k=options.k)[0]
+
+
+def router_planner(router: Router, llm: LLMBackend, options: ManagerOptions) -> Planner:
+    """The planner of ``options.kind`` over ``router`` for ``run_task``."""
+    plan = instruction_planner(router, llm, options)
+    return lambda task: plan(task.instruction)

@@ -1,0 +1,163 @@
+"""Run ONE agent on ONE subtask of a plan, in the task's already-open shared env.
+
+:func:`run_step` is the unit every team is built from (executed plans, COLA): it builds the
+step's agent from its pool document's runner, tells it the hub's context and its subtask
+(prompt ``teams/step``, which also quotes the whole task for reference), lets it act on the
+shared state with the run's per-step budget (``options.max_steps``) and the task's one
+deadline, and returns a :class:`~agentlab.teams.hub.StepOutcome` with the files the step
+produced. Each step has its own trajectory folder ``<episode>/step-<k>-<agent>/`` (k from 1)
+whose first record carries the hub's role message.
+
+Which env the step's agent acts on: the opened env itself when the agent acts on the task's
+kind of env; a code agent on a desktop task edits the task's files through a workspace over
+the same folder (as it would alone); any other pairing (a GUI agent on a workspace task) is a
+``wrong_env`` outcome, not a crash. A harness problem (a document without a runner, an
+env that cannot be built) is raised as the :class:`~agentlab.errors.AgentlabError` it is,
+after the step's trajectory is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentlab.agents.base import CAN_ACT, AgentResult, agent_class
+from agentlab.dialogue.templates import PromptTemplate, load_template
+from agentlab.envs.base import Env
+from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
+from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
+from agentlab.envs.workspace import Workspace
+from agentlab.envs.workspace_env import WorkspaceEnv
+from agentlab.errors import AgentlabError
+from agentlab.eval.exec_tasks import ExecTask
+from agentlab.llm.base import LLMBackend
+from agentlab.metaagent.decision import PlanStep
+from agentlab.pool.store import AgentPool
+from agentlab.teams.hub import Hub, StepOutcome, changed_files, final_output, snapshot, summarize
+from agentlab.trajectory import StepRecord, TrajectoryRecorder
+
+log = logging.getLogger(__name__)
+
+STEP_PROMPT = "teams/step"
+
+
+class StepOptions(Protocol):
+    """What a step takes from the run's options (``agentlab.episode.ExecOptions`` has all of it)."""
+
+    max_steps: int
+    seed: int
+    runner_options: dict[str, Any]
+    envs: TaskEnvOptions
+
+
+@cache
+def _step_template() -> PromptTemplate:
+    return load_template(STEP_PROMPT)
+
+
+def step_instruction(task: ExecTask, step: PlanStep, hub: Hub, index: int) -> str:
+    """What the step's agent is asked: the hub's context, its subtask, the whole task for reference."""
+    context = hub.context_for(index)
+    return _step_template().render(context=f"{context}\n\n" if context else "", subtask=step.subtask.strip(),
+                                   task=task.instruction.strip()).strip()
+
+
+def step_folder(episode_dir: Path, index: int, agent: str) -> Path:
+    """``<episode>/step-<k>-<agent>`` with k counted from 1."""
+    return episode_dir / f"step-{index + 1}-{agent}"
+
+
+class _HubNotedRecorder(TrajectoryRecorder):
+    """A step's recorder: the first record it writes carries the hub's role message."""
+
+    def __init__(self, *args: Any, hub_role: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._hub_role: dict[str, Any] | None = hub_role
+
+    def record(self, observation: Any, action: Any = None, **kwargs: Any) -> StepRecord:
+        if self._hub_role is not None:
+            info = dict(kwargs.get("info") or {})
+            roles = info.get("roles")
+            info["roles"] = [self._hub_role, *(roles if isinstance(roles, list) else [])]
+            kwargs["info"] = info
+            self._hub_role = None
+        return super().record(observation, action, **kwargs)
+
+
+def _env_for(agent_kind: str, task: ExecTask, opened: TaskEnv, options: StepOptions) -> Env | None:
+    """The env the step's agent acts on (None: it cannot act on this task's env)."""
+    if task.env not in CAN_ACT.get(agent_kind, frozenset()):
+        return None
+    if agent_kind == task.env:
+        return opened.env
+    if agent_kind == "workspace":  # a code agent on a desktop task: the task's files, directly
+        return WorkspaceEnv(Workspace(opened.root, options.envs.workspace))
+    return None
+
+
+def run_step(
+    step: PlanStep,
+    *,
+    index: int,
+    task: ExecTask,
+    pool: AgentPool,
+    llm: LLMBackend,
+    opened: TaskEnv,
+    hub: Hub,
+    out_dir: Path,
+    options: StepOptions,
+    deadline: float,
+    run_dir: Path | None = None,
+    recorder_extra: dict[str, Any] | None = None,
+) -> StepOutcome:
+    """Run ``step`` (the ``index``-th of the plan, 0-based) and record its outcome in ``hub``.
+
+    ``out_dir`` is the task's episode folder (the step's trajectory goes in a subfolder);
+    ``run_dir`` is what the outcome's ``trajectory`` path is relative to (default ``out_dir``);
+    ``deadline`` is the task's ``time.monotonic()`` deadline; ``recorder_extra`` is merged into
+    the step trajectory's ``meta.json`` extras (a team's own bookkeeping).
+    """
+    t0 = time.monotonic()
+    folder = step_folder(out_dir, index, step.agent)
+    rel = folder.relative_to(run_dir).as_posix() if run_dir is not None else folder.name
+    doc = pool.get(step.agent)
+    if doc.runner is None:
+        raise AgentlabError(f"agent {step.agent} has no runner (add 'runner:' to its document)", where=doc.path or step.agent)
+    cls = agent_class(doc.runner, where=str(doc.path or step.agent))
+    runner = cls(llm, doc, {"seed": options.seed, **doc.runner_options, **options.runner_options})
+    instruction = step_instruction(task, step, hub, index)
+    extra = {"task_id": task.id, "runner": doc.runner, "plan_step": index + 1, "subtask": step.subtask,
+             **(recorder_extra or {})}
+    recorder = _HubNotedRecorder(folder, task=instruction, env=cls.env_kind, agent=step.agent,
+                                 model_id=getattr(llm, "model_id", ""), extra=extra, hub_role=hub.role(index))
+    outcome = StepOutcome(index=index, agent=step.agent, subtask=step.subtask, status="error", trajectory=rel)
+    env = _env_for(cls.env_kind, task, opened, options)
+    if env is None:
+        outcome.status = "wrong_env"
+        outcome.error = f"{step.agent} acts on a {cls.env_kind}; this task needs a {task.env}"
+        recorder.record(None, None, done=True, error=outcome.error)
+        recorder.finish("wrong_env", error=outcome.error)
+    else:
+        before = snapshot(opened.root)
+        try:
+            try:
+                res: AgentResult = runner.run(TimedEnv(env, deadline), instruction, recorder, options.max_steps)
+                outcome.status = res.status
+            except TimeLimitExceeded as exc:
+                res = AgentResult(status="failed", error=exc.message)
+                outcome.status = "time_limit"
+        except AgentlabError as exc:
+            recorder.finish("error", error=" ".join(str(exc).split()))
+            raise
+        touched, removed = changed_files(before, snapshot(opened.root))
+        outcome.steps, outcome.llm_calls, outcome.tokens_in, outcome.tokens_out = res.steps, res.llm_calls, res.tokens_in, res.tokens_out
+        outcome.files, outcome.removed, outcome.error = touched, removed, res.error
+        outcome.output = final_output(recorder.steps)
+        recorder.finish(outcome.status, error=res.error, files=touched, removed=removed)
+    outcome.summary = summarize(outcome.status, outcome.files, outcome.removed, outcome.output, outcome.error)
+    outcome.seconds = round(time.monotonic() - t0, 3)
+    hub.record(outcome)
+    return outcome

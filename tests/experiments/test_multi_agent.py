@@ -1,0 +1,50 @@
+"""The Table 2 analog: plan items, the SubtaskAcc calibration, and measure() over methods, plans
+only (the real AgentToken router for the clause baseline) and executed (scripted agents)."""
+
+from __future__ import annotations
+
+from agentlab.experiments.multi_agent import (calibrate_threshold, items_from_tasks, load_plan_items, markdown_table,
+                                              measure)
+from agentlab.paths import data_dir
+
+from ..episode.conftest import ScriptedBackend, py
+from ..episode.test_executed_plans import REPORT, TOTAL, two_step_task
+
+ITEMS = data_dir() / "benchmarks" / "two_agent_plans.jsonl"
+
+
+def test_plan_items_and_calibration(pool, scorer) -> None:
+    items = load_plan_items(ITEMS, pool)
+    assert len(items) == 16 and all(len(it.gold_domains) == 2 and it.gold_plan for it in items)
+    assert items[0].gold_domains == ("calc", "writer")
+    cal = calibrate_threshold(items, scorer)
+    assert min(cal.other) < cal.threshold <= max(cal.matching) and cal.balanced_accuracy > 0.8
+    mid = sorted(cal.matching)[len(cal.matching) // 2]
+    assert mid > sorted(cal.other)[len(cal.other) // 2]  # the clause of its own instruction scores higher
+    assert any("threshold" in line for line in cal.describe())
+
+
+def test_plan_only_gold_and_clauses(pool, backend, scorer) -> None:
+    items = load_plan_items(ITEMS, pool)[:2]
+    table = measure(["gold", "clauses", "single"], items, pool=pool, llm=backend, plan_only=True, scorer=scorer,
+                    calibration_items=load_plan_items(ITEMS, pool))
+    gold, clauses, single = table.rows
+    assert (gold["agent_match"], gold["subtask_acc"]) == (1.0, 1.0) and gold["execution_acc"] is None
+    assert 0.0 <= clauses["agent_match"] <= 1.0 and clauses["no_plan"] == 0
+    assert [len(p) for p in table.results[1].plans] == [2, 2] or clauses["agent_match"] < 1.0
+    assert "executed only" in single["skipped"]
+    text = "\n".join(table.markdown())
+    assert "| gold | 2 | 100.0 | 100.0 | — |" in text and "| single | skipped" in text
+
+
+def test_executed_gold_plan_and_generalist(tmp_path, pool, scorer) -> None:
+    task = two_step_task()
+    items = items_from_tasks([task], pool)
+    assert items[0].gold_domains == ("calc", "writer")
+    llm = ScriptedBackend([py(TOTAL, "DONE"), py(REPORT, "DONE"), py(TOTAL + "\n" + REPORT, "DONE")])
+    table = measure(["gold", "single"], items, pool=pool, llm=llm, out=tmp_path, scorer=scorer)
+    gold, single = table.rows
+    assert (gold["agent_match"], gold["execution_acc"], gold["llm_calls"]) == (1.0, 1.0, 2.0)
+    assert (single["agent_match"], single["execution_acc"]) == (0.0, 1.0)  # CoderAgent alone: right result, wrong team
+    assert (tmp_path / "gold" / "results.jsonl").exists() and (tmp_path / "single" / "results.jsonl").exists()
+    assert markdown_table(table.rows)[0].startswith("| method | tasks | AgentMatch %")
