@@ -2,16 +2,24 @@
 
 Mounted as a single top-level command by :mod:`agentlab.cli`. The last line printed is
 ``execution_acc=<x> n=<n> harness_errors=<k>``; the exit status is 0 whenever the run
-completed, whatever the success rate (see ``docs/execution.md``).
+completed, whatever the success rate (see ``docs/execution.md``). With ``--seeds K`` (K > 1) the
+lines before it give each domain's mean with its 95 % interval, pass@K and pass^K
+(:mod:`agentlab.eval.variance`). The run folder's ``manifest.json`` is checked on ``--resume``
+(``docs/reproducibility.md``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-_ROUTERS = ("gt", "agenttoken", "embedding", "icl", "lora", "prompt")
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.teams.cola.interaction import Ask
+    from agentlab.teams.cola.options import ColaOptions
+
+_ROUTERS = ("gt", "agenttoken", "hybrid", "embedding", "icl", "lora", "prompt")
 
 
 def _load_tasks(path: Path):
@@ -39,51 +47,138 @@ def parse_runner_options(items: list[str]) -> dict[str, object]:
     return out
 
 
+def _team_setup(team: str | None, interaction: str, answers: Path | None,
+                items: list[str]) -> tuple[ColaOptions, Ask | None]:
+    """The COLA settings and the person's callback for ``--team cola`` (scripted answers from
+    ``--answers``, else the terminal); flags for a team given without ``--team`` are an error."""
+    from agentlab.errors import ConfigError
+    from agentlab.teams.cola.interaction import MODES, ScriptedAnswers, terminal_ask
+    from agentlab.teams.cola.options import ColaOptions
+
+    if team is None:
+        if interaction != "automatic" or answers is not None or items:
+            raise ConfigError("--interaction, --answers and --cola-option need --team cola")
+        return ColaOptions(), None
+    if team != "cola":
+        raise ConfigError(f"--team must be cola, not '{team}'")
+    if interaction not in MODES:
+        raise ConfigError(f"--interaction must be one of {', '.join(MODES)}, not '{interaction}'")
+    try:
+        cola = ColaOptions(**{**parse_runner_options(items), "interaction": interaction})
+    except ValueError as exc:
+        raise ConfigError(f"--cola-option: {' '.join(str(exc).split())[:300]}") from None
+    if interaction == "automatic":
+        return cola, None
+    return cola, (ScriptedAnswers.from_file(answers) if answers is not None else terminal_ask)
+
+
 def exec_tasks(
     tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
-    router: str = typer.Option("gt", "--router", help="gt | agenttoken | embedding | icl | lora | prompt"),
+    router: str = typer.Option("gt", "--router", help="gt | agenttoken | hybrid | embedding | icl | lora | prompt"),
     agent: str | None = typer.Option(None, "--agent", help="Force this pool agent for every task."),
     llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
     time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action)."),
-    seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row (the first one with --seeds)."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Run each task K times, with seeds seed..seed+K-1; print means with 95% intervals, pass@k and pass^k."),
     max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", min=16, help="Cap every model reply at N new tokens (default: each runner's own)."),
-    resume: bool = typer.Option(False, "--resume", help="Skip tasks already in results.jsonl."),
+    resume: bool = typer.Option(False, "--resume", help="Skip (task, seed) pairs already in results.jsonl; refused when manifest.json differs."),
+    force_resume: bool = typer.Option(False, "--force-resume", help="Resume even when the manifest differs (the difference is recorded in it)."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="With --resume: run the harness-error rows again."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
     agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
-    display: str | None = typer.Option(None, "--display", help="X display for desktop tasks (default: a private Xvfb per task)."),
-    device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' (the built-in protocol-level fake device) or an adb serial."),
+    display: str | None = typer.Option(None, "--display", help="X display for desktop tasks (default: a private Xvfb per task); with --workers N, one per worker: :1,:2."),
+    device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' (the built-in protocol-level fake device) or an adb serial; with --workers N, one per worker: a,b."),
     runner_option: list[str] = typer.Option([], "--runner-option", "-O", help="KEY=VALUE laid over every document's runner_options (repeat; VALUE is YAML), e.g. -O replan=false -O 'experts=[visual, textual]'."),
+    mode: str = typer.Option("single", "--mode", help="single (one agent per task; a gold plan still runs under --router gt) | manager (the router ranks, a manager writes the plan, its steps run)."),
+    manager: str = typer.Option("llm", "--manager", help="Manager mode: llm (hash-manager prompt over the top-K documents) | clauses (split the instruction, route each part)."),
+    k: int = typer.Option(5, "--k", min=1, help="Manager mode: the top-K agents the manager may use."),
+    unconstrained: bool = typer.Option(False, "--unconstrained", help="Manager mode: prompt only, no plan-grammar decoding (the ablation)."),
+    max_plan_steps: int = typer.Option(3, "--max-plan-steps", min=1, help="Manager mode: at most this many plan steps."),
+    min_plan_steps: int = typer.Option(1, "--min-plan-steps", min=1, help="Constrained manager: at least this many plan steps."),
+    copy_task_words: bool = typer.Option(False, "--copy-task-words", help="Constrained manager: subtasks only use the task's own words."),
+    team: str | None = typer.Option(None, "--team", help="A team carries every task out: cola (planner, scheduler, decision agents, reviewer; docs/agents/cola.md)."),
+    interaction: str = typer.Option("automatic", "--interaction", help="--team cola: automatic | passive (ask when unsure, failed or an error) | active (confirm every step)."),
+    answers: Path | None = typer.Option(None, "--answers", help="--team cola: the person's answers in advance, one per line (yes | no | stop | retry[: text] | reassign AGENT | backtrack K[: text]); without it the terminal asks."),
+    cola_option: list[str] = typer.Option([], "--cola-option", help="--team cola: KEY=VALUE of the team's settings (repeat; VALUE is YAML), e.g. --cola-option max_retries=2 --cola-option review=checks."),
+    router_llm_config: Path | None = typer.Option(None, "--router-llm-config", help="YAML LLM config of the router/manager, apart from the agents' --llm-config (default: AGENTLAB_LLM_*)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Run tasks on N Ray workers (default 1: serial, in-process, Ray not started)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Run on this existing Ray cluster (e.g. ray://head:10001 or auto) with --workers workers."),
+    cpus_per_worker: float = typer.Option(1.0, "--cpus-per-worker", min=0.01, help="CPUs each Ray worker reserves (less for episodes waiting on a remote model)."),
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
     from agentlab.envs.task_env import TaskEnvOptions
-    from agentlab.episode import ExecOptions, check_out_dir, router_route, run_suite
+    from agentlab.episode import ExecOptions, check_out_dir, router_identity, router_route, run_suite, suite_manifest
+    from agentlab.episode_worker import EpisodeRecipe, per_worker
     from agentlab.errors import ConfigError
     from agentlab.llm import LLMConfig, load_backend
+    from agentlab.parallel import Scale
     from agentlab.pool import AgentPool
+    from agentlab.metaagent.router import build_router
+    from agentlab.teams.planning import MANAGERS, ManagerOptions, router_planner
 
     if router not in _ROUTERS:
         raise ConfigError(f"--router must be one of {', '.join(_ROUTERS)}, not '{router}'")
+    resume = resume or force_resume
+    if mode not in ("single", "manager"):
+        raise ConfigError(f"--mode must be single or manager, not '{mode}'")
+    if manager not in MANAGERS:
+        raise ConfigError(f"--manager must be one of {', '.join(MANAGERS)}, not '{manager}'")
     check_out_dir(out, resume)  # before anything slow: nothing is touched on this error
-    if device != "fake":  # a malformed --device is one line now, not a harness error per phone task
+    scale = Scale(workers=workers, address=ray_address, cpus_per_worker=cpus_per_worker)
+    displays = per_worker(display, workers, "--display")  # a named screen or phone is not shared by workers
+    devices = per_worker(device, workers, "--device", shareable=frozenset({"fake"}))
+    for serial in devices:  # a malformed --device is one line now, not a harness error per phone task
         from agentlab.envs.phone_task import parse_device
 
-        parse_device(device)
+        parse_device(serial)
     overrides = parse_runner_options(runner_option)
+    cola, ask = _team_setup(team, interaction, answers, cola_option)
+    if team is not None and mode != "single":
+        raise ConfigError("--team cola writes its own plan; drop --mode manager")
     items = _load_tasks(tasks)
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
         pool.get(agent)
-    route = None if agent is not None or router == "gt" else router_route(router, pool, tokens)
-    llm = load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
-    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, max_new_tokens=max_new_tokens,
-                          runner_options=overrides, envs=TaskEnvOptions(display=display, device=device))
+    llm_cfg = LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env()
+    # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice
+    router_cfg = LLMConfig.from_yaml(router_llm_config) if router_llm_config else LLMConfig.from_env()
+    if scale.distributed and (mode == "manager" or (team is not None and interaction != "automatic")):
+        raise ConfigError("--workers/--ray-address run single-agent tasks, gold plans and automatic teams; manager mode "
+                          "and a team that asks a person run serially (leave --workers out)")
+    options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,
+                          max_new_tokens=max_new_tokens, runner_options=overrides,
+                          envs=TaskEnvOptions(display=displays[0] if displays else None,
+                                              device=devices[0] if devices else device),
+                          mode=mode, team=team, cola=cola)  # type: ignore[arg-type]
+    recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
+                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices) if scale.distributed else None
+    llm = load_backend(llm_cfg)
+    # serial: the router and manager load here; parallel: each worker builds its own from the recipe
+    route = planner = None
+    if recipe is not None:
+        pass  # each worker builds its own router
+    elif mode == "manager" and agent is None and router != "gt":  # router gt in manager mode: the gold plans
+        planner = router_planner(build_router(router, pool, tokens, llm=router_cfg),
+                                 llm if router_llm_config is None else load_backend(router_cfg),
+                                 ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
+                                                max_steps=max_plan_steps, min_steps=min_plan_steps,
+                                                copy_task_words=copy_task_words))
+    elif agent is None and router != "gt":
+        route = router_route(router, pool, tokens, router_cfg)
+    manifest = suite_manifest(items, pool=pool, llm=llm, options=options, agent=agent,
+                              router=None if agent is not None else router_identity(router, tokens))
     summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
-                        resume=resume, limit=limit, retry_errors=retry_errors)
+                        resume=resume, limit=limit, retry_errors=retry_errors, manifest=manifest, force_resume=force_resume,
+                        planner=planner, ask=ask, scale=scale, recipe=recipe)
     for domain, (acc, n) in summary.by_domain().items():
         typer.echo(f"{domain}: ExecutionAcc={acc:.3f} (n={n})")
+    if seeds > 1 and summary.rows:
+        from agentlab.eval.variance import seed_stats
+
+        for stats in seed_stats(summary.rows):
+            typer.echo(stats.line())
     typer.echo(f"results: {out / 'results.jsonl'} ({summary.ran} run, {summary.skipped} kept from before)")
     typer.echo(f"execution_acc={summary.execution_acc:.4f} n={len(summary.rows)} harness_errors={summary.harness_errors}")

@@ -1,4 +1,4 @@
-"""Helpers shared by the MetaAgent benchmark scripts (routing, training_cost, pool_scale, multi_agent).
+"""Helpers shared by the MetaAgent benchmark scripts (routing, training_cost, pool_scale, manager_mode, multi_agent).
 
 Each script: parses its options (always ``--quick`` and ``--results``), measures every
 side in one run, writes its latest output with the exact command to

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 ORDER = [
-    "routing", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent",
-    "selfinstruct", "data_size", "execution_acc", "execution", "desktop_agents", "desktop_enrolment",
+    "routing", "routing_baselines", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent", "multi_agent_plans", "manager_mode",
+    "selfinstruct", "data_size", "execution_acc", "execution", "scale", "desktop_agents", "desktop_enrolment",
 ]
 HEADER = """# Benchmark results
 

@@ -252,7 +252,7 @@ def main() -> None:
 
 
 def overhead(args: argparse.Namespace) -> None:
-    tasks = [t for t in load_tasks() if t.env == "workspace" and t.reference_solution is not None]
+    tasks = [t for t in load_tasks() if t.env == "workspace" and t.reference_solution is not None and not t.plan]
     tasks = evenly(tasks, args.tasks if args.tasks is not None else (8 if args.quick else None))
     modes = ["none"] + (["bwrap"] if bwrap_available() else [])
     pool = AgentPool.from_dir(None)

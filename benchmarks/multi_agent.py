@@ -1,131 +1,130 @@
-"""Multi-agent (hash-manager) analog of Table 2: AgentMatch and top-K recall on OSWorld multi-app tasks.
+"""Table 2 analog: multi-agent tasks executed end to end -- AgentMatch, SubtaskAcc, ExecutionAcc, cost.
 
-Gold: each ``multi_apps`` task's ``related_apps`` mapped to our domains
-(``load_osworld(multi=True)``, 2-4 domains per task). Both methods use the same manager
-prompt (``data/prompts/metaagent/manager.txt``, Appendix G.3 structure) on the same backbone:
+Methods (``--methods``, all by default), each through the one exec path (``run_suite``, the same
+``ExecOptions`` an ``agentlab exec`` run would build), one run folder per method under ``--out``:
 
-- AgentToken (shipped tokens): the top-K agents by agent-token probability, only their
-  documents in the manager prompt (``Router.plan``; K=5 default).
-- ICL: every document in the manager prompt (the paper's ICL manager; ``ICLRouter.plan``),
-  with as many demonstrations per document as fit the context (room kept for the answer
-  and one retry); its top-K recall comes from the ICL answer-likelihood ranking. Documents
-  are in pool order so their key/value cache is computed once for all tasks.
+- ``gold``: the task's gold plan (``--router gt``);
+- ``agenttoken``: AgentToken ranks, the manager writes the plan over the top-K documents,
+  decoding constrained to the plan grammar (``--mode manager``);
+- ``agenttoken-unconstrained``: the same prompt without the grammar (the ablation);
+- ``icl``: the ICL manager (all documents; constrained);
+- ``clauses``: the clause baseline (split the instruction, AgentToken routes each part);
+- ``cola``: ``ExecOptions(team="cola")`` when the COLA team is installed, else listed as skipped;
+- ``single``: one generalist CLI agent (CoderAgent) on the whole task.
 
-AgentMatch: the set of domains of the plan's agents equals the gold set. Top-K recall: the
-fraction of gold domains among the top-K ranked agents' domains. SubtaskAcc needs gold
-subtasks, which OSWorld's multi-app tasks do not have, so it is not reported here.
+Tasks: ``--tasks`` (default ``data/tasks/multi-*.json``); when none exist, the ``pc-*.json``
+desktop tasks (gold = their two apps; they have no gold subtasks, so no SubtaskAcc there).
+``--plan-only`` measures the managers' plans without executing them, on ``--plan-items``
+(default ``data/benchmarks/two_agent_plans.jsonl``: two-agent instructions with gold plans).
+The SubtaskAcc BERTScore threshold is recalibrated on the gold plans (shown in the output).
 
-    python benchmarks/multi_agent.py [--quick] [--tasks 12] [--k 5] [--max-new-tokens 128] [--results PATH]
+    python benchmarks/multi_agent.py [--tasks 'data/tasks/multi-*.json'] [--limit N] [--methods gold,clauses]
+                                     [--plan-only] [--llm-config cfg.yaml] [--out runs/multi_agent] [--results PATH]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import glob
 import time
 from pathlib import Path
 
-from _common import RESULTS, evenly, log, pct, summary_line, write_result
+from _common import RESULTS, ROOT, log, summary_line, write_result
+
+PLAN_ITEMS = ROOT / "data" / "benchmarks" / "two_agent_plans.jsonl"
+
 
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
+    from agentlab.experiments.multi_agent import METHODS
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 tasks")
-    ap.add_argument("--tasks", type=int, default=None, help="multi-app tasks, spread over the list (default 12; quick 2)")
-    ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--max-new-tokens", type=int, default=128, help="manager answer budget (both methods)")
-    ap.add_argument("--methods", default="agenttoken,icl")
-    ap.add_argument("--tokens", type=Path, default=None, help="AgentToken checkpoint (default: shipped data/tokens)")
+    ap.add_argument("--quick", action="store_true", help="plan-only on 2 plan items, gold + clauses + agenttoken")
+    ap.add_argument("--tasks", default="data/tasks/multi-*.json", help="glob of task files (falls back to data/tasks/pc-*.json)")
+    ap.add_argument("--limit", type=int, default=None, help="at most N tasks (or plan items)")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--plan-only", action="store_true", help="measure plans only (no execution), on --plan-items")
+    ap.add_argument("--plan-items", type=Path, default=PLAN_ITEMS)
+    ap.add_argument("--llm-config", type=Path, default=None, help="YAML LLM config (default: the embedded SmolLM2)")
+    ap.add_argument("--k", type=int, default=5, help="manager: top-K candidate agents")
+    ap.add_argument("--max-plan-steps", type=int, default=3)
+    ap.add_argument("--min-plan-steps", type=int, default=1, help="constrained managers: at least this many steps")
+    ap.add_argument("--copy-task-words", action="store_true", help="constrained managers: subtasks in the task's words")
+    ap.add_argument("--max-subtask-tokens", type=int, default=24, help="constrained managers: tokens per subtask")
+    ap.add_argument("--manager-max-new-tokens", type=int, default=96, help="manager answer budget")
+    ap.add_argument("--max-steps", type=int, default=5, help="per plan step (agent replies)")
+    ap.add_argument("--max-new-tokens", type=int, default=384, help="cap on every agent reply")
+    ap.add_argument("--time-limit", type=float, default=600.0)
+    ap.add_argument("--out", type=Path, default=ROOT / "runs" / "multi_agent", help="run folders, one per method (replaced)")
     ap.add_argument("--results", type=Path, default=RESULTS / "multi_agent.md")
     args = ap.parse_args(argv)
-    n_tasks = args.tasks if args.tasks is not None else (2 if args.quick else 12)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if args.quick:
+        args.plan_only, args.limit = True, args.limit or 2
+        methods = [m for m in methods if m in ("gold", "clauses", "agenttoken")] if args.methods == ",".join(METHODS) else methods
+    for m in methods:
+        if m not in METHODS:
+            raise SystemExit(f"unknown method '{m}' ({', '.join(METHODS)})")
 
-    from agentlab.eval.benchmarks import load_osworld
-    from agentlab.eval.metrics import agent_match, topk_recall
-    from agentlab.llm import load_local
-    from agentlab.metaagent.manager import Manager
-    from agentlab.metaagent.router import router_class
-    from agentlab.paths import data_dir
+    from agentlab.episode import ExecOptions
+    from agentlab.eval.exec_tasks import load_task
+    from agentlab.experiments.multi_agent import items_from_tasks, load_plan_items, measure
+    from agentlab.llm import LLMConfig, load_backend
     from agentlab.pool import AgentPool
+    from agentlab.teams.planning import ManagerOptions
 
     pool = AgentPool.from_dir()
-    backend = load_local()
-    tasks = evenly(load_osworld(multi=True), n_tasks)
-    texts, gold = [t.instruction for t in tasks], [list(t.domains) for t in tasks]
-    log(f"{len(tasks)} multi-app tasks; gold domains per task: {statistics.mean(len(g) for g in gold):.1f} on average")
-
-    rows: dict[str, dict[str, object]] = {}
-    for method in methods:
-        if method not in ("agenttoken", "icl"):
-            raise SystemExit(f"unknown method '{method}' (agenttoken, icl)")
-        t0 = time.perf_counter()
-        cls = router_class(method)
-        # AgentToken routes with trained tokens (the shipped ones by default); ICL trains nothing.
-        if method == "agenttoken":
-            router = cls.load(args.tokens or (data_dir() / "tokens"), pool, progress=False)  # type: ignore[call-arg]
-        else:
-            router = cls(pool, progress=False)
-        manager = Manager(backend, max_new_tokens=args.max_new_tokens)
-        results = router.plan(texts, manager, k=args.k)
-        rankings = [[n for n, _ in r.ranking] for r in results]
-        used = router.manager_for(manager)
-        if router.manager_uses_all_documents:
-            docs_note = f"all {len(pool)}"
-            prompts = [used.prompt(t, list(pool.agents)) for t in texts]
-        else:
-            docs_note = f"top-{args.k}"
-            prompts = [used.prompt(t, [pool.get(n) for n in rk[: args.k]]) for t, rk in zip(texts, rankings)]
-        tokens = statistics.mean(backend.count_tokens(p) for p in prompts)
-        demos = used.max_demos
-        secs = (time.perf_counter() - t0) / len(tasks)
-        plans = [[s.agent for s in r.plan] for r in results]
-        row: dict[str, object] = {
-            "docs": docs_note,
-            "demos": demos,
-            "tokens": tokens,
-            "agent_match": agent_match(plans, gold, pool).accuracy,
-            "failures": sum(r.agent is None for r in results),
-            "s_per_task": secs,
-            "example": next((r.raw for r in results if r.raw), None),
-        }
-        for k in sorted({2, 3, args.k}):
-            row[f"top{k}"] = topk_recall(rankings, gold, pool, k)
-        rows[method] = row
-        log(f"{method}: AgentMatch {row['agent_match']:.3f}, top-{args.k} recall {row[f'top{args.k}']:.3f}, "
-            f"failures {row['failures']}, {secs:.1f} s/task")
-
-    ks = sorted({2, 3, args.k})
-    body = [
-        f"{len(tasks)} OSWorld multi-app tasks (of {len(load_osworld(multi=True))}, spread over the list), gold = related "
-        f"apps mapped to domains. Same manager prompt, backbone (SmolLM2-135M) and answer budget "
-        f"({args.max_new_tokens} new tokens, one corrective retry) for both methods.",
-        "",
-        "| method | documents in prompt | demos/doc | prompt tokens (mean) | AgentMatch % | "
-        + " | ".join(f"top-{k} recall %" for k in ks)
-        + " | manager failures | s/task |",
-        "|---|---|---|---|---|" + "---|" * len(ks) + "---|---|",
-    ]
-    for m, r in rows.items():
-        body.append(
-            f"| {m} | {r['docs']} | {r['demos']} | {r['tokens']:.0f} | {pct(r['agent_match'])} | "  # type: ignore[str-format]
-            + " | ".join(pct(r[f"top{k}"]) for k in ks)  # type: ignore[arg-type]
-            + f" | {r['failures']} | {r['s_per_task']:.1f} |"
-        )
-    body += [
-        "",
-        "A manager failure is an answer that stayed unusable after the corrective retry (no `###Agent: subtask###` "
-        "line, unknown agent, or the same agent twice in a row); it counts as a miss for AgentMatch.",
-    ]
-    for m, r in rows.items():
-        if r["example"]:
-            body += ["", f"Example {m} manager answer (first task with output):", "", "```", str(r["example"]).strip()[:600], "```"]
+    llm = load_backend(LLMConfig.from_yaml(args.llm_config) if args.llm_config else LLMConfig.from_env())
+    notes: list[str] = []
+    if args.plan_only:
+        items = load_plan_items(args.plan_items, pool)
+        shown = args.plan_items.relative_to(ROOT) if args.plan_items.is_relative_to(ROOT) else args.plan_items
+        source = f"{len(items)} plan items of `{shown}`"
+    else:
+        files = sorted(glob.glob(str(ROOT / args.tasks) if not Path(args.tasks).is_absolute() else args.tasks))
+        if not files:
+            notes.append(f"No task matches `{args.tasks}` here; fell back to the pc-*.json desktop tasks (gold = their apps, "
+                         "no gold subtasks).")
+            log(notes[-1])
+            files = sorted(glob.glob(str(ROOT / "data" / "tasks" / "pc-*.json")))
+        items = items_from_tasks([load_task(f) for f in files], pool)
+        source = f"{len(items)} task files (`{args.tasks}`)"
+    calibration_items = [it for it in items if it.gold_plan]  # every gold plan, --limit or not
+    if args.limit:
+        items = items[: args.limit]
+    log(f"{source}; using {len(items)}")
+    t0 = time.perf_counter()
+    table = measure(methods, items, pool=pool, llm=llm, out=args.out, plan_only=args.plan_only,
+                    manager=ManagerOptions(k=args.k, max_steps=args.max_plan_steps, min_steps=args.min_plan_steps,
+                                           copy_task_words=args.copy_task_words,
+                                           max_subtask_tokens=args.max_subtask_tokens, max_new_tokens=args.manager_max_new_tokens),
+                    exec_options=ExecOptions(max_steps=args.max_steps, time_limit_s=args.time_limit,
+                                             max_new_tokens=args.max_new_tokens),
+                    calibration_items=calibration_items)
+    log(f"measured in {time.perf_counter() - t0:.0f} s")
+    rows, threshold = table.rows, table.threshold
+    body = [f"{source}; backbone `{getattr(llm, 'model_id', '?')}`; manager top-K={args.k}, {args.min_plan_steps}..{args.max_plan_steps} "
+            f"plan steps, {args.max_subtask_tokens} tokens per constrained subtask"
+            f"{' (task words only)' if args.copy_task_words else ''}, {args.manager_max_new_tokens}-token answers; " + ("plans only (not executed)." if args.plan_only else
+                               f"executed: {args.max_steps} replies per plan step, replies capped at {args.max_new_tokens} tokens."),
+            *([""] + notes if notes else [])]
+    if table.calibration is not None:
+        body += ["", "SubtaskAcc threshold, recalibrated for our scorer (MiniLM BERTScore F1):", "", *table.calibration.describe()]
+    body += ["", *table.markdown(), "",
+             "AgentMatch: the set of domains of the plan's agents equals the gold set (a no-plan row is a miss). "
+             "SubtaskAcc: share of gold steps with a plan step of the same domain whose subtask clears the threshold. "
+             "Costs are per task and include the manager's own calls only where the row records them (exec rows: the agents')."]
+    for r in table.results:
+        if r.example:
+            body += ["", f"Example {r.method} plan:", "", "```", r.example.strip()[:500], "```"]
     values: dict[str, float | None] = {}
-    for m, r in rows.items():
-        values[f"{m}_agentmatch"] = r["agent_match"]  # type: ignore[assignment]
-        values[f"{m}_top{args.k}_recall"] = r[f"top{args.k}"]  # type: ignore[assignment]
-        values[f"{m}_failures"] = r["failures"]  # type: ignore[assignment]
+    for row in rows:
+        if not row.get("skipped"):
+            values[f"{row['method']}_agentmatch"] = row["agent_match"]
+            if row.get("execution_acc") is not None:
+                values[f"{row['method']}_execacc"] = row["execution_acc"]
+    values["subtask_threshold"] = threshold
     line = summary_line(values)
-    write_result(args.results, "Multi-agent manager mode on OSWorld multi-app tasks (Table-2 analog)", body, line)
+    write_result(args.results, "Multi-agent tasks, Table 2 analog (AgentMatch, SubtaskAcc, ExecutionAcc, cost)", body, line)
     print("\n".join(body))
     print(line, flush=True)
     return values

@@ -1,20 +1,25 @@
-"""Table-4 analog: per-domain routing accuracy of AgentToken and every baseline, same backbone and data.
+"""Table-4 analog: routing accuracy of AgentToken, the hybrid and every baseline on both task sets, same backbone and data.
 
 Test tasks: OSWorld single-app (268) and AppAgent (45), judged by domain (the chosen
-agent's domain must equal the task's; ``agentlab.eval.metrics.routing_accuracy``).
+agent's domain must equal the task's; ``agentlab.eval.metrics.routing_accuracy``): their
+gold *agent* is unknown (the benchmarks label applications). The project's own set
+(``data/benchmarks/routing_set_v2.jsonl``, 134 tasks written for this workbench) is judged by
+domain and by agent (``agent_accuracy``), with the CLI/GUI confusion.
 Training data: the pool's demonstrations plus the self-instruct data in ``data/demos``
-(``load_training_set``), capped at ``--per-agent`` per agent so every router sees the
-identical set -- never benchmark tasks (exact overlaps abort the run).
+(``load_training_set``), capped at ``--per-agent`` per agent, plus each document's requests
+(``--documents``, :mod:`agentlab.metaagent.augment`), so every router sees the identical set --
+never benchmark tasks (exact overlaps abort the run).
 
 Routers (each ``route()``, i.e. what ``agentlab route`` would answer):
 agenttoken (greedy decoding over V ∪ A, A's default training config), embedding (MiniLM
-centroid), icl (all documents in context, generated ``###Name###``; also the
-answer-likelihood ranking as ``icl_rank``), lora and prompt (peft on the frozen backbone).
-ICL is evaluated on a stratified subset (``--icl-per-domain``) because every task attends
-over ~7,500 prompt tokens on CPU.
+centroid), hybrid (AgentToken decoding with the MiniLM prior), icl (all documents in context,
+generated ``###Name###``; also the answer-likelihood ranking as ``icl_rank``), lora and
+prompt (peft on the frozen backbone). ICL is evaluated on a stratified subset
+(``--icl-per-domain``) because every task attends over ~7,500 prompt tokens on CPU.
 
-    python benchmarks/routing.py [--quick] [--routers agenttoken,embedding,icl,lora,prompt]
-        [--per-agent 16] [--per-domain N] [--icl-per-domain 4] [--icl-max N] [--epochs 2] [--results PATH]
+    python benchmarks/routing.py [--quick] [--routers agenttoken,embedding,hybrid,icl,lora,prompt]
+        [--per-agent 16] [--per-domain N] [--icl-per-domain 4] [--icl-max N] [--epochs 2]
+        [--no-documents] [--no-project] [--results PATH]
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pathlib import Path
 
 from _common import RESULTS, evenly, log, pct, stratified, summary_line, write_result
 
-ALL = ["agenttoken", "embedding", "icl", "lora", "prompt"]
+ALL = ["agenttoken", "embedding", "hybrid", "icl", "lora", "prompt"]
 OSWORLD_ORDER = ["os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode", "gimp"]
 APPAGENT_ORDER = ["maps", "x", "telegram", "temu", "youtube", "spotify", "yelp", "gmail", "clock"]
 
@@ -49,6 +54,47 @@ def leak_check(train, tasks) -> None:  # type: ignore[no-untyped-def]
         raise SystemExit(f"{len(leaks)} benchmark task(s) appear verbatim in the training data, e.g. {leaks[0]!r}")
 
 
+def project_tables(cols, labels, own, pool) -> list[str]:  # type: ignore[no-untyped-def]
+    """The project set: per domain, domain-level / agent-level accuracy of every router, then the CLI/GUI confusion."""
+    out = [
+        f"Project set (`data/benchmarks/routing_set_v2.jsonl`, {len(own)} tasks written for this workbench, gold agents "
+        "known): accuracy (%) per domain as **domain-level / agent-level** (agent level: the chosen agent is one of the "
+        "task's gold agents, e.g. SheetAgent vs CalcAgent is scored). ICL on a stratified subset (n in parentheses).",
+        "",
+        "| domain | n | " + " | ".join(labels) + " |",
+        "|---|---|" + "---|" * len(labels),
+    ]
+    domains = [d for d in OSWORLD_ORDER + APPAGENT_ORDER if any(t.domain == d for t in own)]
+    domains += sorted({t.domain for t in own} - set(domains))
+    for d in domains:
+        n = sum(t.domain == d for t in own)
+        cells = []
+        for lb in labels:
+            p = cols[lb].get("project")
+            s = None if p is None or p.agent is None else p.agent.domain.per_domain.get(d)
+            a = None if s is None else p.agent.agent.per_domain[d]
+            cells.append("-" if s is None else f"{pct(s.accuracy)} / {pct(a.accuracy)}" + ("" if s.total == n else f" ({s.total})"))
+        out.append(f"| {d} | {n} | " + " | ".join(cells) + " |")
+    cells = []
+    for lb in labels:
+        p = cols[lb].get("project")
+        cells.append("-" if p is None or p.agent is None else f"**{pct(p.agent.domain.accuracy)} / {pct(p.agent.accuracy)}**")
+    out.append("| **all** | | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "| router | tasks | domain % | agent % | gold CLI -> GUI agent | gold GUI -> CLI agent | right domain, wrong interface |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for lb in labels:
+        p = cols[lb].get("project")
+        if p is None or p.agent is None:
+            continue
+        r, c = p.agent, p.agent.interface.counts
+        out.append(f"| {lb} | {r.agent.overall.total} | {pct(r.domain.accuracy)} | {pct(r.accuracy)} | {c['CLI']['GUI']} | "
+                   f"{c['GUI']['CLI']} | {r.interface.right_domain_wrong_interface} |")
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1 task/domain, 4 demos/agent, 1 epoch, 6 ICL tasks")
@@ -62,6 +108,13 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     ap.add_argument("--all-data", action=argparse.BooleanOptionalAction, default=None,
                     help="also train agenttoken/embedding on ALL demonstrations (default: on unless --quick)")
     ap.add_argument("--no-cache", action="store_true", help="retrain LoRA / prompt tuning even if a trained adapter is cached")
+    ap.add_argument("--documents", action=argparse.BooleanOptionalAction, default=True,
+                    help="add every document's requests to the training data (agentlab.metaagent.augment)")
+    ap.add_argument("--project", action=argparse.BooleanOptionalAction, default=None,
+                    help="also route the project's own set, by domain and by agent (default: on unless --quick)")
+    ap.add_argument("--ablation", choices=["none", "table", "seed"], default="none",
+                    help="also run the AgentToken ablation (agentlab.experiments.router_ablation) on the table's "
+                         "training data without document requests ('table') or on the seed demonstrations ('seed')")
     ap.add_argument("--results", type=Path, default=RESULTS / "routing.md")
     args = ap.parse_args(argv)
     q = args.quick
@@ -73,9 +126,10 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     all_data = args.all_data if args.all_data is not None else not q
     routers = [r.strip() for r in args.routers.split(",") if r.strip()]
 
-    from agentlab.eval.benchmarks import load_appagent, load_osworld
+    from agentlab.eval.benchmarks import load_appagent, load_osworld, load_project_set
     from agentlab.eval.metrics import routing_accuracy
-    from agentlab.experiments.routing_table import measure_router
+    from agentlab.experiments.routing_table import measure_router, score_set
+    from agentlab.metaagent.augment import add_document_requests
     from agentlab.metaagent.data import load_training_set
     from agentlab.pool import AgentPool
 
@@ -83,15 +137,25 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     tasks = stratified(load_osworld(), per_domain) + stratified(load_appagent(), per_domain)
     if args.limit:
         tasks = tasks[: args.limit]
-    train = load_training_set(pool, per_agent=per_agent, seed=0)
-    leak_check(train, tasks)
-    log(f"{len(tasks)} test tasks; {len(train)} training examples ({per_agent} per agent at most)")
+    project = args.project if args.project is not None else not q
+    own = stratified(load_project_set(), per_domain) if project else []
+    if args.limit:
+        own = own[: args.limit]
+
+    def data_for(n: int | None):  # type: ignore[no-untyped-def]
+        ts = load_training_set(pool, per_agent=n, seed=0)
+        ts = add_document_requests(ts, pool) if args.documents else ts
+        leak_check(ts, tasks + own)
+        return ts
+
+    train = data_for(per_agent)
+    log(f"{len(tasks)} test tasks + {len(own)} project tasks; {len(train)} training examples "
+        f"({per_agent} per agent at most{', plus document requests' if args.documents else ''})")
 
     runs: list[tuple[str, str, object]] = [(r, r, train) for r in routers]
     if all_data:
-        full = load_training_set(pool, seed=0)
-        leak_check(full, tasks)
-        runs += [(f"{r}@all", r, full) for r in ("agenttoken", "embedding") if r in routers]
+        full = data_for(None)
+        runs += [(f"{r}@all", r, full) for r in ("agenttoken", "embedding", "hybrid") if r in routers]
 
     cols: dict[str, dict[str, object]] = {}
     for label, kind, data in runs:
@@ -114,6 +178,9 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
             idx = [i for i, t in enumerate(evaluated) if t.benchmark == bench]
             if idx:
                 col[bench] = routing_accuracy([pred[i] for i in idx], [gold[i] for i in idx], pool).accuracy
+        if own:
+            own_eval = evenly(stratified(own, icl_per_domain), icl_max) if kind == "icl" else own
+            col["project"] = score_set(router, own_eval, pool)
         if kind == "icl":
             top = [r.ranking[0][0] if r.ranking else None for r in res]
             col["rank_acc"] = routing_accuracy(top, gold, pool).accuracy
@@ -134,7 +201,8 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
         f"Test tasks: {len(tasks)} ({sum(t.benchmark == 'osworld' for t in tasks)} OSWorld single-app, "
         f"{sum(t.benchmark == 'appagent' for t in tasks)} AppAgent), judged by domain. Training: "
         f"{len(train)} demonstrations ({per_agent} per agent at most: seeds first, then self-instruct), "
-        f"identical for every router; `@all` rows use all {len(full) if all_data else '-'} demonstrations. "
+        f"identical for every router; `@all` rows use all {len(full) if all_data else '-'} demonstrations"
+        f"{' (both with every document' + chr(39) + 's requests)' if args.documents else ''}. "
         f"LoRA / prompt tuning: {epochs} epoch(s). Backbone: embedded SmolLM2-135M-Instruct (CPU).",
         "",
         "Routing accuracy (%) per domain; ICL on a stratified subset (n per cell in parentheses where it differs).",
@@ -179,7 +247,30 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
         "fit s: wall time of `fit()` in this run, or of the original training when a cached adapter was reused. "
         "route s/task: wall time of `route()` divided by tasks. Machine shared with other jobs: times are indicative.",
     ]
+    if own:
+        body += ["", *project_tables(cols, labels, own, pool)]
+    if args.ablation != "none":
+        from agentlab.experiments import router_ablation
+
+        base = load_training_set(pool, per_agent=per_agent, seed=0) if args.ablation == "table" else load_training_set(pool, source="seed")
+        sets = {"313": tasks, "project": own} if own else {"313": tasks}
+        ablation = router_ablation.run(pool, base, sets)
+        body += [
+            "",
+            f"### Ablation: each change side by side ({len(base)} base examples: "
+            f"{'the table' + chr(39) + 's sample, without document requests' if args.ablation == 'table' else 'seed demonstrations only'})",
+            "",
+            "Each AgentToken change alone, then the encoder and the hybrid; `313`: the benchmark tasks (domain level), "
+            "`project`: the project set. temperature: the calibrated AgentToken temperature (1.00 = not calibrated).",
+            "",
+            *router_ablation.table(ablation, list(sets)),
+        ]
     summary = {lb.replace("@", "_"): cols[lb]["report"].accuracy for lb in labels}  # type: ignore[attr-defined]
+    for lb in labels:
+        if "project" in cols[lb]:
+            p = cols[lb]["project"]
+            summary[f"{lb.replace('@', '_')}_v2_domain"] = p.domain.accuracy  # type: ignore[attr-defined]
+            summary[f"{lb.replace('@', '_')}_v2_agent"] = p.agent.accuracy if p.agent else None  # type: ignore[attr-defined]
     if "icl" in cols:
         summary["icl_rank"] = cols["icl"]["rank_acc"]  # type: ignore[assignment]
     head = {k: summary.get(k) for k in ALL if k in summary}

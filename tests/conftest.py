@@ -53,48 +53,24 @@ def chat_server():
 
     ``reply(request_json, k)`` gives the assistant text for the k-th request (from 0); the
     requests received are kept in ``chat_server.requests``. A stand-in for vLLM / ``transformers
-    serve`` where a test needs controlled replies; the client side (``openai``) is the real one.
+    serve`` where a test needs controlled replies; the client side (``openai``) is the real one
+    (:class:`agentlab.llm.testing.LoopbackChatServer`).
     """
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from agentlab.llm.testing import LoopbackChatServer
 
-    servers = []
+    servers: list[LoopbackChatServer] = []
     requests: list[dict] = []
-    lock = threading.Lock()
 
-    def start(reply):  # type: ignore[no-untyped-def]
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                with lock:
-                    k = len(requests)
-                    requests.append({"path": self.path, **body})
-                text = reply(body, k)
-                out = json.dumps({
-                    "id": f"c{k}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
-                pass
-
-        srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    def start(reply, delay_s: float = 0.0):  # type: ignore[no-untyped-def]
+        srv = LoopbackChatServer(reply, delay_s=delay_s)
+        srv.requests = requests  # one list across the servers a test starts, as before
         servers.append(srv)
-        return f"http://127.0.0.1:{srv.server_address[1]}/v1"
+        return srv.url
 
     start.requests = requests  # type: ignore[attr-defined]
     yield start
     for srv in servers:
-        srv.shutdown()
-        srv.server_close()
+        srv.close()
 
 
 # -- a real desktop: one Xvfb + session bus per module, the GTK demo app per test ---------------

@@ -41,7 +41,7 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,13 +241,25 @@ class DesktopTaskEnv(TaskEnv):
     """A desktop with a task's applications open on ``root``'s files."""
 
     def __init__(self, env: DesktopEnv, root: Path, display: VirtualDisplay, apps: list[subprocess.Popen[bytes]],
-                 launchers: list[AppLauncher], *, settle_timeout_s: float = 15.0) -> None:
+                 launchers: list[AppLauncher], *, settle_timeout_s: float = 15.0,
+                 relaunch: Callable[[], list[subprocess.Popen[bytes]]] | None = None) -> None:
         super().__init__(env, root)
         self.display = display
         #: the processes launched, in launch order (a LibreOffice launch that joined the first has exited)
         self.apps: list[subprocess.Popen[bytes]] = list(apps)
         self.launchers = launchers
         self.settle_timeout_s = settle_timeout_s
+        self._relaunch = relaunch
+
+    def reopen(self) -> None:
+        """Stop the applications (if still running) and open them again on :attr:`root`'s files,
+        as at the start (same UNO pipe, windows tiled): a backtrack's restored files on screen."""
+        self._stop_apps()
+        if self._relaunch is None:
+            raise EnvironmentUnavailableError("this desktop cannot relaunch its applications", where=self.root)
+        self.apps = self._relaunch()
+        if isinstance(self.env, DesktopEnv):
+            self.env.observe_stable(timeout_s=30.0)
 
     def _stop_apps(self) -> None:
         if self.apps:
@@ -340,26 +352,33 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
         raise EnvironmentUnavailableError(f"no X display for {' + '.join(s.name for s in starts)} "
                                           f"(task {task.id}): {exc.message}", where=where) from None
     try:
-        procs: list[subprocess.Popen[bytes]] = []
-        windows: list[str] = []
-        pipe = ""
-        for i, start in enumerate(starts):
-            host = next((procs[j] for j in range(i) if _joins(start.launcher, starts[j].launcher)), None)
-            own = ""  # the UNO pipe: on the first launch that starts a process listening for UNO
-            if host is None and not pipe and start.launcher.uno_arg:
-                own = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            proc, window = _launch_window(task, start, display, folder, root, options, own, host)
-            procs.append(proc)
-            windows.append(window)
-            pipe = pipe or own
-        if len(windows) > 1 and not own_screen:  # a person's screen has a window manager to arrange them
-            tile_windows(display, windows)
+        uno_pipe = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+        def launch_all() -> tuple[list[subprocess.Popen[bytes]], str]:
+            """Launch every application on its file (at the start, and again on a team's backtrack)."""
+            procs: list[subprocess.Popen[bytes]] = []
+            windows: list[str] = []
+            pipe = ""
+            for i, start in enumerate(starts):
+                host = next((procs[j] for j in range(i) if _joins(start.launcher, starts[j].launcher)), None)
+                own = ""  # the UNO pipe: on the first launch that starts a process listening for UNO
+                if host is None and not pipe and start.launcher.uno_arg:
+                    own = uno_pipe
+                proc, window = _launch_window(task, start, display, folder, root, options, own, host)
+                procs.append(proc)
+                windows.append(window)
+                pipe = pipe or own
+            if len(windows) > 1 and not own_screen:  # a person's screen has a window manager to arrange them
+                tile_windows(display, windows)
+            return procs, pipe
+
+        procs, pipe = launch_all()
         a11y_apps = {s.launcher.a11y_app for s in starts}
         env = DesktopEnv(display=display, app=a11y_apps.pop() if len(a11y_apps) == 1 else "", confirm=own_screen,
                          uno_url=uno_url(pipe) if pipe else None)
         # the window is mapped before its toolbars settle: the agent's first screen should be a stable one
         env.observe_stable(timeout_s=min(30.0, options.app_start_timeout_s))
-        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts])
+        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts], relaunch=lambda: launch_all()[0])
     except BaseException:
         display.stop()
         raise

@@ -55,7 +55,12 @@ class TaskEnv:
         return None
 
     def collect(self) -> None:
-        """Bring the end state into :attr:`root` (called once, after the agent stopped)."""
+        """Bring the end state into :attr:`root` (called once, after the agent stopped; also
+        before :attr:`root`'s files are rolled back, so nothing is writing them)."""
+
+    def reopen(self) -> None:
+        """Show :attr:`root`'s files again after they were restored from a snapshot (a team's
+        backtrack): nothing to do for a workspace; a desktop relaunches its applications."""
 
     def close(self) -> None:
         self.env.close()

@@ -33,6 +33,7 @@ from agentlab.config import error_line, read_json_object
 from agentlab.errors import DataError
 from agentlab.eval.evaluators import EvalResult, EvaluatorSpec, evaluate
 from agentlab.eval.getters import FinalState
+from agentlab.metaagent.decision import PlanStep
 from agentlab.paths import data_dir
 
 Writer = Callable[..., None]
@@ -77,6 +78,8 @@ class ExecTask(BaseModel):
     reference_solution: Solution | None = None
     #: the gold agent (a pool name) for ground-truth routing; absent: the pool's agent for domain + env
     agent: str | None = None
+    #: a multi-agent task's gold plan, in order (``agentlab exec --router gt`` executes it); None: one agent
+    plan: list[PlanStep] | None = None
     source: str | None = Field(None, exclude=True)
 
     def problems(self) -> list[str]:
@@ -98,6 +101,10 @@ class ExecTask(BaseModel):
         if sol is not None and (sol.language == "actions") != (self.env == "phone"):
             out.append(f"reference_solution: language {sol.language!r} does not fit env {self.env!r} "
                        "(phone tasks replay 'actions'; the others run python or bash)")
+        if self.plan is not None and not self.plan:
+            out.append("plan: an empty list; leave 'plan' out for a single-agent task")
+        if self.plan is not None and self.agent is not None:
+            out.append("plan and agent: give one of them (a plan names an agent per step)")
         return out + self.evaluator.problems()
 
     def prepare(self, root: str | Path) -> None:

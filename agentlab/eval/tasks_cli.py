@@ -130,3 +130,47 @@ def eval_(task_id: str = typer.Argument(..., help="Task id (file name without .j
     typer.echo(result.explain())
     if not result.success:
         raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
+
+
+@app.command()
+def synthesize(
+    out: Path | None = typer.Option(None, "--out", help="Folder for the task files (default data/tasks)."),
+    report_dir: Path | None = typer.Option(None, "--report-dir", help="REPORT.md + manifest.json (default <out>/multi)."),
+    pairs: int = typer.Option(30, help="Two-agent tasks wanted."),
+    triples: int = typer.Option(10, help="Three-agent tasks wanted."),
+    seed: int = typer.Option(0, help="Order of the candidate combinations."),
+    max_uses: int = typer.Option(3, help="Accepted tasks one single-agent task may be part of."),
+    threshold: float | None = typer.Option(None, help="BERTScore threshold per part (default: calibrated in this run)."),
+    style: str = typer.Option("completion", help="Generator prompt style: completion | chat."),
+    llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
+    no_generator: bool = typer.Option(False, "--no-generator", help="Word every task with the template only."),
+) -> None:
+    """Combine single-agent workspace tasks of different agents into multi-agent tasks with a
+    gold plan (reverse synthesis, as OSWorld-Multi was built); print and write the report."""
+    import shlex
+    import sys
+
+    from agentlab.episode import gt_agent
+    from agentlab.eval.exec_tasks import load_tasks, tasks_dir
+    from agentlab.eval.synthesis_run import Synthesizer, SynthesisConfig, Wording, eligible_parts, write
+    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.paths import data_dir
+    from agentlab.pool import AgentPool
+    from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
+    from agentlab.selfinstruct.leakage import LeakageFilter
+    from agentlab.selfinstruct.scorer import load_scorer
+
+    config = SynthesisConfig(pairs=pairs, triples=triples, seed=seed, max_uses=max_uses, threshold=threshold,
+                             style=style)
+    folder = out or tasks_dir()
+    pool = AgentPool.from_dir(None)
+    parts = eligible_parts(load_tasks(folder), lambda t: gt_agent(t, pool))
+    backend = None if no_generator else load_backend(LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env())
+    scorer = load_scorer(SelfInstructConfig())
+    tau = Thresholds.load(data_dir() / "demos" / "thresholds.json").leakage_tau
+    report = Synthesizer(parts, scorer, Wording(backend, config), config, LeakageFilter.from_benchmarks(scorer, tau)).run()
+    given = sys.argv[sys.argv.index("synthesize") + 1:] if "synthesize" in sys.argv else []
+    command = " ".join(["agentlab tasks synthesize", shlex.join(given)]).strip()
+    written = write(report, folder, report_dir or folder / "multi", command)
+    typer.echo(report.markdown(command))
+    typer.echo(f"{len(written)} task file(s) written to {folder}")

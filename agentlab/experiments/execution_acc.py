@@ -32,6 +32,7 @@ from agentlab.errors import AgentlabError, ConfigError
 from agentlab.eval.exec_tasks import ExecTask
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend
+from agentlab.metaagent.router import CHECKPOINT_ROUTERS
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
@@ -65,12 +66,13 @@ class ExecAccConfig(BaseModel):
 
 
 def pick_tasks(tasks: Sequence[ExecTask], n: int | None, envs: Iterable[str] | None = None) -> list[ExecTask]:
-    """At most ``n`` tasks of the given envs, round-robin over domains (sorted; ids sorted within
-    a domain), so a small subset still spans the domains."""
+    """At most ``n`` single-agent tasks of the given envs, round-robin over domains (sorted; ids
+    sorted within a domain), so a small subset still spans the domains. Tasks with a gold plan
+    (``multi-*``) are Table 2's (``experiments.multi_agent``), not Table 1's, and are left out."""
     keep = set(envs) if envs is not None else None
     by_domain: dict[str, list[ExecTask]] = defaultdict(list)
     for t in sorted(tasks, key=lambda t: t.id):
-        if keep is None or t.env in keep:
+        if (keep is None or t.env in keep) and not t.plan:
             by_domain[t.domain].append(t)
     out: list[ExecTask] = []
     queues = [by_domain[d] for d in sorted(by_domain)]
@@ -90,7 +92,7 @@ def arm_route(arm: str, pool: AgentPool, config: ExecAccConfig) -> RouteFn:
     if arm == GENERALIST:
         pool.get(config.generalist)  # an unknown name fails here, before anything runs
         return lambda task: config.generalist
-    return router_route(arm, pool, config.tokens if arm == "agenttoken" else None)
+    return router_route(arm, pool, config.tokens if arm in CHECKPOINT_ROUTERS else None)
 
 
 @dataclass

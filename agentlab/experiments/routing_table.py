@@ -3,7 +3,8 @@
 For each router kind: build it through ``ROUTERS`` (no progress bars; LoRA and prompt tuning
 with ``use_cache=False`` so a real fit is measured, not a cached adapter), fit it on its
 training set while timing it and sampling memory (:func:`~agentlab.experiments.fit_cost.measure_fit`),
-route its evaluation tasks and judge the answers by domain.
+route its evaluation tasks and judge the answers by domain. When the data hold the project's own
+set (gold agents known), the same fitted router also routes it, judged by domain *and* by agent.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.eval.metrics import RoutingReport, routing_accuracy
+from agentlab.eval.benchmarks import BenchmarkTask
+from agentlab.eval.metrics import AgentRoutingReport, RoutingReport, agent_accuracy, routing_accuracy
 from agentlab.experiments.fit_cost import FitCost, measure_fit
 from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS, RoutingData
 from agentlab.metaagent.decision import RouteResult
@@ -48,6 +50,29 @@ class RoutingTableConfig(BaseModel):
 
 
 @dataclass
+class SetScore:
+    """One fitted router on one task list: by domain, and by agent where every task names its gold agents."""
+
+    domain: RoutingReport
+    agent: AgentRoutingReport | None
+    results: list[RouteResult]
+    route_seconds_per_task: float
+
+
+def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool) -> SetScore:
+    """Route ``tasks`` (timed) and judge them by domain, and by agent when all have gold agents."""
+    t0 = time.perf_counter()
+    routed = router.route([t.instruction for t in tasks])
+    per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
+    pred = [r.agent for r in routed]
+    gold = [t.domain or "" for t in tasks]
+    agent = None
+    if tasks and all(t.gold_agents for t in tasks):
+        agent = agent_accuracy(pred, [t.gold_agents for t in tasks], gold, pool, [t.interface for t in tasks])
+    return SetScore(routing_accuracy(pred, gold, pool), agent, routed, per_task)
+
+
+@dataclass
 class RouterMeasurement:
     """One router's row of the table."""
 
@@ -61,6 +86,8 @@ class RouterMeasurement:
     fit_metrics: dict[str, float] = field(default_factory=dict)
     #: the routed answers, in task order
     results: list[RouteResult] = field(default_factory=list)
+    #: the same fitted router on the project's own set (None when the data hold none)
+    project: SetScore | None = None
 
     def as_row(self) -> dict[str, Any]:
         """The row as notebook 04 shows it (Table 5 analog)."""
@@ -100,6 +127,44 @@ class RoutingTable:
             for m in self.rows
         }
 
+    def project_accuracy(self, level: str = "domain") -> dict[str, dict[str, float]]:
+        """On the project set: router -> {domain: accuracy, ..., "overall"} at ``level`` "domain" or "agent"."""
+        out: dict[str, dict[str, float]] = {}
+        for m in self.rows:
+            if m.project is None:
+                continue
+            if level == "agent":
+                if m.project.agent is None:
+                    continue
+                rep = m.project.agent.agent
+            else:
+                rep = m.project.domain
+            out[m.router] = {**{d: s.accuracy for d, s in sorted(rep.per_domain.items())}, "overall": rep.accuracy}
+        return out
+
+    def project_counts(self) -> dict[str, dict[str, int]]:
+        """Router -> {domain: project tasks, ..., "overall"}: the n of each project-set cell."""
+        return {
+            m.router: {**{d: s.total for d, s in m.project.domain.per_domain.items()}, "overall": m.project.domain.overall.total}
+            for m in self.rows if m.project is not None
+        }
+
+    def interface_rows(self) -> list[dict[str, Any]]:
+        """Per router on the project set: agent- and domain-level accuracy and the CLI/GUI confusion."""
+        rows = []
+        for m in self.rows:
+            if m.project is None or m.project.agent is None:
+                continue
+            rep = m.project.agent
+            c = rep.interface.counts
+            rows.append({
+                "router": m.router, "tasks": rep.agent.overall.total,
+                "domain accuracy": round(rep.domain.accuracy, 3), "agent accuracy": round(rep.accuracy, 3),
+                "gold CLI -> GUI agent": c["CLI"]["GUI"], "gold GUI -> CLI agent": c["GUI"]["CLI"],
+                "right domain, wrong interface": rep.interface.right_domain_wrong_interface,
+            })
+        return rows
+
     def table_rows(self) -> list[dict[str, Any]]:
         return [m.as_row() for m in self.rows]
 
@@ -128,6 +193,8 @@ def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> Routi
         log.info("%s: fitting on %d demonstrations ...", kind, len(train))
         m = measure_router(router, train, tasks, pool)
         m.router = kind
+        if data.project_for(kind):
+            m.project = score_set(router, data.project_for(kind), pool)
         table.rows.append(m)
         table.fitted[kind] = router
         log.info("  accuracy %.1f%% on %d tasks; fit %.0f s; %.2f s/task",

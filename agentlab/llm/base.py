@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
+    from agentlab.llm.plan_grammar import PlanGrammar
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -58,6 +60,8 @@ class SamplingParams:
     n: int = 1
     stop: tuple[str, ...] = field(default_factory=tuple)
     seed: int | None = None
+    #: restrict decoding to a plan grammar (only backends declaring ``capabilities.plan_grammar``)
+    grammar: PlanGrammar | None = None
 
     @property
     def greedy(self) -> bool:
@@ -88,6 +92,8 @@ class Capabilities:
     hidden_states: bool = False
     #: Messages may carry images (OpenAI-style content parts or a local processor).
     images: bool = False
+    #: Decoding can be restricted to a plan grammar (``SamplingParams.grammar``, :mod:`agentlab.llm.plan_grammar`).
+    plan_grammar: bool = False
 
 
 class LLMBackend(ABC):

@@ -47,6 +47,8 @@ class LLMConfig(BaseModel):
     images: bool = False
     #: openai: the served model's context in tokens, when known (prompts are checked against it).
     context_length: int | None = None
+    #: openai: the server takes vLLM's ``guided_regex`` (the constrained plan manager sends its grammar as a regex).
+    guided_regex: bool = False
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> LLMConfig:

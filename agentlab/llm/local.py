@@ -143,6 +143,7 @@ class LocalHFBackend(LLMBackend):
             chat_template=bool(getattr(self.tokenizer, "chat_template", None)),
             hidden_states=True,
             images=False,
+            plan_grammar=True,
         )
 
     # ------------------------------------------------------------------ head access
@@ -266,6 +267,12 @@ class LocalHFBackend(LLMBackend):
             gen_kwargs.update(temperature=params.temperature, top_p=params.top_p)
         else:
             gen_kwargs.update(temperature=None, top_p=None, top_k=None)
+        if params.grammar is not None:  # plans well-formed by construction (agentlab.llm.plan_grammar)
+            from transformers import LogitsProcessorList
+
+            from agentlab.llm.plan_grammar import PlanLogitsProcessor
+
+            gen_kwargs["logits_processor"] = LogitsProcessorList([PlanLogitsProcessor(self.tokenizer, params.grammar)])
         out = self.model.generate(**enc, **gen_kwargs)
         new = out[:, enc["input_ids"].shape[1] :]
         # usage as an OpenAI server reports it: real prompt tokens (padding excluded) once per

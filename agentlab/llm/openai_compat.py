@@ -27,6 +27,7 @@ from agentlab.llm.base import (
     truncate_at_stop,
 )
 from agentlab.llm.config import LLMConfig
+from agentlab.llm.plan_grammar import refuse_grammar
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -74,7 +75,16 @@ class OpenAICompatBackend(LLMBackend):
     @property
     def capabilities(self) -> Capabilities:
         """Declared by configuration: a server does not say what it accepts."""
-        return Capabilities(context_length=self.config.context_length, images=self.config.images)
+        return Capabilities(context_length=self.config.context_length, images=self.config.images,
+                            plan_grammar=self.config.guided_regex)
+
+    def _guided(self, params: SamplingParams) -> dict[str, object]:
+        """vLLM's regex-guided decoding for a plan grammar (only when the config says the server takes it)."""
+        if params.grammar is None:
+            return {}
+        if not self.config.guided_regex:
+            refuse_grammar(self, params.grammar)
+        return {"extra_body": {"guided_regex": params.grammar.regex()}}
 
     def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
         try:
@@ -112,6 +122,7 @@ class OpenAICompatBackend(LLMBackend):
                 kwargs["stop"] = list(params.stop)
             if params.seed is not None:
                 kwargs["seed"] = params.seed + i
+            kwargs.update(self._guided(params))
             resp = self._call(self.client.chat.completions.create, **kwargs)
             if not resp.choices:
                 raise BackendError(f"server at {self.config.base_url} returned no choices")
@@ -138,6 +149,7 @@ class OpenAICompatBackend(LLMBackend):
                 temperature=params.temperature,
                 top_p=params.top_p,
                 stop=list(params.stop) or None,
+                **self._guided(params),
             )
             out.append(truncate_at_stop(resp.choices[0].text or "", params.stop))
         return out

@@ -193,7 +193,7 @@ class PrefixCachedBackend(LLMBackend):
 
     def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
         params = params or SamplingParams()
-        if not params.greedy or not prompt.startswith(self.prefix_text):
+        if not params.greedy or not prompt.startswith(self.prefix_text) or params.grammar is not None:
             self.misses += 1
             return self.inner.complete(prompt, params)
         self.hits += 1

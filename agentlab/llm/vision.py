@@ -26,6 +26,7 @@ from agentlab.errors import ConfigError, ModelNotFoundError
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.local import dir_fingerprint, is_vision_model, pick_device
+from agentlab.llm.plan_grammar import refuse_grammar
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ class VisionHFBackend(LLMBackend):
     @torch.no_grad()
     def _generate(self, inputs: dict[str, Any], params: SamplingParams | None) -> list[str]:
         params = params or SamplingParams()
+        refuse_grammar(self, params.grammar)
         if params.seed is not None:
             torch.manual_seed(params.seed)
         dtype = next(self.model.parameters()).dtype

@@ -53,13 +53,19 @@ class AgentTokenConfig(BaseModel):
     #: accuracy (benchmarks/results/agenttoken_tuning.md, data_size.md); "all" adds them.
     source: Literal["all", "seed", "generated"] = "seed"
     per_agent: int | None = None
+    #: add each document's Applications/Capabilities requests (:mod:`agentlab.metaagent.augment`);
+    #: off by default: on the seeds they helped the 313 benchmark tasks but not the project set
+    documents: bool = False
+    #: fit the ranking temperature out of fold (does not change any routing decision)
+    calibrate: bool = True
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> AgentTokenConfig:
         return load_config(cls, path, what="AgentToken config file")
 
     def router_options(self) -> dict[str, Any]:
-        return {"template": self.template, "feature": self.feature, "train": self.train, "max_word_tokens": self.max_word_tokens}
+        return {"template": self.template, "feature": self.feature, "train": self.train, "max_word_tokens": self.max_word_tokens,
+                "calibrate": self.calibrate}
 
 
 class AgentTokenOptions(BaseModel):
@@ -72,6 +78,11 @@ class AgentTokenOptions(BaseModel):
     train: TrainConfig | None = None
     max_word_tokens: int = Field(8, description="word tokens decoded before falling back to the prompt-end ranking")
     batch_size: int = Field(16, description="feature-extraction batch size")
+    #: further router prompts the training examples are also rendered in (prompt-template
+    #: augmentation); routing always uses ``template``
+    augment_templates: list[str] = Field(default_factory=list)
+    #: fit the ranking's softmax temperature on out-of-fold logits (see :mod:`agentlab.metaagent.calibrate`)
+    calibrate: bool = False
     #: a ready feature extractor (tests, or sharing one across routers); built from ``llm`` when None
     extractor: TextFeatureExtractor | None = None
 
@@ -93,6 +104,12 @@ class AgentTokenRouter(Router):
             train = train.model_copy(update={"seed": self.run_options.seed})
         self.train_config = train
         self.max_word_tokens = opts.max_word_tokens
+        self.augment_templates = list(opts.augment_templates)
+        self.calibrate = opts.calibrate
+        #: divides the agent logits of the ranking (never the greedy V ∪ A decision)
+        self.temperature = 1.0
+        #: out-of-fold agent logits of the last calibrated fit (training examples x agents), else None
+        self.oof_logits: torch.Tensor | None = None
         self.use_cache = self.run_options.use_cache
         self.batch_size = opts.batch_size
         self.progress = self.run_options.progress
@@ -126,6 +143,22 @@ class AgentTokenRouter(Router):
         return [Query(t, states[i] if states else None) for i, t in enumerate(tasks)]
 
     # ------------------------------------------------------------------ training
+    def _training_features(self, train: TrainingSet) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(h, vocab_lse, labels, groups) of ``train`` under the router prompt and every
+        augmentation prompt; ``groups[i]`` is the index of row i's text in ``train``."""
+        queries = self._queries(train.texts, train.states)
+        feats = [self.features(queries)]
+        for name in self.augment_templates:
+            fx = TextFeatureExtractor(self.extractor.backend, name, self.feature)
+            if self.use_cache:
+                feats.append(HiddenCache(fx).get(queries, batch_size=self.batch_size, progress=self.progress))
+            else:
+                feats.append(fx.features(queries, batch_size=self.batch_size))
+        k = len(feats)
+        labels = torch.tensor(train.labels).repeat(k)
+        groups = torch.arange(len(train)).repeat(k)
+        return torch.cat([f.h for f in feats]), torch.cat([f.vocab_lse for f in feats]), labels, groups
+
     def fit(self, train: TrainingSet) -> dict[str, float]:
         """Train one token per agent of ``train.agents`` (the row order) from scratch."""
         for a in train.agents:
@@ -134,13 +167,20 @@ class AgentTokenRouter(Router):
         counts = train.counts()
         if empty := [a for a, c in counts.items() if c == 0]:
             raise DataError(f"no demonstrations for agent(s) {', '.join(empty)}")
-        feats = self.features(self._queries(train.texts, train.states))
+        h, lse, labels, groups = self._training_features(train)
         cfg = self.train_config
         w, _ = self.extractor.word_head()
-        init = initial_weights(cfg, train.agents, self.extractor.tokenizer, w, feats.h.shape[1])
-        self.head = AgentHead(len(train.agents), feats.h.shape[1], logit_bias=cfg.logit_bias, init=init)
+        init = initial_weights(cfg, train.agents, self.extractor.tokenizer, w, h.shape[1])
+        self.head = AgentHead(len(train.agents), h.shape[1], logit_bias=cfg.logit_bias, init=init)
         self.agents = list(train.agents)
-        m = train_head(self.head, feats.h, feats.vocab_lse, torch.tensor(train.labels), cfg, progress=self.progress)
+        m = train_head(self.head, h, lse, labels, cfg, progress=self.progress)
+        self.temperature = 1.0
+        if self.calibrate:
+            from agentlab.metaagent.calibrate import calibrate
+
+            self.temperature, m["oof_acc"], oof = calibrate(h, lse, labels, groups, init, cfg)
+            self.oof_logits = oof[: len(train)]  # the router prompt's rows, in ``train`` order
+        m["temperature"] = self.temperature
         m["seconds_total"] = time.perf_counter() - start
         self.metrics = m
         self.history = [{"op": "fit", "agents": len(self.agents), "examples": len(train)}]
@@ -161,13 +201,12 @@ class AgentTokenRouter(Router):
             raise DataError(f"no demonstrations for new agent '{name}'")
         agents = self.agents + [name]
         sub = train.restrict(agents)
-        labels = torch.tensor(sub.labels)
-        feats = self.features(self._queries(sub.texts, sub.states))
+        h, lse, labels, _ = self._training_features(sub)
         cfg = self.train_config
         w, _ = self.extractor.word_head()
-        new_row = initial_weights(cfg, [name], self.extractor.tokenizer, w, feats.h.shape[1])
-        head = AgentHead(len(agents), feats.h.shape[1], logit_bias=self.head.logit_bias, init=torch.cat([self.head.weight.detach(), new_row]))
-        m = train_head(head, feats.h, feats.vocab_lse, labels, cfg, trainable_rows=[len(agents) - 1], progress=self.progress)
+        new_row = initial_weights(cfg, [name], self.extractor.tokenizer, w, h.shape[1])
+        head = AgentHead(len(agents), h.shape[1], logit_bias=self.head.logit_bias, init=torch.cat([self.head.weight.detach(), new_row]))
+        m = train_head(head, h, lse, labels, cfg, trainable_rows=[len(agents) - 1], progress=self.progress)
         self.head, self.agents = head, agents
         self.history.append({"op": "add", "agent": name, "examples": len(sub), "train_acc": m["train_acc"]})
         self.metrics = {**self.metrics, f"add:{name}": m}
@@ -183,33 +222,50 @@ class AgentTokenRouter(Router):
         """The agent-token rows ``W_A`` (agents x hidden size); 0 before fit or load."""
         return 0 if self.head is None else int(self.head.weight.numel())
 
-    def _ranking(self, probs: torch.Tensor) -> list[tuple[str, float]]:
+    def _ranking(self, logits: torch.Tensor) -> list[tuple[str, float]]:
+        """Agents by ``softmax(logits / temperature)``, most probable first."""
+        probs = torch.softmax(logits.float() / self.temperature, -1)
         order = torch.argsort(probs, descending=True)
         return [(self.agents[i], float(probs[i])) for i in order]
 
     @torch.no_grad()
-    def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+    def agent_logits(self, tasks: list[str], states: list[str | None] | None = None) -> torch.Tensor:
+        """``W_A h + b`` at the prompt end, ``[tasks, agents]`` (columns in ``self.agents`` order)."""
         head = self._require_head()
-        feats = self.features(self._queries(tasks, states))
-        probs = head.agent_probs(feats.h)
-        return [self._ranking(p) for p in probs]
+        return head.agent_logits(self.features(self._queries(tasks, states)).h)
+
+    @torch.no_grad()
+    def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+        return [self._ranking(z) for z in self.agent_logits(tasks, states)]
 
     @torch.no_grad()
     def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
+        return self.decode(tasks, states)
+
+    @torch.no_grad()
+    def decode(
+        self, tasks: list[str], states: list[str | None] | None = None, prior: torch.Tensor | None = None
+    ) -> list[RouteResult]:
+        """Greedy decoding over ``V ∪ A`` per task; ``prior [tasks, agents]`` (log-space, e.g. another
+        router's log-probabilities) is added to the agent logits at every position (product of experts)."""
         head = self._require_head()
         queries = self._queries(tasks, states)
         feats = self.features(queries)
+        if prior is not None and tuple(prior.shape) != (len(tasks), head.n_agents):
+            raise DataError(f"prior of shape {tuple(prior.shape)} for {len(tasks)} tasks and {head.n_agents} agents")
         results: list[RouteResult] = []
-        for q, h in zip(queries, feats.h):
-            first = self._ranking(head.agent_probs(h[None])[0])
+        for i, (q, h) in enumerate(zip(queries, feats.h)):
+            bias = None if prior is None else prior[i].float()
+            z = head.agent_logits(h[None])[0]
+            first = self._ranking(z if bias is None else z + bias)
             if not self.feature.is_next_token:
                 # A pooled / intermediate-layer h is not a next-token state: no word decoding.
                 results.append(RouteResult(agent=first[0][0], ranking=first))
                 continue
-            results.append(self._decode(q, h, first))
+            results.append(self._decode(q, h, first, bias))
         return results
 
-    def _decode(self, q: Query, h: torch.Tensor, first: list[tuple[str, float]]) -> RouteResult:
+    def _decode(self, q: Query, h: torch.Tensor, first: list[tuple[str, float]], bias: torch.Tensor | None = None) -> RouteResult:
         """Greedy decoding over V ∪ A from the prompt end, at most ``max_word_tokens`` words."""
         head, fx = self._require_head(), self.extractor
         rest = fx.check_length([q])[0]
@@ -223,8 +279,10 @@ class AgentTokenRouter(Router):
                 h = fx.hidden_for_ids([rest + words])[0]
             word_logits = fx.vocab_logits(h[None])[0]
             agent_logits = head.agent_logits(h[None])[0]
+            if bias is not None:
+                agent_logits = agent_logits + bias
             if agent_logits.max() > word_logits.max():
-                ranking = self._ranking(torch.softmax(agent_logits, -1))
+                ranking = self._ranking(agent_logits)
                 return RouteResult(agent=ranking[0][0], ranking=ranking, raw=fx.tokenizer.decode(words) or None)
             nxt = int(word_logits.argmax())
             if nxt in stop_ids or step == self.max_word_tokens:
@@ -252,6 +310,7 @@ class AgentTokenRouter(Router):
             template_sha256=fx.template.sha256,
             feature=self.feature.model_dump(),
             logit_bias=head.logit_bias,
+            temperature=self.temperature,
             train_config=self.train_config.model_dump(),
             metrics={k: v for k, v in self.metrics.items() if isinstance(v, (int, float, dict))},
             history=self.history,
@@ -282,6 +341,7 @@ class AgentTokenRouter(Router):
         )
         router.head = AgentHead(len(ckpt.agents), ckpt.weight.shape[1], logit_bias=ckpt.logit_bias, init=ckpt.weight)
         router.agents = list(ckpt.agents)
+        router.temperature = ckpt.temperature
         router.metrics, router.history = dict(ckpt.metrics), list(ckpt.history)
         missing = [a for a in pool.names if a not in router.agents]
         if missing:

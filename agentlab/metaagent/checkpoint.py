@@ -35,6 +35,8 @@ class TokenCheckpoint:
     template_sha256: str
     feature: dict[str, Any]
     logit_bias: float = 0.0
+    #: softmax temperature of the agent ranking (calibrated, or 1.0)
+    temperature: float = 1.0
     train_config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)  # enrolment steps
@@ -68,6 +70,7 @@ def save_checkpoint(ckpt: TokenCheckpoint, path: str | Path) -> Path:
         "template": {"name": ckpt.template_name, "sha256": ckpt.template_sha256},
         "feature": ckpt.feature,
         "logit_bias": ckpt.logit_bias,
+        "temperature": ckpt.temperature,
         "train_config": ckpt.train_config,
         "metrics": ckpt.metrics,
         "history": ckpt.history,
@@ -112,6 +115,7 @@ def load_checkpoint(path: str | Path) -> TokenCheckpoint:
         template_sha256=str(template["sha256"]),
         feature=dict(meta.get("feature", {})),
         logit_bias=float(meta.get("logit_bias", 0.0)),
+        temperature=float(meta.get("temperature", 1.0)),
         train_config=dict(meta.get("train_config", {})),
         metrics=dict(meta.get("metrics", {})),
         history=list(meta.get("history", [])),

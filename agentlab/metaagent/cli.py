@@ -51,6 +51,8 @@ def train(
     per_agent: int | None = typer.Option(None, "--per-agent", help="At most this many demonstrations per agent (seeds first)."),
     source: str | None = typer.Option(None, "--source", help="all | seed | generated"),
     agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
+    documents: bool | None = typer.Option(None, "--documents/--no-documents", help="Add each document's requests to the training data (config default: off)."),
+    hybrid: bool = typer.Option(False, "--hybrid", help="Also fit the hybrid router's encoder temperature and λ on the same data and write hybrid.json next to the tokens (for `agentlab route --router hybrid`)."),
 ) -> None:
     """Train AgentToken agent tokens on a frozen backbone (or add one agent's token)."""
     from agentlab.metaagent.agenttoken import AgentTokenConfig, AgentTokenRouter
@@ -67,9 +69,15 @@ def train(
         updates["per_agent"] = per_agent
     if source is not None:
         updates["source"] = source
+    if documents is not None:
+        updates["documents"] = documents
     cfg = AgentTokenConfig(**{**cfg.model_dump(), **updates})
     pool = _pool(agents)
     data = load_training_set(pool, cfg.demos, per_agent=cfg.per_agent, source=cfg.source, seed=cfg.train.seed)
+    if cfg.documents:
+        from agentlab.metaagent.augment import add_document_requests
+
+        data = add_document_requests(data, pool)
     if add:
         from agentlab.metaagent.checkpoint import paths_for
 
@@ -79,13 +87,25 @@ def train(
         router.save(out)
         typer.echo(f"added {add} to {base} -> {out}: train_acc={m['train_acc']:.3f} loss={m['loss']:.3f} seconds={m['seconds']:.1f}")
         return
-    router = AgentTokenRouter(pool, **cfg.router_options())
-    m = router.fit(data)
-    router.history[-1].update(source=cfg.source, demos=str(cfg.demos) if cfg.demos else None, per_agent=cfg.per_agent)
-    router.save(out)
+    if hybrid:
+        from agentlab.metaagent.hybrid import HybridRouter
+
+        both = HybridRouter(pool, agenttoken=cfg.router_options())
+        m = both.fit(data)
+        router = both.token
+    else:
+        router = AgentTokenRouter(pool, **cfg.router_options())
+        m = router.fit(data)
+    router.history[-1].update(source=cfg.source, demos=str(cfg.demos) if cfg.demos else None, per_agent=cfg.per_agent,
+                              documents=cfg.documents)
+    if hybrid:
+        both.save(out, encoder=False)  # the encoder is refitted from the seeds on load
+    else:
+        router.save(out)
     typer.echo(
         f"trained {len(router.agents)} agent tokens on {len(data)} demonstrations -> {out}: "
-        f"train_acc={m['train_acc']:.3f} loss={m['loss']:.3f} seconds={m['seconds_total']:.1f}"
+        f"train_acc={m['train_acc']:.3f} loss={m['loss']:.3f} seconds={m['seconds_total']:.1f} "
+        f"temperature={router.temperature:.2f}" + (f" hybrid_weight={m['weight']:.2f}" if hybrid else "")
     )
 
 
@@ -123,13 +143,15 @@ def _check_out(out: Path, *, overwrite: bool, resume: bool) -> None:
 def route(
     tasks: Path = typer.Option(..., "--tasks", help="JSONL of {id, instruction[, state]}."),
     out: Path = typer.Option(..., "--out", help="Predictions JSONL to write (an existing file is kept unless --overwrite; manager mode resumes it)."),
-    tokens: Path | None = typer.Option(None, "--tokens", help="Trained router state (AgentToken checkpoint; default: the shipped data/tokens)."),
-    router: str = typer.Option("agenttoken", "--router", help="agenttoken | icl | lora | prompt | embedding"),
+    tokens: Path | None = typer.Option(None, "--tokens", help="Trained router state (AgentToken / hybrid checkpoint; default for those: the shipped data/tokens)."),
+    router: str = typer.Option("agenttoken", "--router", help="agenttoken | hybrid | icl | lora | prompt | embedding"),
     mode: str = typer.Option("router", "--mode", help="router (one agent) | manager (multi-agent plan)"),
     k: int = typer.Option(5, "--k", help="Manager mode: documents of the top-K agents go into the prompt."),
     demos: Path | None = typer.Option(None, "--demos", help="Training data for baselines without saved state."),
     agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out (manager mode: start afresh)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Manager mode: plan tasks on N Ray workers (default 1: serial, in-process)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Manager mode: plan on this existing Ray cluster."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
 
@@ -137,7 +159,7 @@ def route(
     written with an ``error``; the others are routed, and the exit status is 1."""
     from agentlab.errors import ConfigError
     from agentlab.fileio import append_jsonl, read_jsonl, write_jsonl
-    from agentlab.metaagent.router import router_class
+    from agentlab.metaagent.router import CHECKPOINT_ROUTERS, build_router
 
     if mode not in ("router", "manager"):
         raise ConfigError(f"--mode must be router or manager, not '{mode}'")
@@ -150,27 +172,26 @@ def route(
         if foreign:
             raise DataError(f"holds predictions for task(s) not in {tasks} (e.g. '{foreign[0]}'); "
                             "pass --overwrite to replace it, or choose another --out", where=out)
+    from agentlab.parallel import Scale
+
+    scale = Scale(workers=workers, address=ray_address)
+    if scale.distributed and mode != "manager":
+        raise ConfigError("--workers/--ray-address shard manager mode's per-task plans; router mode routes all tasks "
+                          "in one batch (add --mode manager, or leave --workers out)")
     pool = _pool(agents)
-    cls = router_class(router)
     rejected: dict[str, str] = {}
-    if router == "agenttoken":
+    r = build_router(router, pool, tokens, demos=demos, default_tokens=_default_tokens())
+    if router in CHECKPOINT_ROUTERS:
         from agentlab.metaagent.agenttoken import AgentTokenRouter
 
-        r = cls.load(tokens or _default_tokens(), pool)
-        assert isinstance(r, AgentTokenRouter)  # router_class("agenttoken")
+        at = getattr(r, "token", r)  # the hybrid decodes with its AgentToken expert
+        assert isinstance(at, AgentTokenRouter)
         for i, t in enumerate(items, start=1):
             try:
-                r.extractor.check_length([_query(t)])
+                at.extractor.check_length([_query(t)])
             except DataError as exc:
                 rejected[t["id"]] = exc.message
                 typer.echo(f"error: {tasks}:{i}: {exc.message}", err=True)
-    elif tokens is not None:
-        r = cls.load(tokens, pool)
-    else:
-        from agentlab.metaagent.data import load_training_set
-
-        r = cls(pool)
-        r.fit(load_training_set(pool, demos))
     ok_items = [t for t in items if t["id"] not in rejected]
     texts = [t["instruction"] for t in ok_items]
     states = [t.get("state") for t in ok_items]
@@ -192,18 +213,23 @@ def route(
     # Manager mode generates per task: append each result so an interrupted run resumes.
     from agentlab.llm import load_backend
     from agentlab.metaagent.manager import Manager
+    from agentlab.metaagent.plan_workers import PlanRecipe, lost_plan, plan_record
+    from agentlab.parallel import map_unordered
 
     if overwrite and out.exists():
         out.unlink()
-    manager = Manager(load_backend(r.llm))
-    todo = [(t, s) for t, s in zip(ok_items, states) if t["id"] not in done]
+    todo = [t for t in ok_items if t["id"] not in done]
+    if scale.distributed:
+        recipe: Any = PlanRecipe(router, k, _default_tokens(), tokens, demos, agents, llm=r.llm)
+    else:
+        manager = Manager(load_backend(r.llm))
+        recipe = lambda index: lambda t: plan_record(r, manager, t, k)  # noqa: E731 -- the serial worker
     from tqdm.auto import tqdm
 
     failed = 0
-    for t, s in tqdm(todo, desc="manager", unit="task"):
-        res = r.plan([t["instruction"]], manager, k=k, states=[s] if s else None)[0]
-        failed += res.agent is None
-        append_jsonl(out, res.as_record(t["id"]))
+    for _t, rec in tqdm(map_unordered(recipe, todo, scale, lost=lost_plan), total=len(todo), desc="manager", unit="task"):
+        failed += rec["agent"] is None
+        append_jsonl(out, rec)  # only this process writes the predictions
     typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k} -> {out} ({failed} failed)")
     if rejected:
         raise SystemExit(1)

@@ -7,18 +7,29 @@ name that is not among the documents, the same agent twice in a row, an empty su
 reported back to the model once with a corrective message (``metaagent/manager_correction``,
 through :func:`~agentlab.dialogue.ask.ask_until_parsed`); if the second answer is still wrong
 the result is a failure carrying every problem, never a silently trimmed plan.
+
+``constrained=True`` makes the answer well-formed by construction instead: decoding is
+restricted to the plan grammar (:class:`~agentlab.llm.plan_grammar.PlanGrammar`: only the
+documents' agent names, never the same agent twice in a row, at most ``max_plan_steps``
+steps, bounded subtasks, optionally only the task's own words in them), on a backend that
+declares ``capabilities.plan_grammar``; any other backend is a one-line ConfigError. Off by
+default here so the prompt-only manager stays the measured ablation (``agentlab route
+--mode manager``); ``agentlab exec --mode manager`` turns it on (``--unconstrained`` off).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from agentlab.dialogue.ask import ask_until_parsed
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.plan_grammar import PlanGrammar, refuse_grammar
 from agentlab.metaagent.decision import PlanStep, RouteResult
 from agentlab.pool import AgentDocument
 
@@ -77,12 +88,40 @@ class Manager:
         *,
         max_new_tokens: int = 192,
         max_demos: int = 3,
+        constrained: bool = False,
+        max_plan_steps: int = 3,
+        min_plan_steps: int = 1,
+        max_subtask_tokens: int = 40,
+        copy_task_words: bool = False,
     ) -> None:
         self.backend = backend
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
         self.correction = load_template("metaagent/manager_correction")
         self.params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
         self.max_demos = max_demos
+        #: decode inside the plan grammar (see the module docstring)
+        self.constrained = constrained
+        self.max_plan_steps, self.min_plan_steps = max_plan_steps, min_plan_steps
+        self.max_subtask_tokens = max_subtask_tokens
+        #: constrained only: subtask words come from the task's own text
+        self.copy_task_words = copy_task_words
+        if constrained and not backend.capabilities.plan_grammar:
+            refuse_grammar(backend, PlanGrammar(("any",)))
+
+    def settings(self) -> dict[str, Any]:
+        """The constructor's keyword settings (to build a variant: ``Manager(backend, template, **settings)``)."""
+        return {"max_new_tokens": self.params.max_new_tokens, "max_demos": self.max_demos, "constrained": self.constrained,
+                "max_plan_steps": self.max_plan_steps, "min_plan_steps": self.min_plan_steps,
+                "max_subtask_tokens": self.max_subtask_tokens, "copy_task_words": self.copy_task_words}
+
+    def variant(self, backend: LLMBackend | None = None, **changes: Any) -> Manager:
+        """This manager with another backend and/or settings changed."""
+        return Manager(backend or self.backend, self.template, **{**self.settings(), **changes})
+
+    def grammar(self, task: str, names: list[str]) -> PlanGrammar:
+        """The plan grammar over ``names`` for ``task``."""
+        return PlanGrammar(tuple(names), max_steps=self.max_plan_steps, min_steps=min(self.min_plan_steps, self.max_plan_steps),
+                           max_subtask_tokens=self.max_subtask_tokens, copy_from=task if self.copy_task_words else None)
 
     def prompt(self, task: str, docs: list[AgentDocument], state: str | None = None) -> str:
         documents = "\n\n".join(d.render(self.max_demos) for d in docs)
@@ -102,13 +141,14 @@ class Manager:
         prompt = self.prompt(task, docs, state)
         if (why := self._too_long(prompt)) is not None:
             return RouteResult(agent=None, ranking=ranking, error=why)
+        params = dataclasses.replace(self.params, grammar=self.grammar(task, names)) if self.constrained else self.params
         asked = ask_until_parsed(
             self.backend,
             [ChatMessage("user", prompt)],
             lambda raw: parse_plan(raw, names),
             checks=[lambda parsed: parsed.problems],
             max_attempts=2,
-            params=self.params,
+            params=params,
             correction=self.correction,
             correction_fields={"first_agent": names[0], "agents": ", ".join(names)},
             label="manager answer",

@@ -146,7 +146,12 @@ ROUTERS: dict[str, str] = {
     "lora": "agentlab.metaagent.baselines.lora:LoRARouter",
     "prompt": "agentlab.metaagent.baselines.prompt_tuning:PromptTuningRouter",
     "embedding": "agentlab.metaagent.baselines.embedding:EmbeddingRouter",
+    "hybrid": "agentlab.metaagent.hybrid:HybridRouter",
 }
+
+
+#: Kinds whose trained state is an AgentToken checkpoint (default ``data/tokens``): loaded, never refitted, by the CLIs.
+CHECKPOINT_ROUTERS: frozenset[str] = frozenset({"agenttoken", "hybrid"})
 
 
 def router_class(kind: str) -> type[Router]:
@@ -161,3 +166,28 @@ def router_class(kind: str) -> type[Router]:
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"router '{kind}' is not available ({module}:{attr}: {exc})") from None
     return cls
+
+
+def build_router(
+    kind: str,
+    pool: AgentPool,
+    tokens: Path | None = None,
+    *,
+    demos: Path | None = None,
+    llm: LLMConfig | None = None,
+    progress: bool = True,
+    default_tokens: Path | None = None,
+) -> Router:
+    """The router every command uses, built one way: a checkpoint router (AgentToken, the hybrid)
+    loaded from ``tokens`` (default ``default_tokens``, else ``data/tokens``), any router given
+    ``tokens`` loaded from it, the other baselines fitted on ``demos`` (default: the pool's seed
+    demonstrations). ``llm``: the router's own model (None: ``AGENTLAB_LLM_*``)."""
+    from agentlab.metaagent.data import load_training_set
+    from agentlab.paths import data_dir
+
+    cls = router_class(kind)
+    if kind in CHECKPOINT_ROUTERS or tokens is not None:
+        return cls.load(tokens or default_tokens or data_dir() / "tokens", pool, llm)
+    router = cls(pool, llm, progress=progress)
+    router.fit(load_training_set(pool, demos))
+    return router

@@ -34,6 +34,10 @@ class TrainConfig(BaseModel):
     init_scale: float = 1.0
     logit_bias: float = 0.0
     balance: bool = False  # weight examples so every agent counts equally (uneven generated data)
+    #: hinge margin between the gold agent's logit and its ``hard_negatives`` nearest rivals (0: off)
+    margin: float = 0.0
+    margin_weight: float = 1.0
+    hard_negatives: int = 3
     seed: int = 0
 
     @classmethod
@@ -61,6 +65,16 @@ def initial_weights(
         return cfg.init_scale * name_mean_init(names, tokenizer, word_head.detach().cpu())
     std = float(word_head.detach().float().std())
     return cfg.init_scale * std * torch.randn(len(names), dim, generator=gen)
+
+
+def margin_loss(agent_logits: torch.Tensor, labels: torch.Tensor, margin: float, hard_negatives: int) -> torch.Tensor:
+    """Mean hinge ``max(0, margin - (z_gold - z_rival))`` over each example's ``hard_negatives``
+    highest-scoring wrong agents: the agents it is currently most easily confused with."""
+    gold = agent_logits.gather(1, labels.view(-1, 1))
+    rivals = agent_logits.scatter(1, labels.view(-1, 1), float("-inf"))
+    k = max(1, min(hard_negatives, agent_logits.shape[1] - 1))
+    top = rivals.topk(k, dim=1).values
+    return torch.relu(margin - (gold - top)).mean()
 
 
 def train_head(
@@ -98,6 +112,9 @@ def train_head(
         for s in range(0, n, cfg.batch_size):
             idx = perm[s : s + cfg.batch_size]
             loss = head.loss(h[idx], vocab_lse[idx], labels[idx], None if weights is None else weights[idx])
+            if cfg.margin > 0 and head.n_agents > 1:
+                z = head.agent_logits(h[idx])
+                loss = loss + cfg.margin_weight * margin_loss(z, labels[idx], cfg.margin, cfg.hard_negatives)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if frozen is not None and head.weight.grad is not None:

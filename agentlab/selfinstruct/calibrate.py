@@ -21,6 +21,7 @@ import numpy as np
 from agentlab.pool import AgentPool
 from agentlab.selfinstruct.config import Band, SelfInstructConfig, Thresholds
 from agentlab.selfinstruct.filter import greedy_filter
+from agentlab.selfinstruct.leakage import leakage_tasks
 from agentlab.selfinstruct.scorer import load_scorer
 from agentlab.similarity import SimilarityScorer
 
@@ -118,11 +119,10 @@ def calibrate(
 def leakage_calibration(
     pool: AgentPool, scorer: SimilarityScorer, tasks: list[str] | None = None, quantile: float = 0.99
 ) -> float:
-    """Quantile of each hand-written demo's highest BERTScore against any benchmark task."""
+    """Quantile of each hand-written demo's highest BERTScore against any test task
+    (:func:`agentlab.selfinstruct.leakage.leakage_tasks` unless ``tasks`` is given)."""
     if tasks is None:
-        from agentlab.eval.benchmarks import all_instructions
-
-        tasks = all_instructions()
+        tasks = leakage_tasks()
     seeds = [d.text for a in pool for d in a.demonstrations]
     nearest = scorer.matrix(seeds, list(dict.fromkeys(tasks))).max(axis=1)
     return round(float(np.quantile(nearest, quantile)), 4)

@@ -29,12 +29,32 @@ def selfinstruct(
     coverage: float | None = typer.Option(None, "--coverage", help="Calibration: central band of same-domain pair scores."),
     chat: bool = typer.Option(False, "--chat", help="Chat-style prompt (for capable chat models) instead of completion-style."),
     fresh: bool = typer.Option(False, "--fresh", help="Discard the journal in --out and start over."),
+    revise: bool = typer.Option(
+        False, "--revise", help="Continue the journal under changed settings (prompt, generator, quality check, widened bands)."
+    ),
+    fit_bands: bool = typer.Option(
+        False, "--fit-bands", help="Widen the bands of domains short of --per-agent, chosen by replaying their candidates."
+    ),
+    prompt_template: str | None = typer.Option(
+        None, "--prompt-template", help="Template under data/prompts/, e.g. selfinstruct/requests."
+    ),
+    quality: bool | None = typer.Option(
+        None, "--quality/--no-quality", help="Drop lines that are not concrete requests before Algorithm 1 (default on)."
+    ),
+    purge_quality: bool = typer.Option(
+        False, "--purge-quality", help="Also withdraw already accepted rows that fail the quality check."
+    ),
     time_budget: float | None = typer.Option(None, "--time-budget", help="Minutes after which no new round starts (resumable)."),
     calibrate_only: bool = typer.Option(False, "--calibrate-only", help="Only compute and print thresholds (Figure-7 analog)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide progress bars."),
+    workers: int = typer.Option(1, "--workers", min=1, help="One shard per agent on N Ray workers (default 1: serial, in-process)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Run the shards on this existing Ray cluster."),
 ) -> None:
     """Generate demonstrations per agent with a generator LM, filtered by Algorithm 1 (BERTScore band)."""
+    from agentlab.parallel import Scale
     from agentlab.selfinstruct.config import SelfInstructConfig, parse_generator
+
+    scale = Scale(workers=workers, address=ray_address)
 
     cfg = SelfInstructConfig.from_yaml(config) if config else SelfInstructConfig()
     updates: dict[str, object] = {}
@@ -56,6 +76,16 @@ def selfinstruct(
         updates["prompt_style"] = "chat"
     if fresh:
         updates["fresh"] = True
+    if revise:
+        updates["revise"] = True
+    if fit_bands:
+        updates["fit_bands"] = True
+    if prompt_template is not None:
+        updates["prompt_template"] = prompt_template
+    if quality is not None:
+        updates["quality"] = quality
+    if purge_quality:
+        updates["purge_quality"] = True
     if time_budget is not None:
         updates["time_budget_min"] = time_budget
     cfg = SelfInstructConfig.model_validate({**cfg.model_dump(), **updates})
@@ -78,7 +108,7 @@ def selfinstruct(
         return
     from agentlab.selfinstruct.pipeline import run_selfinstruct
 
-    report = run_selfinstruct(cfg, pool=pool, progress=not no_progress)
+    report = run_selfinstruct(cfg, pool=pool, progress=not no_progress, scale=scale)
     t = report.totals()
     for a in report.agents:
         typer.echo(

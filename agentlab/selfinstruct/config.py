@@ -36,7 +36,8 @@ class Thresholds(Band):
     """What the filter used: the scorer, the global band, the leakage bound, per-domain bands.
 
     ``coverage`` and ``target_size`` record how the band was calibrated (central quantile band
-    of same-domain pairwise scores, chosen for a target set size); they are informative only.
+    of same-domain pairwise scores, chosen for a target set size) and ``fitted`` which domains'
+    bands were widened for the target size; they are informative only.
     """
 
     scorer: str
@@ -45,6 +46,9 @@ class Thresholds(Band):
     per_domain: dict[str, Band] = Field(default_factory=dict)
     coverage: float | None = None
     target_size: int | None = None
+    #: domains whose band was widened for the target set size, with the replay that chose it
+    #: (:mod:`agentlab.selfinstruct.bandfit`)
+    fitted: dict[str, str] | None = None
 
     def band(self, domain: str) -> Band:
         """The band for ``domain`` (its own when calibrated per domain, else the global one)."""
@@ -88,6 +92,9 @@ class SelfInstructConfig(BaseModel):
     patience: int = Field(3, ge=1)
     generator: LLMConfig = Field(default_factory=LLMConfig)
     prompt_style: str = "completion"  # completion | chat
+    #: template under data/prompts/ (``None``: ``selfinstruct/<prompt_style>``); the style still
+    #: decides how it is sent (continued list or chat) and parsed
+    prompt_template: str | None = None
     #: per agent and round: prompts (each with its own sampled shots) x sequences sampled per prompt
     prompts_per_round: int = Field(2, ge=1)
     sequences_per_prompt: int = Field(4, ge=1)
@@ -112,7 +119,20 @@ class SelfInstructConfig(BaseModel):
     leakage_tau: float | None = None
     leakage_quantile: float = Field(0.99, gt=0.0, le=1.0)
     leakage: bool = True
+    #: drop lines that are not concrete requests for this agent before Algorithm 1
+    #: (:mod:`agentlab.selfinstruct.quality`)
+    quality: bool = True
+    #: ``copies_seed``: difflib ratio at or above which a line copies a current demonstration
+    copy_ratio: float = Field(0.8, gt=0.0, le=1.0)
+    #: also withdraw already accepted rows that fail the quality check (recorded in the journal)
+    purge_quality: bool = False
     fresh: bool = False
+    #: continue an existing journal under changed settings (prompt, generator, quality check,
+    #: widened bands) instead of refusing; a narrowed band is still refused
+    revise: bool = False
+    #: widen the band of domains whose agents are short of ``per_agent``, chosen by replaying
+    #: their recorded candidates (:mod:`agentlab.selfinstruct.bandfit`); implies ``revise``
+    fit_bands: bool = False
     #: BERTScore model folder; ``None`` = the embedded all-MiniLM-L6-v2
     scorer_model: Path | None = None
     scorer_layers: int = Field(6, ge=1)
@@ -126,6 +146,10 @@ class SelfInstructConfig(BaseModel):
         if v not in ("completion", "chat"):
             raise ValueError("prompt_style must be 'completion' or 'chat'")
         return v
+
+    @property
+    def template_name(self) -> str:
+        return self.prompt_template or f"selfinstruct/{self.prompt_style}"
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> SelfInstructConfig:

@@ -1,6 +1,8 @@
 """Asking the generator LM for new demonstrations, and parsing what it says into clean candidates.
 
-Two prompt styles, both template files in ``data/prompts/selfinstruct/``:
+Two prompt styles, both template files in ``data/prompts/selfinstruct/`` (``requests.txt`` is a
+completion-style variant that also names the agent's applications and asks for one concrete
+task per line; choose it with ``prompt_template: selfinstruct/requests``):
 
 - ``completion`` (default; what works with the 135M model): a one-line summary of the agent,
   then a numbered list of sampled current demonstrations ending with the next number, so the
@@ -68,6 +70,7 @@ def build_prompt(
         name=doc.name,
         platform=platform,
         summary=_summary(doc),
+        applications=doc.applications.strip(),
         description=doc.description,
         examples=listing,
         next=len(examples) + 1,

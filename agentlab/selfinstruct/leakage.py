@@ -1,9 +1,11 @@
 """Leakage filter: generated demonstrations must not be (near-)copies of benchmark test tasks.
 
 The paper "applies BertScore filtering to exclude any overlap with test tasks". A candidate
-whose BERTScore with any OSWorld / OSWorld-multi / AppAgent instruction exceeds
-``leakage_tau`` is dropped and counted per agent. The benchmark lists are read only here and
-in evaluation, never shown to the generator.
+whose BERTScore with any test task exceeds ``leakage_tau`` is dropped and counted per agent.
+The test tasks are the public OSWorld / OSWorld-multi / AppAgent instructions and the project's
+own routing set (``data/benchmarks/routing_set_v2.jsonl``), which is the second set routers are
+scored on, so no demonstration may come near it either. The lists are read only here and in
+evaluation, never shown to the generator.
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ import numpy as np
 
 from agentlab.errors import ConfigError
 from agentlab.similarity import SimilarityScorer
+
+
+def leakage_tasks() -> list[str]:
+    """Every test task generated data must stay away from: the public benchmarks, then the
+    project's routing set v2."""
+    from agentlab.eval.benchmarks import all_instructions, load_project_set
+
+    return all_instructions() + [t.instruction for t in load_project_set()]
 
 
 @dataclass(frozen=True)
@@ -37,9 +47,7 @@ class LeakageFilter:
 
     @classmethod
     def from_benchmarks(cls, scorer: SimilarityScorer, tau: float) -> LeakageFilter:
-        from agentlab.eval.benchmarks import all_instructions
-
-        return cls(scorer, all_instructions(), tau)
+        return cls(scorer, leakage_tasks(), tau)
 
     def check(self, candidates: list[str]) -> LeakageCheck:
         if not candidates or not self.tasks:

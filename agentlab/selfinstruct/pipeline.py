@@ -3,6 +3,12 @@
 Agents are served round-robin (one round each, then the next round), so a run cut short by a
 time budget or Ctrl-C leaves every agent equally advanced; each finished round is committed to
 the journal before the next starts, and a rerun resumes from there.
+
+On several workers (``scale``, :mod:`agentlab.parallel`) each agent is a shard: a worker loads its
+own generator and scorer, runs that agent's rounds until it stops, and hands the rounds back; only
+this process writes the journal, committing a shard's rounds when it ends. An agent's rounds depend
+only on its own state and seed, so the journal equals a serial run's with ``agents_per_batch: 1``
+(the seconds aside); batching agents into one generate call is a serial-only throughput trick.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +25,8 @@ import numpy as np
 
 from agentlab.dialogue.templates import load_template
 from agentlab.errors import ConfigError
+from agentlab.manifest import open_run
+from agentlab.parallel import Scale, map_unordered
 from agentlab.pool import AgentDocument, AgentPool
 from agentlab.selfinstruct.calibrate import calibrate
 from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
@@ -31,6 +40,8 @@ from agentlab.selfinstruct.generate import (
     sampling_params,
 )
 from agentlab.selfinstruct.leakage import LeakageFilter
+from agentlab.selfinstruct.manifest import selfinstruct_manifest
+from agentlab.selfinstruct.quality import QualityCheck
 from agentlab.selfinstruct.report import SelfInstructReport, build_agent_report
 from agentlab.selfinstruct.scorer import load_scorer
 from agentlab.selfinstruct.store import AgentState, Journal, seeds_hash, write_datasets
@@ -87,6 +98,7 @@ class _Run:
     journal: Journal
     leak: LeakageFilter | None
     generator_id: str
+    quality: dict[str, QualityCheck] = field(default_factory=dict)
     states: dict[str, AgentState] = field(default_factory=dict)
     seed_rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     backend: Any = None
@@ -106,11 +118,14 @@ def run_selfinstruct(
     backend: Any = None,
     scorer: Any = None,
     progress: bool = True,
+    scale: Scale | None = None,
 ) -> SelfInstructReport:
     """Run (or resume) self-instruct for the configured agents; return the run report.
 
     ``backend``/``scorer`` may be passed in to share already-loaded models (tests, notebooks).
     Nothing already accepted is ever lost: each round is committed before the next begins.
+    ``scale`` with several workers runs one shard per agent on Ray workers (each loads its own
+    generator and scorer from ``cfg``).
     """
     cfg = cfg or SelfInstructConfig()
     t0 = time.monotonic()
@@ -120,19 +135,26 @@ def run_selfinstruct(
     thresholds = resolve_thresholds(cfg, pool, scorer)
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    template = load_template(f"selfinstruct/{cfg.prompt_style}")
+    template = load_template(cfg.template_name)
     journal = Journal(out)
+    resumed = not cfg.fresh and journal.header() is not None
+    checks = {d.name: QualityCheck.for_agent(d, pool.names, cfg.copy_ratio) for d in pool} if cfg.quality else {}
+    if cfg.fit_bands and not cfg.fresh:
+        thresholds = _fit_bands(cfg, pool, docs, scorer, thresholds, journal, checks)
     header = {
         "thresholds": thresholds.model_dump(exclude_none=True),
         "prompt_sha": template.sha256,
         "prompt_style": cfg.prompt_style,
         "generator": _generator_id(cfg),
+        "quality": cfg.quality,
         "seeds": {d.name: seeds_hash([x.text for x in d.demonstrations]) for d in docs},
     }
-    journal.start(header, fresh=cfg.fresh)
+    journal.start(header, fresh=cfg.fresh, revise=cfg.revise or cfg.fit_bands)
+    open_run(out, selfinstruct_manifest(cfg, pool, backend), resume=resumed, refuse=False)  # the journal's header rules resume
     thresholds.save(out / "thresholds.json")
     leak = LeakageFilter.from_benchmarks(scorer, thresholds.leakage_tau) if cfg.leakage else None
-    run = _Run(cfg, pool, docs, scorer, thresholds, journal, leak, _generator_id(cfg), backend=backend)
+    run = _Run(cfg, pool, docs, scorer, thresholds, journal, leak, _generator_id(cfg), quality=checks, backend=backend)
+    _withdraw(run, journal.state())
     run.states = journal.state()
     # Agents already in the journal but not selected now stay in the dataset untouched.
     all_docs = {d.name: d for d in docs}
@@ -157,7 +179,11 @@ def run_selfinstruct(
         import torch
 
         torch.set_num_threads(cfg.torch_threads)
-    budget_hit = _loop(run, settings, template, progress, t0)
+    if scale is not None and scale.distributed:
+        budget_hit = _sharded_loop(run, settings, scale, progress, time.time() + 60 * cfg.time_budget_min
+                                   if cfg.time_budget_min is not None else None)
+    else:
+        budget_hit = _loop(run, settings, template, progress, t0)
     _materialise(run, all_docs)
     elapsed = time.monotonic() - t0
     # every agent of the dataset, not only this run's selection: a run that adds one agent to the
@@ -184,6 +210,68 @@ def run_selfinstruct(
     )
     report.write(out)
     return report
+
+
+def _fit_bands(
+    cfg: SelfInstructConfig,
+    pool: AgentPool,
+    docs: list[AgentDocument],
+    scorer: SimilarityScorer,
+    thresholds: Thresholds,
+    journal: Journal,
+    checks: dict[str, QualityCheck],
+) -> Thresholds:
+    """Widen the bands of domains whose selected agents are short of ``per_agent`` (see bandfit)."""
+    from agentlab.selfinstruct.bandfit import AgentSample, fit_thresholds
+    from agentlab.selfinstruct.calibrate import pairwise_distribution
+
+    states = journal.state()
+    samples: dict[str, list[AgentSample]] = {}
+    for d in docs:
+        st = states.get(d.name)
+        seeds = [x.text for x in d.demonstrations]
+        if st is None or st.stopped or len(seeds) + len(st.rows) >= cfg.per_agent:
+            continue
+        check = checks.get(d.name)
+        cands = [
+            c["text"] for c in st.candidates
+            if c["status"] != "leak" and (check is None or check.reason(c["text"], seeds) is None)
+        ]
+        samples.setdefault(d.domain, []).append(AgentSample(d.name, seeds, cands))
+    if not samples:
+        return thresholds
+    fitted, fits = fit_thresholds(thresholds, samples, pairwise_distribution(pool, scorer), scorer, cfg.per_agent)
+    for f in fits:
+        log.warning("band for %s: %s", f.domain, f.describe())
+    return fitted
+
+
+def _withdraw(run: _Run, states: dict[str, AgentState]) -> None:
+    """Withdraw accepted rows that a current rule rejects: a leakage source added since they were
+    accepted (always), and the quality check (with ``purge_quality``). Recorded in the journal."""
+    for name, st in states.items():
+        if not st.rows or name not in run.pool:
+            continue
+        texts = [r["text"] for r in st.rows]
+        if run.leak is not None:
+            lk = run.leak.check(texts)
+            gone = [t for t, bad in zip(texts, lk.leaked) if bad]
+            if gone:
+                log.warning("%s: withdrawing %d accepted row(s) now too close to a test task", name, len(gone))
+                run.journal.commit_removal(name, gone, "leak")
+                texts = [t for t in texts if t not in set(gone)]
+        check = run.quality.get(name)
+        if run.cfg.purge_quality and check is not None:
+            current = [d.text for d in run.pool.get(name).demonstrations]
+            gone = []
+            for t in texts:
+                if check.reason(t, current) is None:
+                    current.append(t)
+                else:
+                    gone.append(t)
+            if gone:
+                log.warning("%s: withdrawing %d accepted row(s) that fail the quality check", name, len(gone))
+                run.journal.commit_removal(name, gone, "quality")
 
 
 def _materialise(run: _Run, all_docs: dict[str, AgentDocument]) -> None:
@@ -234,6 +322,7 @@ def _loop(run: _Run, settings: GenerationSettings, template: Any, progress: bool
                     return True
                 group = active[g : g + cfg.agents_per_batch]
                 _group_round(run, group, settings, template)
+                _materialise_one(run)
                 bar.update(len(group))
                 bar.set_postfix(last=group[-1].name)
             active = _active(run)
@@ -255,7 +344,7 @@ def _group_round(run: _Run, group: list[AgentDocument], settings: GenerationSett
         current = [d.text for d in doc.demonstrations] + [r["text"] for r in st.rows]
         known = {normalize(x) for x in current} | {normalize(c["text"]) for c in st.candidates}
         rng = random.Random(f"{cfg.seed}:{doc.name}:{rnd}")
-        ps = make_prompts(template, doc, current, settings, rng)
+        ps = make_prompts(template, doc, _shot_pool(run, doc, current), settings, rng)
         spans.append((len(prompts), len(prompts) + len(ps)))
         prompts.extend(ps)
         contexts.append((doc, rnd, current, known))
@@ -264,8 +353,19 @@ def _group_round(run: _Run, group: list[AgentDocument], settings: GenerationSett
     gen_seconds = (time.monotonic() - t) / len(group)
     for (doc, rnd, current, known), (a, b) in zip(contexts, spans):
         parsed = parse_outputs(outs[a:b], settings, known, cfg.prompt_style)
+        if doc.name in run.quality:
+            parsed = run.quality[doc.name].filter(parsed, current)
         _finish_round(run, doc, rnd, current, parsed, gen_seconds)
-    _materialise_one(run)
+
+
+def _shot_pool(run: _Run, doc: AgentDocument, current: list[str]) -> list[str]:
+    """The demonstrations the prompt's examples are sampled from: with the quality check on, only
+    those that pass it (an accepted non-request shown as an example begets more of its kind)."""
+    check = run.quality.get(doc.name)
+    if check is None:
+        return current
+    seeds = [d.text for d in doc.demonstrations]
+    return seeds + [t for t in current[len(seeds) :] if check.reason(t, seeds) is None]
 
 
 def _finish_round(
@@ -320,17 +420,7 @@ def _finish_round(
         leaked=leaked, empty_streak=empty_streak, seconds=round(gen_seconds + time.monotonic() - t, 3),
     )
     run.journal.commit_round(record)
-    # the in-memory state follows the journal exactly
-    st.rows.extend(accepted_rows)
-    st.candidates.extend(cand_rows)
-    st.rounds, st.empty_streak = rnd, empty_streak
-    st.raw_lines += raw_lines
-    st.leaked += leaked
-    st.seconds += record["seconds"]
-    for k, v in parsed.reasons.items():
-        st.parse[k] = st.parse.get(k, 0) + v
-    run.run_candidates += len(cands)
-    run.run_accepted += len(accepted_rows)
+    _apply_round(run, st, record)
     if empty_streak >= cfg.patience:
         msg = (
             f"generator returned nothing usable for {empty_streak} rounds in a row "
@@ -342,6 +432,122 @@ def _finish_round(
         run.journal.commit_stop(doc.name, msg)
 
 
+def _apply_round(run: _Run, st: AgentState, record: dict[str, Any]) -> None:
+    """The in-memory state follows the journal exactly: one committed round's record laid onto it."""
+    st.rows.extend(record["accepted"])
+    st.candidates.extend(record["candidates"])
+    st.rounds, st.empty_streak = record["round"], record["empty_streak"]
+    st.raw_lines += record["raw_lines"]
+    st.leaked += record["leaked"]
+    st.seconds += record["seconds"]
+    for k, v in record["parse"].items():
+        st.parse[k] = st.parse.get(k, 0) + v
+    run.run_candidates += record["raw_lines"] - sum(record["parse"].values())
+    run.run_accepted += len(record["accepted"])
+
+
 def _materialise_one(run: _Run) -> None:
     seeds = [r for name in run.seed_rows for r in run.seed_rows[name]]
     write_datasets(Path(run.cfg.out_dir), seeds, run.states)
+
+
+class _Collected:
+    """A worker's stand-in for the journal: keeps the entries for the driver to commit."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, Any]] = []
+
+    def commit_round(self, record: dict[str, Any]) -> None:
+        self.entries.append(("round", record))
+
+    def commit_stop(self, agent: str, reason: str) -> None:
+        self.entries.append(("stop", reason))
+
+
+@dataclass
+class _Shard:
+    """One agent's share of a parallel run: its document and its state so far (from the journal)."""
+
+    doc: AgentDocument
+    state: AgentState
+
+
+@dataclass
+class _ShardResult:
+    entries: list[tuple[str, Any]]
+    budget_hit: bool = False
+    lost: str | None = None
+
+
+@dataclass(frozen=True)
+class _ShardRecipe:
+    """Builds a self-instruct worker: its own generator, scorer and leakage filter (picklable)."""
+
+    cfg: SelfInstructConfig
+    thresholds: Thresholds
+    generator_id: str
+    settings: GenerationSettings
+    #: wall-clock time (``time.time()``) after which no new round starts; None: no budget
+    deadline: float | None
+    #: every agent name of the pool (the quality check drops lines naming another agent)
+    agent_names: tuple[str, ...] = ()
+
+    def __call__(self, index: int) -> Callable[[_Shard], _ShardResult]:
+        from agentlab.llm import load_backend
+
+        cfg = self.cfg
+        if cfg.torch_threads:
+            import torch
+
+            torch.set_num_threads(cfg.torch_threads)
+        scorer = load_scorer(cfg)
+        leak = LeakageFilter.from_benchmarks(scorer, self.thresholds.leakage_tau) if cfg.leakage else None
+        backend = load_backend(cfg.generator)
+        template = load_template(cfg.template_name)
+
+        def run_shard(shard: _Shard) -> _ShardResult:
+            collected = _Collected()
+            # the same quality check as a serial run's (run_selfinstruct builds it over the whole pool)
+            quality = {shard.doc.name: QualityCheck.for_agent(shard.doc, self.agent_names, cfg.copy_ratio)} if cfg.quality else {}
+            run = _Run(cfg, AgentPool([shard.doc]), [shard.doc], scorer, self.thresholds, collected,  # type: ignore[arg-type]
+                       leak, self.generator_id, quality=quality, states={shard.doc.name: shard.state}, backend=backend)
+            while _stop_reason(cfg, shard.doc, shard.state) is None:
+                if self.deadline is not None and time.time() > self.deadline:
+                    return _ShardResult(collected.entries, budget_hit=True)
+                _group_round(run, [shard.doc], self.settings, template)
+            return _ShardResult(collected.entries)
+
+        return run_shard
+
+
+def _lost_shard(shard: _Shard, why: str) -> _ShardResult:
+    return _ShardResult([], lost=why)
+
+
+def _sharded_loop(run: _Run, settings: GenerationSettings, scale: Scale, progress: bool, deadline: float | None) -> bool:
+    """One shard per active agent on the workers; each shard's rounds committed as it ends."""
+    from tqdm.auto import tqdm
+
+    shards = [_Shard(d, run.states[d.name]) for d in _active(run)]
+    if not shards:
+        return False
+    if run.cfg.agents_per_batch != 1:
+        log.info("self-instruct on %d workers: one shard per agent, so agents_per_batch=%d is not used "
+                 "(the journal equals a serial run's with agents_per_batch: 1)", scale.workers, run.cfg.agents_per_batch)
+    recipe = _ShardRecipe(run.cfg, run.thresholds, run.generator_id, settings, deadline, tuple(run.pool.names))
+    budget_hit = False
+    for shard, res in tqdm(map_unordered(recipe, shards, scale, lost=_lost_shard), total=len(shards),
+                           desc="self-instruct shards", disable=not progress, unit="agent"):
+        st = run.states[shard.doc.name]
+        for kind, entry in res.entries:
+            if kind == "round":
+                run.journal.commit_round(entry)
+                _apply_round(run, st, entry)
+            else:
+                st.stopped = entry
+                run.journal.commit_stop(shard.doc.name, entry)
+        if res.lost:
+            log.warning("%s: %s; its rounds of this run are not kept (rerun to resume)", shard.doc.name, res.lost)
+        budget_hit |= res.budget_hit
+        _materialise_one(run)
+    return budget_hit

@@ -15,6 +15,7 @@ import numpy as np
 from agentlab.fileio import atomic_write_json, atomic_write_text
 from agentlab.pool import AgentDocument
 from agentlab.selfinstruct.config import Band, Thresholds
+from agentlab.selfinstruct.quality import QUALITY_REASONS
 from agentlab.selfinstruct.store import AgentState
 from agentlab.similarity import SimilarityScorer
 
@@ -43,6 +44,13 @@ class AgentReport:
     samples_accepted: list[dict[str, Any]] = field(default_factory=list)
     samples_rejected: list[dict[str, Any]] = field(default_factory=list)
     samples_dropped: dict[str, list[str]] = field(default_factory=dict)
+    #: accepted rows withdrawn later, by reason (``leak``: a new test-task source; ``quality``)
+    withdrawn: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def quality_rejects(self) -> dict[str, int]:
+        """The part of ``parse_rejects`` the quality check made (the rest is the line parser's)."""
+        return {k: v for k, v in self.parse_rejects.items() if k in QUALITY_REASONS}
 
 
 def build_agent_report(
@@ -88,6 +96,7 @@ def build_agent_report(
         samples_accepted=[{k: c.get(k) for k in keep} for c in pick(accepted)],
         samples_rejected=[{k: c.get(k) for k in keep} for c in pick(rejected)],
         samples_dropped=st.samples_dropped,
+        withdrawn=dict(st.removed),
     )
 
 
@@ -161,14 +170,18 @@ class SelfInstructReport:
             f"{t['candidates']} candidates, acceptance {t['acceptance_rate']:.1%}, {t['leaked']} dropped as leakage; "
             f"per agent {t['min_total']}–{t['max_total']}.",
             "",
-            "| agent | domain | band | seeds | generated | total | rounds | lines | candidates | parser drops | leaked | <τ1 | >τ2 | accept | mean pairwise | stopped |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| agent | domain | band | seeds | generated | total | rounds | lines | candidates | parser drops | quality drops | leaked | withdrawn | <τ1 | >τ2 | accept | mean pairwise | stopped |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for a in self.agents:
-            drops = ", ".join(f"{k} {v}" for k, v in a.parse_rejects.items()) or "-"
+            quality = a.quality_rejects
+            drops = ", ".join(f"{k} {v}" for k, v in a.parse_rejects.items() if k not in quality) or "-"
+            qdrops = ", ".join(f"{k} {v}" for k, v in quality.items()) or "-"
+            withdrawn = ", ".join(f"{k} {v}" for k, v in a.withdrawn.items()) or "-"
             lines.append(
                 f"| {a.agent} | {a.domain} | [{a.tau1:.3f}, {a.tau2:.3f}] | {a.seeds} | {a.generated} | {a.total} | "
-                f"{a.rounds} | {a.raw_lines} | {a.candidates} | {drops} | {a.leaked} | {a.band_rejects['below_tau1']} | "
+                f"{a.rounds} | {a.raw_lines} | {a.candidates} | {drops} | {qdrops} | {a.leaked} | {withdrawn} | "
+                f"{a.band_rejects['below_tau1']} | "
                 f"{a.band_rejects['above_tau2']} | {a.acceptance_rate:.1%} | {a.mean_pairwise:.3f} | {a.stopped or ('not finished (time budget)' if self.time_budget_hit else 'not finished')} |"
             )
         lines += ["", "## Samples (accepted and rejected, with scores against the set at the time)", ""]

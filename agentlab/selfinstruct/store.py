@@ -12,6 +12,12 @@ Durability: a round is committed by appending ONE fsynced JSON line to the journ
 crash or Ctrl-C a round is either entirely there or entirely absent (a torn last line is
 ignored). The dataset folders are views rebuilt from the journal after every round (written to a
 temporary folder, then moved into place), so they can always be regenerated.
+
+A journal can continue under changed settings (``revise``): a ``revision`` line records the new
+prompt hash, generator, quality check or thresholds, refused when a band would narrow (rows
+accepted before must stay inside the band of every later round). A ``remove`` line withdraws
+accepted rows that a later rule rejects (a new leakage source, the quality check); the rest of an
+agent's set stays valid, since a subset of a set that satisfies Algorithm 1 still does.
 """
 
 from __future__ import annotations
@@ -47,6 +53,25 @@ CANDIDATE_COLUMNS = (
 )
 
 
+#: header fields a round must match; ``--revise`` records a change of any of them
+REVISABLE = ("thresholds", "prompt_sha", "generator", "prompt_style", "quality")
+#: the value of a field in a journal written before the field existed
+DEFAULTS: dict[str, Any] = {"quality": False}
+
+
+def narrowed_bands(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Domains (and ``global``) whose band in ``new`` does not contain the band in ``old``."""
+    def bands(th: dict[str, Any]) -> dict[str, tuple[float, float]]:
+        out = {"global": (float(th["tau1"]), float(th["tau2"]))}
+        out.update({d: (float(b["tau1"]), float(b["tau2"])) for d, b in th.get("per_domain", {}).items()})
+        return out
+
+    o, n = bands(old), bands(new)
+    return sorted(d for d, (a, b) in o.items() if d in n and (n[d][0] > a + 1e-9 or n[d][1] < b - 1e-9)) + sorted(
+        d for d in o if d not in n and d != "global" and (o[d][0] < n["global"][0] or o[d][1] > n["global"][1])
+    )
+
+
 def seeds_hash(texts: list[str]) -> str:
     return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
 
@@ -66,6 +91,8 @@ class AgentState:
     leaked: int = 0
     seconds: float = 0.0
     samples_dropped: dict[str, list[str]] = field(default_factory=dict)
+    #: accepted rows withdrawn later, by reason (``leak``, ``quality``)
+    removed: dict[str, int] = field(default_factory=dict)
 
 
 class Journal:
@@ -94,31 +121,57 @@ class Journal:
         head["seeds"] = seeds
         return head
 
-    def start(self, header: dict[str, Any], *, fresh: bool) -> None:
-        """Begin a run: write a header, or check that the existing one matches this run."""
+    def settings(self) -> dict[str, Any] | None:
+        """The header with every later ``revision`` applied: what the next round must match."""
+        head = self.header()
+        if head is None:
+            return None
+        for r in self.records()[1:]:
+            if r.get("type") == "revision":
+                head.update({k: r[k] for k in REVISABLE if k in r})
+        return head
+
+    def start(self, header: dict[str, Any], *, fresh: bool, revise: bool = False) -> None:
+        """Begin a run: write a header, or check that the existing one matches this run.
+
+        With ``revise``, changed settings are recorded as a ``revision`` line instead of refused,
+        unless a band narrows (see :func:`narrowed_bands`).
+        """
         if fresh and self.exists():
             self.path.unlink()
-        old = self.header()
+        old = self.settings()
         if old is None:
             if self.exists() and self.records():
                 raise CheckpointError("journal has no header line; delete it or rerun with --fresh", where=self.path)
             append_jsonl(self.path, {"type": "header", **header})
             return
-        for key in ("thresholds", "prompt_sha", "generator", "prompt_style"):
+        changed = []
+        for key in REVISABLE:
             if key == "prompt_sha" and same_sha(str(old.get(key)), str(header.get(key))):
                 continue  # a 12-character hash from an older journal names the same template
-            if old.get(key) != header.get(key):
+            if old.get(key, DEFAULTS.get(key)) != header.get(key, DEFAULTS.get(key)):
+                if not revise:
+                    raise CheckpointError(
+                        f"existing journal was made with a different {key} ({old.get(key)!r} vs {header.get(key)!r}); "
+                        "rerun with --fresh to start over, --revise to continue under the new settings, "
+                        "or pick another --out",
+                        where=self.path,
+                    )
+                changed.append(key)
+        if "thresholds" in changed:
+            narrowed = narrowed_bands(old["thresholds"], header["thresholds"])
+            if narrowed:
                 raise CheckpointError(
-                    f"existing journal was made with a different {key} ({old.get(key)!r} vs {header.get(key)!r}); "
-                    "rerun with --fresh to start over, or pick another --out",
+                    f"--revise may only widen bands, but {', '.join(narrowed)} would narrow: rows accepted "
+                    "before would leave the band; rerun with --fresh to start over",
                     where=self.path,
                 )
-        changed = [
+        reseeded = [
             a for a, h in header.get("seeds", {}).items() if a in old.get("seeds", {}) and old["seeds"][a] != h
         ]
-        if changed:
+        if reseeded:
             raise CheckpointError(
-                f"hand-written demonstrations of {', '.join(changed)} changed since this journal was started; "
+                f"hand-written demonstrations of {', '.join(reseeded)} changed since this journal was started; "
                 "rerun with --fresh",
                 where=self.path,
             )
@@ -126,6 +179,13 @@ class Journal:
         if new:
             # agents joining a resumed run: record their seed hashes
             append_jsonl(self.path, {"type": "header_update", "seeds": new})
+        if changed:
+            append_jsonl(self.path, {"type": "revision", "changed": changed, **{k: header.get(k) for k in changed}})
+            log.warning("journal continues under changed %s (revision recorded)", ", ".join(changed))
+
+    def commit_removal(self, agent: str, texts: list[str], reason: str) -> None:
+        """Withdraw accepted rows of ``agent`` (replayed by :meth:`state`)."""
+        append_jsonl(self.path, {"type": "remove", "agent": agent, "texts": texts, "reason": reason})
 
     def commit_round(self, record: dict[str, Any]) -> None:
         append_jsonl(self.path, {"type": "round", **record})
@@ -159,6 +219,16 @@ class Journal:
                     bucket.extend(v[: max(0, 3 - len(bucket))])
             elif kind == "stop":
                 out.setdefault(rec["agent"], AgentState(rec["agent"])).stopped = rec["reason"]
+            elif kind == "remove":
+                st = out.setdefault(rec["agent"], AgentState(rec["agent"]))
+                gone = set(rec.get("texts", []))
+                before = len(st.rows)
+                st.rows = [r for r in st.rows if r["text"] not in gone]
+                reason = str(rec.get("reason", "removed"))
+                st.removed[reason] = st.removed.get(reason, 0) + before - len(st.rows)
+                for c in st.candidates:
+                    if c["text"] in gone and c.get("status") in ("accepted", "surplus"):
+                        c["status"] = f"removed_{reason}"
         return out
 
 

@@ -24,6 +24,7 @@ from agentlab.envs.actions.desktop import Drag, Pointer, Scroll
 from agentlab.envs.actions.phone import Swipe
 from agentlab.envs.base import Element
 from agentlab.errors import ActionParseError, DataError
+from agentlab.teams.hub import PLAN_FILE
 from agentlab.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
 
 if TYPE_CHECKING:
@@ -303,10 +304,16 @@ class TrajectoryInspector:
         for f in map(Path, items):
             if (f / "traj.jsonl").exists():
                 self._add(f, 2)
+            elif (f / PLAN_FILE).exists():  # one multi-agent episode: its team's and its steps' trajectories, in plan order
+                for s in episode_parts(f):
+                    self._add(s, 2)
             elif f.is_dir():
                 for e in list_episodes(f):
                     if e.steps:
                         self._add(e.path, 2)
+                for sub in sorted(p for p in f.iterdir() if (p / PLAN_FILE).exists()):
+                    for s in episode_parts(sub):
+                        self._add(s, 2)
             else:
                 raise DataError("not an episode or run folder", where=f)
         if not self.episodes:
@@ -414,13 +421,49 @@ class TrajectoryInspector:
         return bundle
 
 
+def step_folders(episode_dir: Path) -> list[Path]:
+    """The per-step trajectory folders (``step-<k>-<agent>/``) of a multi-agent episode, in plan order."""
+    found = [p for p in episode_dir.glob("step-*-*") if (p / "traj.jsonl").exists()]
+    return sorted(found, key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0)
+
+
+#: a team's own trajectory in a multi-agent episode (COLA: agentlab.teams.cola.team.TEAM_DIR)
+TEAM_DIR = "team"
+
+
+def episode_parts(episode_dir: Path) -> list[Path]:
+    """A multi-agent episode's trajectories: the team's own (``team/``, a COLA episode: planner,
+    scheduler, reviewer, person) first, then each step's in plan order (rolled-back attempts too)."""
+    team = episode_dir / TEAM_DIR
+    return ([team] if (team / "traj.jsonl").exists() else []) + step_folders(episode_dir)
+
+
+def plan_html(episode_dir: str | Path) -> str:
+    """A multi-agent episode's plan and what each step did (its ``plan.json``) as an HTML table."""
+    import json
+
+    path = Path(episode_dir) / PLAN_FILE
+    if not path.exists():
+        raise DataError("not a multi-agent episode (no plan.json)", where=episode_dir)
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    head = (f"<p><b>{html.escape(str(rec.get('task', '')))}</b><br>status {html.escape(str(rec.get('status')))}, "
+            f"success {html.escape(str(rec.get('success')))}</p>")
+    rows = "".join(
+        f"<tr><td>{o.get('index', i) + 1}</td><td>{html.escape(str(o.get('agent')))}</td><td>{html.escape(str(o.get('subtask')))}</td>"
+        f"<td>{html.escape(str(o.get('status')))}</td><td>{o.get('steps', 0)}</td><td>{html.escape(str(o.get('summary', '')))}</td></tr>"
+        for i, o in enumerate(rec.get("step_outcomes") or []))
+    return (head + "<table><tr><th>#</th><th>agent</th><th>subtask</th><th>status</th><th>actions</th>"
+            "<th>hub summary</th></tr>" + rows + "</table>")
+
+
 def _clip_lines(s: str, n: int) -> str:
     """Like :func:`_clip` but keeps line breaks (program output is read line by line)."""
     return s if len(s) <= n else "…" + s[-(n - 1):]
 
 
 #: extra keys of a role message shown after its text, in this order (see docs/trajectories.md)
-ROLE_EXTRAS = ("expert", "target", "score", "verdict", "replanned", "values")
+ROLE_EXTRAS = ("expert", "target", "score", "verdict", "replanned", "values", "agent", "by", "kind", "choice", "guidance",
+               "step", "backtrack_to")
 
 
 def role_rows(rec: StepRecord) -> list[tuple[str, str]]:

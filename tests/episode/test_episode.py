@@ -145,7 +145,8 @@ def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, t
     assert (row["tokens_in"], row["tokens_out"]) == (2, 2)  # the loopback server reports 1 + 1 per call
     sent = chat_server.requests[1]["messages"]
     assert sent[0]["role"] == "system" and "exit code 0" in sent[-1]["content"] and "region,amount" in sent[-1]["content"]
-    again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--resume"])
+    # the same configuration (a resume with another --max-steps is refused: tests/episode/test_manifest.py)
+    again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "5", "--resume"])
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
     assert len(chat_server.requests) == 2
 
@@ -196,7 +197,9 @@ def test_exec_smoke_with_the_embedded_model(tmp_path, task_file) -> None:
 
 
 WORKSPACE_TASKS = [t for t in (load_task(p) for p in sorted(tasks_dir().glob("*.json")))
-                   if t.env == "workspace" and t.reference_solution is not None]
+                   if t.env == "workspace" and t.reference_solution is not None and t.plan is None]
+#: the synthesized multi-agent tasks and the single-agent tasks they were made of (data/tasks/multi/manifest.json)
+MULTI_PARTS = {t["id"]: t["parts"] for t in json.loads((tasks_dir() / "multi" / "manifest.json").read_text())["tasks"]}
 
 
 @pytest.mark.parametrize("task_", WORKSPACE_TASKS, ids=lambda t: t.id)
@@ -205,6 +208,17 @@ def test_every_workspace_task_runs_through_its_gt_agent(tmp_path, pool, scripted
     assert pool.get(gt_agent(task_, pool)).runner == "code"
     row = run_task(task_, pool=pool, llm=scripted([solve(task_.id)]), out_dir=tmp_path, options=ExecOptions())
     assert (row["error"], row["success"], row["steps"]) == (None, True, 1), row
+
+
+@pytest.mark.parametrize("task_id", sorted(MULTI_PARTS))
+def test_every_multi_agent_task_succeeds_when_each_step_runs_its_part(tmp_path, pool, scripted, task_id) -> None:
+    """Each synthesized task's gold plan runs one agent per part on the shared workspace; when every
+    step's agent writes its part's reference program, the conjunction of the parts' checks holds."""
+    task_ = load_task(tasks_dir() / f"{task_id}.json")
+    parts = MULTI_PARTS[task_id]
+    row = run_task(task_, pool=pool, llm=scripted([solve(p) for p in parts]), out_dir=tmp_path, options=ExecOptions())
+    assert (row["error"], row["success"], row["plan_source"]) == (None, True, "gold"), row
+    assert [s["agent"] for s in row["step_outcomes"]] == [s.agent for s in task_.plan]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -27,7 +27,8 @@ def test_the_suite_covers_every_desktop_domain_in_both_envs():
     workspace = [t for t in TASKS if t.env == "workspace"]
     desktop = [t for t in TASKS if t.env == "desktop"]
     assert len(TASKS) >= 60 and len(workspace) >= 40 and len(desktop) >= 10
-    assert {t.domain for t in workspace} == set(DOMAINS["desktop"])  # all ten, code agents
+    # all ten, code agents; the multi_apps workspace tasks join several of them (data/tasks/multi-*.json)
+    assert {t.domain for t in workspace if t.domain != MULTI_APP_DOMAIN} == set(DOMAINS["desktop"])
     # GUI tasks are for LibreOffice, which sysdeps installs: Calc, Writer and Impress; the
     # multi_apps ones open two of them (tests/episode/test_pceval_tasks.py)
     single = [t for t in desktop if t.domain != MULTI_APP_DOMAIN]
@@ -76,6 +77,10 @@ def test_bad_task_files_name_file_and_problem(tmp_path):
         "bad-setup": json.dumps({**good, "id": "bad-setup", "setup": [{"type": "write_pdf", "path": "a.pdf"}]}),
         "extra-key": json.dumps({**good, "id": "extra-key", "hint": "x"}),
         "other-id": json.dumps(good),
+        "empty-plan": json.dumps({**good, "id": "empty-plan", "plan": []}),
+        "plan-and-agent": json.dumps({**good, "id": "plan-and-agent", "agent": "CoderAgent",
+                                      "plan": [{"agent": "CoderAgent", "subtask": "x"}]}),
+        "plan-step-keys": json.dumps({**good, "id": "plan-step-keys", "plan": [{"agent": "CoderAgent"}]}),
     }
     expect = {
         "not-json": "not valid JSON",
@@ -84,6 +89,9 @@ def test_bad_task_files_name_file_and_problem(tmp_path):
         "bad-setup": "unknown type 'write_pdf'",
         "extra-key": "hint",
         "other-id": "differs from the file name",
+        "empty-plan": "plan: an empty list",
+        "plan-and-agent": "give one of them",
+        "plan-step-keys": "subtask",
     }
     for name, text in cases.items():
         path = tmp_path / f"{name}.json"
@@ -127,3 +135,13 @@ def test_a_plausible_wrong_solution_scores_zero(task_id, tmp_path):
         assert run.ok, run.summary()
         result = task.evaluate(ws.root)
         assert result.score == 0.0, result.explain()
+
+
+def test_a_gold_plan_is_read_in_order(tmp_path):
+    good = json.loads((tasks_dir() / "os-error-lines.json").read_text())
+    plan = [{"agent": "CoderAgent", "subtask": "find the lines"}, {"agent": "DocAgent", "subtask": "write them up"}]
+    path = tmp_path / "two-step.json"
+    path.write_text(json.dumps({**good, "id": "two-step", "domain": MULTI_APP_DOMAIN, "plan": plan}))
+    task = load_task(path)
+    assert [(s.agent, s.subtask) for s in task.plan] == [(p["agent"], p["subtask"]) for p in plan]
+    assert load_task(tasks_dir() / "os-error-lines.json").plan is None

@@ -29,7 +29,7 @@ def summary(stdout: str) -> dict[str, str]:
 
 def test_run_all_discovers_every_benchmark():
     out = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--list"], capture_output=True, text=True, check=True).stdout.split()
-    for name in ("routing", "training_cost", "pool_scale", "multi_agent", "execution"):
+    for name in ("routing", "training_cost", "pool_scale", "manager_mode", "multi_agent", "execution"):
         assert name in out
     assert "_common" not in out and "run_all" not in out and "collect_results" not in out
     bad = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--only", "nope"], capture_output=True, text=True)
@@ -66,12 +66,26 @@ def test_pool_scale_smoke(tmp_path):
 
 
 @pytest.mark.slow
-def test_multi_agent_smoke(tmp_path):
+def test_manager_mode_smoke(tmp_path):
     res = tmp_path / "ma.md"
-    out = run("multi_agent.py", "--tasks", "1", "--methods", "agenttoken", "--max-new-tokens", "12", "--results", str(res))
+    out = run("manager_mode.py", "--tasks", "1", "--methods", "agenttoken", "--max-new-tokens", "12", "--results", str(res))
     s = summary(out)
     assert 0.0 <= float(s["agenttoken_top5_recall"]) <= 1.0
     assert "AgentMatch" in res.read_text()
+
+
+@pytest.mark.slow
+def test_multi_agent_table2_smoke(tmp_path):
+    """The Table 2 analog, plans only, two plan items: the gold row is perfect, the clause row measured,
+    the calibration shown, the command recorded."""
+    res = tmp_path / "t2.md"
+    out = run("multi_agent.py", "--quick", "--methods", "gold,clauses,single", "--out", str(tmp_path / "runs"), "--results", str(res))
+    s = summary(out)
+    assert float(s["gold_agentmatch"]) == 1.0 and 0.0 <= float(s["clauses_agentmatch"]) <= 1.0
+    assert 0.0 < float(s["subtask_threshold"]) < 1.0
+    text = res.read_text()
+    assert "Command: `python benchmarks/multi_agent.py --quick" in text and "| gold | 2 | 100.0 | 100.0 |" in text
+    assert "| single | skipped" in text and "non-matching pairs" in text
 
 
 def test_execution_smoke(tmp_path):
@@ -97,3 +111,16 @@ def test_execution_accuracy_smoke(tmp_path):
     assert "SmolLM2-135M-Instruct" in text and "### Table 1 analog" in text and "| **all** |" in text
     rows = (tmp_path / "run" / "table1" / "arms" / "gt" / "results.jsonl").read_text().splitlines()
     assert len(rows) == 1 and '"router": "gt"' in rows[0]
+
+
+@pytest.mark.slow
+def test_routing_smoke_hybrid_and_project_set(tmp_path):
+    res = tmp_path / "routing.md"
+    out = run("routing.py", "--quick", "--routers", "embedding,hybrid", "--limit", "3", "--per-agent", "2",
+              "--project", "--results", str(res))
+    s = summary(out)
+    assert {"embedding", "hybrid", "hybrid_v2_domain", "hybrid_v2_agent", "embedding_v2_agent"} <= set(s)
+    assert float(s["hybrid_v2_agent"]) <= float(s["hybrid_v2_domain"])
+    text = res.read_text()
+    assert "Project set (`data/benchmarks/routing_set_v2.jsonl`, 3 tasks" in text
+    assert "| router | tasks | domain % | agent % | gold CLI -> GUI agent |" in text and "| hybrid | 3 |" in text

@@ -149,3 +149,24 @@ def test_pool_scale_grows_with_distractors(pool, data):
     assert res.latency_ratio() > 0 and all(0.0 <= a.acc <= 1.0 for a in res.agenttoken.values())
     fit0, tokens0 = res.icl_max_agents[0]
     assert fit0 >= len(pool) and tokens0 <= res.context_length - res.reserve_tokens
+
+
+def test_routing_table_scores_the_project_set_by_domain_and_by_agent(small):
+    data = load_routing_data(small, per_agent=3, lm_per_agent=1, max_eval_tasks=4, lm_eval_tasks=2, seed=0,
+                             documents=True, project=True)
+    domains = {a.domain for a in small}
+    assert data.project and all(t.domain in domains and t.gold_agents for t in data.project)
+    assert len(data.project_for("icl")) == 2 and data.project_for("embedding") == data.project
+    assert len(data.train) > 9  # the document requests were added to the 3 x 3 demonstrations
+    table = routing_table.run(small, data, routing_table.RoutingTableConfig(routers=["embedding"]))
+    m = table.rows[0]
+    assert m.project is not None and m.project.agent is not None and len(m.project.results) == len(data.project)
+    dom, agent = table.project_accuracy(), table.project_accuracy("agent")
+    assert 0 <= agent["embedding"]["overall"] <= dom["embedding"]["overall"] <= 1  # right agent implies right domain
+    assert table.project_counts()["embedding"]["overall"] == len(data.project)
+    row = table.interface_rows()[0]
+    assert row["tasks"] == len(data.project) and row["agent accuracy"] == round(agent["embedding"]["overall"], 3)
+    from agentlab.viz import accuracy_heatmap
+
+    fig = accuracy_heatmap(table.project_accuracy("agent"), table.project_counts(), title="agent level")  # notebook 04's cell
+    assert fig.layout.title.text == "agent level"

@@ -86,3 +86,23 @@ def test_bad_task_file_is_one_line_error(workdir: Path) -> None:
     err = proc.stderr.strip()
     assert err.count("\n") == 0 and f"{bad}:2" in err and "instruction" in err
     assert not (workdir / "x.jsonl").exists()
+
+
+def test_train_hybrid_then_route_with_the_hybrid(workdir: Path, capsys) -> None:
+    w = workdir
+    rc = _run(["train", "--out", str(w / "hy"), "--agents", str(w / "agents"), "--config", str(w / "cfg.yaml"),
+               "--hybrid", "--documents"])
+    assert rc == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "trained 3 agent tokens" in out and "hybrid_weight=" in out and "temperature=" in out
+    side = json.loads((w / "hy" / "hybrid.json").read_text())
+    assert side["kind"] == "hybrid" and side["weight"] > 0 and not (w / "hy" / "embedding").exists()
+    meta = json.loads((w / "hy" / "tokens.json").read_text())
+    assert meta["temperature"] > 0 and meta["history"][0]["documents"] is True
+    rc = _run(["route", "--router", "hybrid", "--tasks", str(w / "tasks.jsonl"), "--tokens", str(w / "hy"),
+               "--agents", str(w / "agents"), "--out", str(w / "hpred.jsonl")])
+    assert rc == 0, capsys.readouterr().err
+    preds = [json.loads(l) for l in (w / "hpred.jsonl").read_text().splitlines()]
+    assert [p["agent"] for p in preds][:2] == ["SheetAgent", "SpotifyAgent"]
+    assert all(abs(sum(prob for _, prob in p["ranking"]) - 1) < 1e-5 for p in preds)
+    assert "with hybrid" in capsys.readouterr().out

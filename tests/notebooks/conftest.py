@@ -19,7 +19,7 @@ def tiny_run(tmp_path_factory) -> Path:
         [sys.executable, "-m", "agentlab.cli", "notebooks", "run", "--params", str(PARAMS_DIR / "tiny.yaml"), "--out", str(out)],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1500,
     )
     assert proc.returncode == 0, f"notebook run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     return out

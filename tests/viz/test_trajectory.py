@@ -183,3 +183,41 @@ def test_inspector_keeps_two_agents_episodes_of_the_same_task_apart(tmp_path) ->
     insp = TrajectoryInspector([tmp_path / "AgentS2" / "episodes", tmp_path / "PCAgent" / "episodes"])
     assert len(insp.episodes) == 2
     assert {insp.trajectory(k).steps[0].thought for k in insp.episodes} == {"AgentS2", "PCAgent"}
+
+
+def test_inspector_shows_a_multi_agent_episode_step_by_step_with_the_hub(tmp_path) -> None:
+    """A two-step gold plan (the real episode runner, scripted code agents): the inspector lists each
+    step's trajectory in plan order, from the run's episodes folder or the episode folder itself, and
+    step 2's first card shows the hub's message; plan_html lists the plan and each step's outcome."""
+    from agentlab.episode import ExecOptions, run_task
+    from agentlab.eval.exec_tasks import ExecTask
+    from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+    from agentlab.pool import AgentPool
+    from agentlab.viz.trajectory import TrajectoryInspector, plan_html
+
+    replies = ["```python\nopen('a.txt', 'w').write('42')\nprint('wrote 42')\n```\nDONE",
+               "```python\nopen('b.txt', 'w').write(open('a.txt').read())\n```\nDONE"]
+
+    class Scripted(LLMBackend):  # TEST DOUBLE: canned replies, in order
+        model_id = "scripted"
+
+        def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+            return [replies.pop(0)]
+
+        def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+            raise AssertionError
+
+    task = ExecTask.model_validate({
+        "id": "multi-copy", "domain": "multi_apps", "instruction": "Write 42 to a.txt, then copy it to b.txt.",
+        "evaluator": {"func": "exact_match", "result": {"type": "file_text", "path": "b.txt"}, "expected": {"type": "literal", "value": "42"}},
+        "plan": [{"agent": "SheetAgent", "subtask": "write 42 to a.txt"}, {"agent": "CoderAgent", "subtask": "copy a.txt to b.txt"}]})
+    row = run_task(task, pool=AgentPool.from_dir(None), llm=Scripted(), out_dir=tmp_path, options=ExecOptions(max_steps=2))
+    assert row["success"]
+    for source in (tmp_path / "episodes", tmp_path / row["trajectory"]):
+        insp = TrajectoryInspector(source)
+        assert list(insp.episodes) == ["multi-copy/step-1-SheetAgent", "multi-copy/step-2-CoderAgent"]
+    insp.select("multi-copy/step-2-CoderAgent")
+    card = insp.step_details_html()
+    assert "hub" in card and "1. SheetAgent (done): wrote a.txt; output: wrote 42" in card
+    table = plan_html(tmp_path / row["trajectory"])
+    assert "copy a.txt to b.txt" in table and "wrote b.txt" in table

@@ -245,7 +245,8 @@ class ICLRouter(Router):
         the task is cached once (:class:`PrefixCachedBackend`), so later tasks only pay for
         their own tokens. Built once per (manager, pool) and reused across calls.
         """
-        key = (id(manager), id(manager.backend), manager.template.sha256, manager.params.max_new_tokens, tuple(self.pool.names))
+        key = (id(manager), id(manager.backend), manager.template.sha256, tuple(sorted(manager.settings().items())),
+               tuple(self.pool.names))
         if self._manager is not None and self._manager[0] == key:
             return self._manager[1]
         backend = manager.backend
@@ -257,7 +258,7 @@ class ICLRouter(Router):
         local = caps.hidden_states and caps.chat_template
         need = 0
         for demos in range(self.cfg.max_demos_cap, -1, -1):
-            probe = Manager(backend, manager.template, max_new_tokens=new, max_demos=demos)
+            probe = manager.variant(max_demos=demos)
             plain = probe.prompt(_TASK, docs)
             with_state = probe.prompt(_TASK, docs, state=_STATE)
             if local:
@@ -278,7 +279,7 @@ class ICLRouter(Router):
                 common += 1
             prefix = plain[: min(common, plain.index(_TASK))]
             backend = PrefixCachedBackend(backend, prefix, chunk=self.cfg.prefill_chunk)
-        built = Manager(backend, manager.template, max_new_tokens=new, max_demos=demos)
+        built = manager.variant(backend, max_demos=demos)
         self._manager, self.manager_demos = (key, built), demos
         log.info("ICL manager: %d documents with %d demonstration(s) each, %d prompt tokens", len(docs), demos, need)
         return built
