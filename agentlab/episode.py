@@ -41,13 +41,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from agentlab.agents.base import CAN_ACT, AgentResult, agent_class
+from agentlab.agents.base import CAN_ACT, AgentResult, agent_class, interrupted_result
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
 from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
 from agentlab.errors import AgentlabError, DataError
 from agentlab.eval.exec_tasks import ExecTask
 from agentlab.fileio import append_jsonl, atomic_write_json, read_jsonl, write_jsonl
-from agentlab.llm.base import LLMBackend, ReplyCap
+from agentlab.llm.base import LLMBackend, Metered, ReplyCap
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.metaagent.decision import PlanStep, RouteResult
 from agentlab.llm.config import LLMConfig
@@ -258,8 +258,9 @@ def run_task(
         if doc.runner is None:
             raise HarnessError(f"agent {name} has no runner (add 'runner:' to its document)", where=doc.path or name)
         cls = agent_class(doc.runner, where=str(doc.path or name))
+        metered = Metered(llm)  # what an interrupted episode spent (the time limit returns no AgentResult)
         # a document's own seed wins over the run's; the run's overrides win over the document
-        runner = cls(llm, doc, {"seed": seed, **doc.runner_options, **options.runner_options})
+        runner = cls(metered, doc, {"seed": seed, **doc.runner_options, **options.runner_options})
         row["agents"] = [name]
         recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
                                       model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
@@ -277,7 +278,7 @@ def run_task(
         try:
             res: AgentResult = runner.run(timed, task.instruction, recorder, options.max_steps)
         except TimeLimitExceeded as exc:
-            res = AgentResult(status="failed", error=exc.message)
+            res = interrupted_result(exc.message, metered, recorder)
             row["status"] = "time_limit"
         t_eval = time.monotonic()
         opened.collect()

@@ -20,7 +20,7 @@ from agentlab.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.base import Env
-    from agentlab.llm.base import LLMBackend
+    from agentlab.llm.base import LLMBackend, Metered
     from agentlab.pool.document import AgentDocument
     from agentlab.trajectory import TrajectoryRecorder
 
@@ -60,6 +60,14 @@ class AgentResult:
     #: hierarchical runners: subtasks (subgoals) planned in all, and those completed; None for flat runners
     subtasks: int | None = None
     subtasks_done: int | None = None
+
+
+def interrupted_result(error: str, metered: Metered, recorder: TrajectoryRecorder) -> AgentResult:
+    """The result of a runner stopped from outside (the task's time limit): the steps it
+    recorded with an action and the calls and tokens ``metered`` saw, so the row keeps its cost."""
+    calls, tokens_in, tokens_out = metered.spent()
+    steps = sum(1 for s in recorder.steps if s.action is not None)
+    return AgentResult(status="failed", steps=steps, llm_calls=calls, tokens_in=tokens_in, tokens_out=tokens_out, error=error)
 
 
 @runtime_checkable

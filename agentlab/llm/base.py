@@ -175,3 +175,57 @@ class ReplyCap(LLMBackend):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class Metered(LLMBackend):
+    """``inner`` with its calls and token usage counted from the moment it was wrapped.
+
+    Why: a runner reports its calls and tokens in :class:`~agentlab.agents.base.AgentResult`
+    when it returns; when the task's time limit interrupts it mid-episode nothing is returned,
+    and the row would claim the episode cost nothing. The episode runner wraps the backend once
+    per episode (or plan step) and reads :meth:`spent` in that case.
+    """
+
+    def __init__(self, inner: LLMBackend) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.calls = 0
+        self._start = self._usage()
+
+    def __getattr__(self, name: str) -> Any:  # tokens_in/tokens_out, images, ... of the inner backend
+        if name == "inner":  # not set yet (during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def _usage(self) -> tuple[int, int]:
+        return int(getattr(self.inner, "tokens_in", 0) or 0), int(getattr(self.inner, "tokens_out", 0) or 0)
+
+    def spent(self) -> tuple[int, int, int]:
+        """(calls, tokens in, tokens out) since this wrapper was made."""
+        tin, tout = self._usage()
+        return self.calls, tin - self._start[0], tout - self._start[1]
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        return self.inner.chat_prompt(messages)
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        self.calls += 1
+        return self.inner.chat(messages, params)
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        self.calls += 1
+        return self.inner.complete(prompt, params)
+
+    def complete_batch(self, prompts: list[str], params: SamplingParams | None = None) -> list[list[str]]:
+        self.calls += len(prompts)
+        return self.inner.complete_batch(prompts, params)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentlab.agents.base import CAN_ACT, AgentResult, agent_class
+from agentlab.agents.base import CAN_ACT, AgentResult, agent_class, interrupted_result
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.envs.base import Env
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
@@ -33,7 +33,7 @@ from agentlab.envs.workspace import Workspace
 from agentlab.envs.workspace_env import WorkspaceEnv
 from agentlab.errors import AgentlabError
 from agentlab.eval.exec_tasks import ExecTask
-from agentlab.llm.base import LLMBackend
+from agentlab.llm.base import LLMBackend, Metered
 from agentlab.metaagent.decision import PlanStep
 from agentlab.pool.store import AgentPool
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, final_output, snapshot, summarize
@@ -127,7 +127,8 @@ def run_step(
     if doc.runner is None:
         raise AgentlabError(f"agent {step.agent} has no runner (add 'runner:' to its document)", where=doc.path or step.agent)
     cls = agent_class(doc.runner, where=str(doc.path or step.agent))
-    runner = cls(llm, doc, {"seed": options.seed, **doc.runner_options, **options.runner_options})
+    metered = Metered(llm)  # what an interrupted step spent (the time limit returns no AgentResult)
+    runner = cls(metered, doc, {"seed": options.seed, **doc.runner_options, **options.runner_options})
     instruction = step_instruction(task, step, hub, index)
     extra = {"task_id": task.id, "runner": doc.runner, "plan_step": index + 1, "subtask": step.subtask,
              **(recorder_extra or {})}
@@ -147,7 +148,7 @@ def run_step(
                 res: AgentResult = runner.run(TimedEnv(env, deadline), instruction, recorder, options.max_steps)
                 outcome.status = res.status
             except TimeLimitExceeded as exc:
-                res = AgentResult(status="failed", error=exc.message)
+                res = interrupted_result(exc.message, metered, recorder)
                 outcome.status = "time_limit"
         except AgentlabError as exc:
             recorder.finish("error", error=" ".join(str(exc).split()))

@@ -87,6 +87,8 @@ def test_time_limit_is_a_task_failure(tmp_path, pool, scripted, task) -> None:
     row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(time_limit_s=1.0))
     assert row["status"] == "time_limit" and row["error"] is None and row["success"] is False
     assert row["time_limit_s"] == 1.0
+    # the interrupted episode keeps its cost: one program ran, the second reply was asked for
+    assert (row["steps"], row["llm_calls"]) == (1, 2)
 
 
 def test_killed_suite_resumes_without_loss_or_duplicates(tmp_path, pool, scripted) -> None:

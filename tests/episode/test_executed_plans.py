@@ -68,6 +68,15 @@ def test_a_failed_step_does_not_stop_the_plan_and_is_reported(tmp_path, pool, sc
     assert "1. SheetAgent (failed)" in llm.prompts[1][1].content and "FAIL" in llm.prompts[1][1].content
 
 
+def test_a_step_cut_by_the_time_limit_keeps_its_cost(tmp_path, pool, scripted) -> None:
+    slow = "import time; time.sleep(1.2)\n" + TOTAL
+    llm = scripted([py(slow), py(REPORT)])  # step 1's program outlasts the task's limit; its next reply is cut off
+    row = run_task(two_step_task(), pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=3, time_limit_s=1.0))
+    first = row["step_outcomes"][0]
+    assert first["status"] == "time_limit" and (first["steps"], first["llm_calls"]) == (1, 2)
+    assert row["llm_calls"] >= 2 and not row["success"]
+
+
 def test_a_gui_agent_on_a_workspace_task_is_a_wrong_env_step(tmp_path, pool, scripted) -> None:
     task = two_step_task(plan=[{"agent": "CalcAgent", "subtask": "sum it"}, {"agent": "WordAgent", "subtask": "report"}])
     llm = scripted([py(TOTAL.replace("total.txt", "t.txt"), "DONE")])
