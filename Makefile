@@ -41,7 +41,7 @@ check: $(STAMP)
 	$(BIN)/mypy
 
 test: install check
-	$(BIN)/python -m pytest -q --timeout=900
+	$(BIN)/python -m pytest -q --timeout=900 --durations=15
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow" --timeout=600

@@ -44,7 +44,9 @@ def test_pick_tasks_spans_domains_first(tasks) -> None:
     some = pick_tasks(tasks, 5, ["workspace"])
     assert len(some) == 5 and len({t.domain for t in some}) == 5 and all(t.env == "workspace" for t in some)
     everything = pick_tasks(tasks, None, ["workspace", "desktop"])
-    assert sorted(t.id for t in everything) == sorted(t.id for t in tasks if t.env in ("workspace", "desktop"))
+    # the multi-agent tasks (a gold plan) are Table 2's, never Table 1's
+    assert sorted(t.id for t in everything) == sorted(t.id for t in tasks if t.env in ("workspace", "desktop") and not t.plan)
+    assert any(t.plan for t in tasks) and not any(t.plan for t in everything)
 
 
 @given(st.integers(min_value=1, max_value=80))
