@@ -124,3 +124,12 @@ def test_routing_smoke_hybrid_and_project_set(tmp_path):
     text = res.read_text()
     assert "Project set (`data/benchmarks/routing_set_v2.jsonl`, 3 tasks" in text
     assert "| router | tasks | domain % | agent % | gold CLI -> GUI agent |" in text and "| hybrid | 3 |" in text
+
+
+@pytest.mark.slow
+def test_route_latency_smoke(tmp_path):
+    res = tmp_path / "lat.md"
+    out = run("route_latency.py", "--tasks", "3", "--routers", "agenttoken", "--results", str(res))
+    got = summary(out)
+    assert set(got) == {"agenttoken_cold_s", "agenttoken_warm_s"} and all(float(v) > 0 for v in got.values())
+    assert "| agenttoken | cold | 3 |" in res.read_text()
