@@ -133,7 +133,54 @@ class LLMBackend(ABC):
         """Release resources (HTTP sessions, GPU memory)."""
 
 
-class ReplyCap(LLMBackend):
+class WrappedBackend(LLMBackend):
+    """``inner`` with every call passed through; a subclass changes the sampling parameters
+    (:meth:`_params`) or watches the calls (:meth:`_called`). Why one base: the wrappers the
+    episode runner stacks (a reply cap, a meter) must each forward the whole backend interface,
+    and the usage counters, capabilities and ``model_id`` stay the inner backend's."""
+
+    def __init__(self, inner: LLMBackend) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+
+    def __getattr__(self, name: str) -> Any:  # tokens_in/tokens_out, images, ... of the inner backend
+        if name == "inner":  # not set yet (during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def _params(self, params: SamplingParams | None) -> SamplingParams | None:
+        return params
+
+    def _called(self, n: int) -> None:
+        """``n`` model calls are about to be made."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def chat_prompt(self, messages: list[ChatMessage]) -> str:
+        return self.inner.chat_prompt(messages)
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        self._called(1)
+        return self.inner.chat(messages, self._params(params))
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        self._called(1)
+        return self.inner.complete(prompt, self._params(params))
+
+    def complete_batch(self, prompts: list[str], params: SamplingParams | None = None) -> list[list[str]]:
+        self._called(len(prompts))
+        return self.inner.complete_batch(prompts, self._params(params))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class ReplyCap(WrappedBackend):
     """``inner`` with every reply cut at ``max_new_tokens`` (whatever the caller asked for).
 
     Why: a small model rarely stops on its own, so a runner's generous default (the code
@@ -143,41 +190,15 @@ class ReplyCap(LLMBackend):
     """
 
     def __init__(self, inner: LLMBackend, max_new_tokens: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.max_new_tokens = max_new_tokens
-        self.model_id = inner.model_id
 
-    def __getattr__(self, name: str) -> Any:  # tokens_in/tokens_out, images, ... of the inner backend
-        return getattr(self.inner, name)
-
-    def _cap(self, params: SamplingParams | None) -> SamplingParams:
+    def _params(self, params: SamplingParams | None) -> SamplingParams:
         params = params or SamplingParams()
         return dataclasses.replace(params, max_new_tokens=min(params.max_new_tokens, self.max_new_tokens))
 
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities
 
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def chat_prompt(self, messages: list[ChatMessage]) -> str:
-        return self.inner.chat_prompt(messages)
-
-    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
-        return self.inner.chat(messages, self._cap(params))
-
-    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
-        return self.inner.complete(prompt, self._cap(params))
-
-    def complete_batch(self, prompts: list[str], params: SamplingParams | None = None) -> list[list[str]]:
-        return self.inner.complete_batch(prompts, self._cap(params))
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class Metered(LLMBackend):
+class Metered(WrappedBackend):
     """``inner`` with its calls and token usage counted from the moment it was wrapped.
 
     Why: a runner reports its calls and tokens in :class:`~agentlab.agents.base.AgentResult`
@@ -187,15 +208,12 @@ class Metered(LLMBackend):
     """
 
     def __init__(self, inner: LLMBackend) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
+        super().__init__(inner)
         self.calls = 0
         self._start = self._usage()
 
-    def __getattr__(self, name: str) -> Any:  # tokens_in/tokens_out, images, ... of the inner backend
-        if name == "inner":  # not set yet (during unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+    def _called(self, n: int) -> None:
+        self.calls += n
 
     def _usage(self) -> tuple[int, int]:
         return int(getattr(self.inner, "tokens_in", 0) or 0), int(getattr(self.inner, "tokens_out", 0) or 0)
@@ -204,28 +222,3 @@ class Metered(LLMBackend):
         """(calls, tokens in, tokens out) since this wrapper was made."""
         tin, tout = self._usage()
         return self.calls, tin - self._start[0], tout - self._start[1]
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-    def chat_prompt(self, messages: list[ChatMessage]) -> str:
-        return self.inner.chat_prompt(messages)
-
-    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
-        self.calls += 1
-        return self.inner.chat(messages, params)
-
-    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
-        self.calls += 1
-        return self.inner.complete(prompt, params)
-
-    def complete_batch(self, prompts: list[str], params: SamplingParams | None = None) -> list[list[str]]:
-        self.calls += len(prompts)
-        return self.inner.complete_batch(prompts, params)
-
-    def close(self) -> None:
-        self.inner.close()
