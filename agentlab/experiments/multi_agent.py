@@ -234,7 +234,18 @@ def table_row(res: MethodResult, items: Sequence[PlanItem], pool: AgentPool, sco
         "no_plan": res.failures, "harness_errors": sum(1 for r in rows if r.get("error")),
         "llm_calls": mean("llm_calls"), "tokens_in": mean("tokens_in"), "tokens_out": mean("tokens_out"),
         "seconds": statistics.mean(res.seconds) if res.seconds else None,
+        **({"team": team_counts(rows)} if any("reviews" in r for r in rows) else {}),
     }
+
+
+#: what a team row (``--team cola``) counts of its reviewer's decisions
+TEAM_COUNTS = ("reviews", "retries", "reassignments", "backtracks", "questions")
+
+
+def team_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Totals over a team's rows: how often its reviewer judged a step, and how often that led to
+    a retry, a reassignment, a backtrack or a question to a person (Table 2 asks for COLA's)."""
+    return {k: sum(int(r.get(k) or 0) for r in rows) for k in TEAM_COUNTS}
 
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -255,6 +266,12 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
         out.append(f"| {r['method']} | {r['tasks']} | {pct(r['agent_match'])} | {pct(r['subtask_acc'])} | "
                    f"{pct(r['execution_acc'])} | {r['no_plan']} | {r['harness_errors']} | {num(r['llm_calls'])} | "
                    f"{num(r['tokens_in'], '{:.0f}')} | {num(r['tokens_out'], '{:.0f}')} | {num(r['seconds'])} |")
+    for r in rows:
+        if r.get("team"):
+            c = r["team"]
+            out += ["", f"{r['method']} over {r['tasks']} task(s): the reviewer judged {c['reviews']} step(s), which led to "
+                        f"{c['retries']} retr{'y' if c['retries'] == 1 else 'ies'}, {c['reassignments']} reassignment(s), "
+                        f"{c['backtracks']} backtrack(s) and {c['questions']} question(s) to a person."]
     return out
 
 

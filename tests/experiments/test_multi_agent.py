@@ -48,3 +48,17 @@ def test_executed_gold_plan_and_generalist(tmp_path, pool, scorer) -> None:
     assert (single["agent_match"], single["execution_acc"]) == (0.0, 1.0)  # CoderAgent alone: right result, wrong team
     assert (tmp_path / "gold" / "results.jsonl").exists() and (tmp_path / "single" / "results.jsonl").exists()
     assert markdown_table(table.rows)[0].startswith("| method | tasks | AgentMatch %")
+
+
+def test_team_rows_report_what_the_reviewer_triggered(pool) -> None:
+    from agentlab.experiments.multi_agent import MethodResult, table_row
+
+    items = items_from_tasks([two_step_task()], pool) * 2
+    rows = [{"id": items[0].id, "success": False, "reviews": 3, "retries": 1, "reassignments": 1, "backtracks": 0, "questions": 0},
+            {"id": items[0].id, "success": False, "reviews": 5, "retries": 2, "reassignments": 0, "backtracks": 1}]
+    cola = table_row(MethodResult("cola", [[], []], rows=rows), items, pool, None, 0.5)
+    assert cola["team"] == {"reviews": 8, "retries": 3, "reassignments": 1, "backtracks": 1, "questions": 0}
+    gold = table_row(MethodResult("gold", [[], []], rows=[{"id": items[0].id, "success": True}] * 2), items, pool, None, 0.5)
+    assert "team" not in gold  # a row without a reviewer counts nothing
+    text = "\n".join(markdown_table([gold, cola]))
+    assert "cola over 2 task(s): the reviewer judged 8 step(s), which led to 3 retries, 1 reassignment(s), 1 backtrack(s)" in text
