@@ -55,7 +55,8 @@ def test_t_interval_by_hand() -> None:
 
 
 def test_t_quantiles_match_scipy() -> None:
-    stats = pytest.importorskip("scipy.stats")
+    from scipy import stats  # installed with the test extras (scikit-learn and sentence-transformers need it)
+
     for df in (1, 2, 3, 10, 30, 31, 45, 200):
         assert t_quantile_975(df) == pytest.approx(stats.t.ppf(0.975, df), abs=2e-6)
 
@@ -99,7 +100,6 @@ def test_duplicate_rows_and_no_rows_are_data_errors() -> None:
 
 
 def test_the_frame_has_one_column_per_k() -> None:
-    pytest.importorskip("pandas")
     frame = seed_stats_frame(rows({"a": ("calc", [True, False]), "b": ("os", [True, True])}))
     assert list(frame["domain"]) == ["calc", "os", OVERALL]
     assert {"mean", "ci_low", "ci_high", "method", "pass@1", "pass@2", "pass^1", "pass^2"} <= set(frame.columns)

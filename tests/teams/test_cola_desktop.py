@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
 
-from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import open_desktop_task
 from agentlab.envs.snapshot import FolderStore
 from agentlab.envs.task_env import TaskEnvOptions
-from agentlab.envs.xdisplay import xvfb_available
 from agentlab.eval.exec_tasks import load_task, tasks_dir
+
+from ..episode.test_desktop_tasks import _needs_desktop as needs_desktop
 
 
 @pytest.mark.xvfb
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_restore_and_reopen_relaunches_the_application_on_the_restored_file(tmp_path) -> None:
-    reason = xvfb_available() or pyatspi_available()
-    if reason or not shutil.which("soffice"):
-        pytest.skip(f"no desktop with LibreOffice here: {reason or 'soffice missing'}")
+    needs_desktop()  # skips, saying why, without Xvfb, an accessibility tree or LibreOffice
     task = load_task(tasks_dir() / "calc-enter-total.json")
     opened = open_desktop_task(task, tmp_path / "ep", TaskEnvOptions(app_start_timeout_s=240))
     try:
