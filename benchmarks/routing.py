@@ -54,6 +54,12 @@ def leak_check(train, tasks) -> None:  # type: ignore[no-untyped-def]
         raise SystemExit(f"{len(leaks)} benchmark task(s) appear verbatim in the training data, e.g. {leaks[0]!r}")
 
 
+def ordered_domains(tasks) -> list[str]:  # type: ignore[no-untyped-def]
+    """The tasks' domains in the paper's table order, any others after them, sorted."""
+    domains = [d for d in OSWORLD_ORDER + APPAGENT_ORDER if any(t.domain == d for t in tasks)]
+    return domains + sorted({t.domain for t in tasks} - set(domains))
+
+
 def project_tables(cols, labels, own, pool) -> list[str]:  # type: ignore[no-untyped-def]
     """The project set: per domain, domain-level / agent-level accuracy of every router, then the CLI/GUI confusion."""
     out = [
@@ -64,9 +70,7 @@ def project_tables(cols, labels, own, pool) -> list[str]:  # type: ignore[no-unt
         "| domain | n | " + " | ".join(labels) + " |",
         "|---|---|" + "---|" * len(labels),
     ]
-    domains = [d for d in OSWORLD_ORDER + APPAGENT_ORDER if any(t.domain == d for t in own)]
-    domains += sorted({t.domain for t in own} - set(domains))
-    for d in domains:
+    for d in ordered_domains(own):
         n = sum(t.domain == d for t in own)
         cells = []
         for lb in labels:
@@ -210,9 +214,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
         "| domain | n | " + " | ".join(labels) + " |",
         "|---|---|" + "---|" * len(labels),
     ]
-    domains = [d for d in OSWORLD_ORDER + APPAGENT_ORDER if any(t.domain == d for t in tasks)]
-    domains += sorted({t.domain for t in tasks} - set(domains))
-    for d in domains:
+    for d in ordered_domains(tasks):
         n = sum(t.domain == d for t in tasks)
         cells = []
         for lb in labels:
