@@ -238,14 +238,13 @@ def table_row(res: MethodResult, items: Sequence[PlanItem], pool: AgentPool, sco
     }
 
 
-#: what a team row (``--team cola``) counts of its reviewer's decisions
-TEAM_COUNTS = ("reviews", "retries", "reassignments", "backtracks", "questions")
-
-
 def team_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """Totals over a team's rows: how often its reviewer judged a step, and how often that led to
-    a retry, a reassignment, a backtrack or a question to a person (Table 2 asks for COLA's)."""
-    return {k: sum(int(r.get(k) or 0) for r in rows) for k in TEAM_COUNTS}
+    """Totals over a team's rows of its :class:`~agentlab.teams.cola.team.Counters` fields: how often
+    its reviewer judged a step, and how often that led to a retry, a reassignment, a backtrack or a
+    question to a person (Table 2 asks for COLA's)."""
+    from agentlab.teams.cola.team import Counters
+
+    return {f.name: sum(int(r.get(f.name) or 0) for r in rows) for f in dataclasses.fields(Counters)}
 
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
