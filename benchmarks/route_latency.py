@@ -59,6 +59,14 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     pool = AgentPool.from_dir()
     tasks = [t.instruction for t in evenly(load_osworld() + load_appagent(), n_tasks)]
     kinds = [k.strip() for k in args.routers.split(",") if k.strip()]
+    from agentlab.errors import ConfigError
+    from agentlab.metaagent.router import router_class
+
+    for kind in kinds:  # an unknown name is one line, before any model loads
+        try:
+            router_class(kind)
+        except ConfigError as exc:
+            raise SystemExit(str(exc)) from None
     lines, values = [], {}
     for kind in kinds:
         t0 = time.perf_counter()

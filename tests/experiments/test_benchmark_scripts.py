@@ -133,3 +133,11 @@ def test_route_latency_smoke(tmp_path):
     got = summary(out)
     assert set(got) == {"agenttoken_cold_s", "agenttoken_warm_s"} and all(float(v) > 0 for v in got.values())
     assert "| agenttoken | cold | 3 |" in res.read_text()
+
+
+def test_route_latency_refuses_an_unknown_router_in_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, str(BENCH / "route_latency.py"), "--routers", "agenttoken,nope", "--results",
+                           str(tmp_path / "x.md")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and proc.stderr.strip() == (
+        "unknown router 'nope'; choose one of agenttoken, icl, lora, prompt, embedding, hybrid")
+    assert not (tmp_path / "x.md").exists()
