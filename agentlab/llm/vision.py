@@ -25,7 +25,8 @@ import torch
 from agentlab.errors import ConfigError, ModelNotFoundError
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
 from agentlab.llm.config import LLMConfig
-from agentlab.llm.local import dir_fingerprint, is_vision_model, pick_device
+from agentlab.llm.identity import model_fingerprint
+from agentlab.llm.local import is_vision_model, pick_device
 from agentlab.llm.plan_grammar import refuse_grammar
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class VisionHFBackend(LLMBackend):
         for p in self.model.parameters():
             p.requires_grad_(False)
         self.model_id = folder.name
-        self.fingerprint = dir_fingerprint(folder, None)
+        self.fingerprint = model_fingerprint(folder)
         self.source = folder
         #: tokens read (image tokens included) and written so far
         self.tokens_in = 0

@@ -21,6 +21,7 @@ import torch
 from agentlab.dialogue.templates import PromptTemplate, check_recorded
 from agentlab.errors import CheckpointError
 from agentlab.fileio import atomic_path, atomic_write_json
+from agentlab.llm.identity import SCHEME as IDENTITY_SCHEME
 
 FORMAT = "agentlab-agenttoken/1"
 
@@ -40,6 +41,9 @@ class TokenCheckpoint:
     train_config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)  # enrolment steps
+    #: rule that computed ``backbone_fingerprint`` (:data:`agentlab.llm.identity.SCHEME`);
+    #: ``None`` for checkpoints stamped before identities came from the weights alone
+    backbone_identity: str | None = IDENTITY_SCHEME
 
 
 def paths_for(path: str | Path) -> tuple[Path, Path]:
@@ -66,7 +70,7 @@ def save_checkpoint(ckpt: TokenCheckpoint, path: str | Path) -> Path:
         "weights_sha256": hashlib.sha256(wpath.read_bytes()).hexdigest(),
         "agents": ckpt.agents,
         "dim": int(ckpt.weight.shape[1]),
-        "backbone": {"id": ckpt.backbone_id, "fingerprint": ckpt.backbone_fingerprint},
+        "backbone": {"id": ckpt.backbone_id, "fingerprint": ckpt.backbone_fingerprint, "identity": ckpt.backbone_identity},
         "template": {"name": ckpt.template_name, "sha256": ckpt.template_sha256},
         "feature": ckpt.feature,
         "logit_bias": ckpt.logit_bias,
@@ -119,6 +123,7 @@ def load_checkpoint(path: str | Path) -> TokenCheckpoint:
         train_config=dict(meta.get("train_config", {})),
         metrics=dict(meta.get("metrics", {})),
         history=list(meta.get("history", [])),
+        backbone_identity=backbone.get("identity"),
     )
 
 
@@ -127,6 +132,14 @@ def check_compatible(
 ) -> None:
     """Fail with one line when the checkpoint does not fit this backbone, template or pool."""
     _, jpath = paths_for(path)
+    if ckpt.backbone_fingerprint != fingerprint and ckpt.backbone_identity != IDENTITY_SCHEME:
+        raise CheckpointError(
+            f"trained on backbone {ckpt.backbone_id} ({ckpt.backbone_fingerprint}), a fingerprint of an older agentlab "
+            "hashed from config.json, which changes with every transformers release, so it cannot be matched to the loaded "
+            f"backbone {backbone_id} ({fingerprint}, from its weights); retrain it with `agentlab train` "
+            "(minutes on a laptop), which records the weights-based identity",
+            where=jpath,
+        )
     if ckpt.backbone_fingerprint != fingerprint:
         raise CheckpointError(
             f"trained on backbone {ckpt.backbone_id} ({ckpt.backbone_fingerprint}) but the loaded backbone is "

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentlab.manifest import Manifest, backend_identity, build_manifest, config_identity, encoder_identity, weights_fingerprint
+from agentlab.llm.identity import weights_fingerprint
+from agentlab.manifest import Manifest, backend_identity, build_manifest, config_identity, encoder_identity
 from agentlab.pool import AgentPool
 from agentlab.selfinstruct.config import SelfInstructConfig
 

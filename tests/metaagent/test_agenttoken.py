@@ -74,7 +74,8 @@ def _edit(sidecar: Path, **changes) -> None:
 @pytest.mark.parametrize(
     "damage, message",
     [
-        (lambda w, j: _edit(j, backbone={"id": "OtherLM", "fingerprint": "0123"}), "backbone OtherLM"),
+        (lambda w, j: _edit(j, backbone={"id": "OtherLM", "fingerprint": "0123", "identity": "weights/1"}), "backbone OtherLM"),
+        (lambda w, j: _edit(j, backbone={"id": "OtherLM", "fingerprint": "0123"}), "older agentlab"),
         (lambda w, j: _edit(j, template={"name": "metaagent/router_agenttoken", "sha256": "f" * 64}), "changed since training"),
         (lambda w, j: _edit(j, agents=["SheetAgent", "Ghost", "MailAgent"]), "not in the pool: Ghost"),
         (lambda w, j: w.write_bytes(w.read_bytes()[:-7] + b"garbage"), "checksum"),
