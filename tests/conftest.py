@@ -138,10 +138,11 @@ def demo_app(xdisplay, tmp_path):  # type: ignore[no-untyped-def]
 SERIAL_GROUPS = {"notebooks": "notebooks", "parallel": "ray"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the node ids
-def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
-    for item in items:
-        parts = item.path.parts
-        for folder, group in SERIAL_GROUPS.items():
-            if "tests" in parts and folder in parts[parts.index("tests"):]:
-                item.add_marker(pytest.mark.xdist_group(group))
+def pytest_itemcollected(item):  # type: ignore[no-untyped-def]
+    """Marks each item as it is collected, before xdist turns the groups into node ids in its
+    ``pytest_collection_modifyitems``. (xdist 3.8 rewrites ``item._nodeid``, which pytest 9.2 no
+    longer reads: the groups silently stop working there, hence ``pytest<9.2`` in pyproject.)"""
+    parts = item.path.parts
+    for folder, group in SERIAL_GROUPS.items():
+        if "tests" in parts and folder in parts[parts.index("tests"):]:
+            item.add_marker(pytest.mark.xdist_group(group))
