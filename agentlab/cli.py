@@ -17,7 +17,7 @@ from types import ModuleType
 
 import typer
 
-from agentlab.errors import AgentlabError
+from agentlab.errors import AgentlabError, raise_on_sigterm
 
 app = typer.Typer(
     name="agentlab",
@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    raise_on_sigterm()
     _mount()
     try:
         # In non-standalone mode click returns typer.Exit's code instead of exiting.

@@ -32,7 +32,6 @@ runs its steps in one opened env (:mod:`agentlab.teams`); its episode folder hol
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -44,9 +43,10 @@ from typing import Any, Literal
 from agentlab.agents.base import CAN_ACT, AgentResult, agent_class, interrupted_result
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
 from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
-from agentlab.errors import AgentlabError, DataError
-from agentlab.eval.exec_tasks import ExecTask
-from agentlab.fileio import append_jsonl, atomic_write_json, read_jsonl, write_jsonl
+from agentlab.envs.workspace import isolation_in_force
+from agentlab.errors import AgentlabError, ContextOverflowError, DataError
+from agentlab.eval.exec_tasks import ExecTask, id_problem
+from agentlab.fileio import append_jsonl, atomic_write_json, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, Metered, ReplyCap
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.metaagent.decision import PlanStep, RouteResult
@@ -192,7 +192,8 @@ def suite_manifest(
     opts.pop("seed"), opts.pop("seeds"), opts.pop("cola")
     if options.team == "cola":  # the team's settings change results only when a team runs
         opts["cola"] = options.cola.model_dump(mode="json")
-    opts.update(router="forced" if agent else options.router, agent=agent, device=envs["device"])
+    opts.update(router="forced" if agent else options.router, agent=agent, device=envs["device"],
+                sandbox=options.envs.workspace.sandbox, isolation=isolation_in_force(options.envs.workspace.sandbox))
     return build_manifest(
         "exec",
         models={"agents": backend_identity(llm), "router": router or checkpoint_identity("forced" if agent else options.router, None),
@@ -205,7 +206,10 @@ def suite_manifest(
 
 
 def episode_folder(out_dir: Path, task_id: str, options: ExecOptions, seed_index: int = 0) -> Path:
-    """``episodes/<id>``, or ``episodes/<id>/seed-<s>`` when the run has several seeds."""
+    """``episodes/<id>``, or ``episodes/<id>/seed-<s>`` when the run has several seeds; an id that
+    cannot name a folder there (``..``, a path) is refused, whoever built the task."""
+    if why := id_problem(task_id):
+        raise HarnessError(why, where=task_id)
     folder = out_dir / EPISODES_DIR / task_id
     return folder if options.seeds == 1 else folder / f"seed-{options.seed + seed_index}"
 
@@ -235,8 +239,8 @@ def run_task(
     t0 = time.monotonic()
     seed = options.seed + seed_index
     folder = episode_folder(out_dir, task.id, options, seed_index)
-    if folder.exists():  # left by a run killed before its row was written: start again
-        shutil.rmtree(folder)
+    # left by a run killed before its row was written: start again (only ever inside episodes/)
+    remove_inside(folder, out_dir / EPISODES_DIR)
     row = _new_row(task, out_dir, options, agent, getattr(llm, "model_id", ""), seed_index)
     recorder: TrajectoryRecorder | None = None
     opened: TaskEnv | None = None
@@ -274,12 +278,16 @@ def run_task(
         env_options = getattr(runner, "env_options", None)
         opened = open_task_env(cls.env_kind, task, folder, env_options(options.envs) if env_options else options.envs)
         row["setup_s"] = round(time.monotonic() - t_setup, 6)
+        row["isolation"] = opened.isolation
         timed = TimedEnv(opened.env, t0 + options.time_limit_s)
         try:
             res: AgentResult = runner.run(timed, task.instruction, recorder, options.max_steps)
         except TimeLimitExceeded as exc:
             res = interrupted_result(exc.message, metered, recorder)
             row["status"] = "time_limit"
+        except ContextOverflowError as exc:  # the task's failure, found before the model was fed
+            res = interrupted_result(exc.message, metered, recorder)
+            row["status"] = "context_overflow"
         t_eval = time.monotonic()
         opened.collect()
         verdict = task.evaluate(opened.root, env=opened.eval_env)
@@ -287,7 +295,7 @@ def run_task(
                    tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
         if res.subtasks is not None:  # hierarchical runners (Agent S2, PC-Agent) report their subtasks
             row.update(subtasks=res.subtasks, subtasks_done=res.subtasks_done)
-        if row["status"] != "time_limit":
+        if row["status"] not in ("time_limit", "context_overflow"):
             row["status"] = res.status
         row["agent_error"] = res.error
         recorder.finish(row["status"], error=res.error, score=row["score"], success=row["success"])

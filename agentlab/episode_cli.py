@@ -47,6 +47,24 @@ def parse_runner_options(items: list[str]) -> dict[str, object]:
     return out
 
 
+def _sandbox_mode(requested: str | None, *, endpoint: bool) -> str:
+    """The workspace isolation of a run: the one asked for, else ``bwrap`` (required) when a model
+    endpoint is configured -- a remote model's programs never run unsandboxed unless told -- else
+    ``auto``. A required sandbox that cannot run here is one line, before anything starts."""
+    from agentlab.envs.workspace import bwrap_available
+    from agentlab.errors import ConfigError
+
+    mode = requested or ("bwrap" if endpoint else "auto")
+    if mode not in ("auto", "bwrap", "none"):
+        raise ConfigError(f"--sandbox must be auto, bwrap or none, not '{mode}'")
+    if mode == "bwrap" and not bwrap_available():
+        why = "a model endpoint is configured" if requested is None else "--sandbox bwrap"
+        raise ConfigError(f"the sandbox is required ({why}) but bubblewrap is missing or cannot create namespaces "
+                          "here; install it (apt-get install bubblewrap), or pass --sandbox none to run the agents' "
+                          "programs without it (docs/failures.md says what then still holds)")
+    return mode
+
+
 def _team_setup(team: str | None, interaction: str, answers: Path | None,
                 items: list[str]) -> tuple[ColaOptions, Ask | None]:
     """The COLA settings and the person's callback for ``--team cola`` (scripted answers from
@@ -107,9 +125,11 @@ def exec_tasks(
     workers: int = typer.Option(1, "--workers", min=1, help="Run tasks on N Ray workers (default 1: serial, in-process, Ray not started)."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Run on this existing Ray cluster (e.g. ray://head:10001 or auto) with --workers workers."),
     cpus_per_worker: float = typer.Option(1.0, "--cpus-per-worker", min=0.01, help="CPUs each Ray worker reserves (less for episodes waiting on a remote model)."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="How workspace programs are isolated: bwrap (required: refuse to run without bubblewrap) | auto (bubblewrap when it works here) | none. Default: bwrap when a model endpoint is configured, else auto."),
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
     from agentlab.envs.task_env import TaskEnvOptions
+    from agentlab.envs.workspace import WorkspaceConfig
     from agentlab.episode import ExecOptions, check_out_dir, router_identity, router_route, run_suite, suite_manifest
     from agentlab.episode_worker import EpisodeRecipe, per_worker
     from agentlab.errors import ConfigError
@@ -126,6 +146,9 @@ def exec_tasks(
         raise ConfigError(f"--mode must be single or manager, not '{mode}'")
     if manager not in MANAGERS:
         raise ConfigError(f"--manager must be one of {', '.join(MANAGERS)}, not '{manager}'")
+    if tasks.is_dir() and out.resolve() == tasks.resolve():
+        raise ConfigError("--out is the task folder: its results.jsonl and manifest.json would be read as task "
+                          "files; choose another --out", where=out)
     check_out_dir(out, resume)  # before anything slow: nothing is touched on this error
     scale = Scale(workers=workers, address=ray_address, cpus_per_worker=cpus_per_worker)
     displays = per_worker(display, workers, "--display")  # a named screen or phone is not shared by workers
@@ -145,13 +168,15 @@ def exec_tasks(
     llm_cfg = LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env()
     # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice
     router_cfg = LLMConfig.from_yaml(router_llm_config) if router_llm_config else LLMConfig.from_env()
+    isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind))
     if scale.distributed and (mode == "manager" or (team is not None and interaction != "automatic")):
         raise ConfigError("--workers/--ray-address run single-agent tasks, gold plans and automatic teams; manager mode "
                           "and a team that asks a person run serially (leave --workers out)")
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,
                           max_new_tokens=max_new_tokens, runner_options=overrides,
                           envs=TaskEnvOptions(display=displays[0] if displays else None,
-                                              device=devices[0] if devices else device),
+                                              device=devices[0] if devices else device,
+                                              workspace=WorkspaceConfig(sandbox=isolation)),
                           mode=mode, team=team, cola=cola)  # type: ignore[arg-type]
     recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
                            agent=agent, agents_dir=agents_dir, displays=displays, devices=devices) if scale.distributed else None

@@ -32,6 +32,11 @@ class BackendError(AgentlabError):
     """A model backend failed at run time (server down, bad response)."""
 
 
+class ContextOverflowError(AgentlabError):
+    """A prompt does not fit the model's context: the episode cannot go on (the task's failure,
+    recorded as status ``context_overflow``, not a harness error)."""
+
+
 class AgentDocumentError(AgentlabError):
     """One or more agent documents are malformed; ``problems`` holds one line each."""
 
@@ -71,3 +76,26 @@ class ActionParseError(AgentlabError):
 class InvalidActionError(AgentlabError):
     """A well-formed action this screen cannot take (unknown element number, untypeable text);
     nothing was sent to the device."""
+
+
+class Terminated(AgentlabError):
+    """The process was asked to stop (SIGTERM): raised where it was, so every ``finally`` runs
+    (programs, displays and Ray workers are stopped) and the CLI exits 143 with one line."""
+
+    exit_code = 143
+
+
+def raise_on_sigterm() -> None:
+    """Turn SIGTERM into :class:`Terminated` in this (main) thread; a no-op elsewhere. Called by
+    the CLI at start and again after libraries that install their own handler (Ray's prints a
+    native stack dump and exits 134)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        raise Terminated("terminated (SIGTERM); finished results were kept and the run can be resumed")
+
+    signal.signal(signal.SIGTERM, handler)

@@ -230,3 +230,38 @@ def read_jsonl(path: str | Path, *, tolerate_torn_tail: bool = True) -> list[dic
             raise DataError("line is not a JSON object", where=f"{path}:{i}")
         out.append(obj)
     return out
+
+
+def remove_inside(path: str | Path, container: str | Path) -> bool:
+    """Remove ``path`` (a folder tree or a file) only when it lies strictly inside ``container``.
+
+    Why: a name taken from input (a task id such as ``..``) must never make a clean-up reach the
+    container itself or anything outside it. The check resolves ``path``'s parent, not ``path``
+    itself, so a symbolic link is removed as a link and never followed. Returns whether
+    anything was removed; a ``path`` outside ``container`` raises :class:`DataError`.
+    """
+    path, container = Path(path), Path(container).resolve()
+    where = path.parent.resolve() / path.name
+    if path.name in ("", ".", "..") or (where != container and container not in where.parents) or where == container:
+        raise DataError(f"refusing to remove {path}: it is not inside {container}")
+    if where.is_symlink() or where.is_file():
+        where.unlink()
+        return True
+    if where.is_dir():
+        import shutil
+
+        shutil.rmtree(where)
+        return True
+    return False
+
+
+def mode_like_plain_write(path: str | Path) -> None:
+    """Give ``path`` (and, for a folder, everything under it) the modes a plain write leaves:
+    files 0666 and folders 0777, less the umask. Why: libraries that save through private
+    temporary files (safetensors, tokenizers) leave 0600 files in a shared cache."""
+    path = Path(path)
+    umask = _umask()
+    for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        if p.is_symlink():
+            continue
+        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~umask)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -193,12 +194,40 @@ def _kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
-def _fits(value: Any, default: Any) -> bool:
-    """Whether ``value`` has the type of a parameters cell's ``default`` (None fits anything)."""
-    if value is None or default is None:
+#: a parameter whose default is None says its type at the start of its comment:
+#: ``per_agent = None  # int or None: at most this many ...``
+NONE_TYPE = re.compile(r"^(bool|int|float|str|list|dict) or None\b")
+
+
+def declared_kind(decl: dict[str, Any], default: Any) -> str | None:
+    """The kind a parameter takes: its default's, or for a None default the ``TYPE or None`` its
+    comment starts with (None when neither says: such a parameter is refused by the tests)."""
+    if default is not None:
+        return _kind(default)
+    m = NONE_TYPE.match(str(decl.get("help", "")).strip())
+    return m.group(1) if m else None
+
+
+def _fits(value: Any, want: str | None) -> bool:
+    """Whether ``value`` is of kind ``want`` (None fits any declared kind; an int fits a float)."""
+    if value is None or want is None:
         return True
-    want, got = _kind(default), _kind(value)
+    got = _kind(value)
     return got == want or (want == "float" and got == "int")
+
+
+def _negative(value: Any) -> bool:
+    """Whether a number in ``value`` (or in a list or mapping of it) is below zero: counts, sizes,
+    seeds, rates and temperatures of the notebooks are never negative."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return value < 0
+    if isinstance(value, (list, tuple)):
+        return any(_negative(v) for v in value)
+    if isinstance(value, dict):
+        return any(_negative(v) for v in value.values())
+    return False
 
 
 def check_params(params: RunParams, notebooks: list[Path]) -> None:
@@ -218,10 +247,14 @@ def check_params(params: RunParams, notebooks: list[Path]) -> None:
 
     def check(loc: tuple[str, ...], value: Any, decl: dict[str, Any], nb: Path) -> None:
         d = default(decl, loc[-1])
-        if not _fits(value, d):
-            shown = repr(value) if len(repr(value)) <= 60 else _kind(value)
-            raise ConfigError(f"{'.'.join(loc)}: expected {_kind(d)} (like the default {d!r} in {nb.name}), got {shown}",
-                              where=params.where(*loc))
+        want = declared_kind(decl[loc[-1]], d)
+        shown = repr(value) if len(repr(value)) <= 60 else _kind(value)
+        if not _fits(value, want):
+            like = f"like the default {d!r}" if d is not None else "as its parameters cell declares"
+            raise ConfigError(f"{'.'.join(loc)}: expected {want}{' or None' if d is None else ''} ({like} in {nb.name}), "
+                              f"got {shown}", where=params.where(*loc))
+        if _negative(value):
+            raise ConfigError(f"{'.'.join(loc)}: must not be negative, got {shown}", where=params.where(*loc))
 
     for key, section in params.notebooks.items():
         if key not in declared:

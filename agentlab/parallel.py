@@ -24,11 +24,15 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
+import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from agentlab.errors import ConfigError, EnvironmentUnavailableError
+from agentlab.errors import ConfigError, EnvironmentUnavailableError, Terminated, raise_on_sigterm
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +112,16 @@ class _WorkerActor(Generic[T, R]):
         return self.fn(item)
 
 
+def private_ray_dir() -> Path:
+    """Where a Ray started here keeps its sessions: a folder only this user can enter (Ray makes its
+    session folders world-writable; inside a 0700 folder nobody else reaches them or their logs,
+    which hold prompts). Short, since Ray's socket paths must fit 107 characters."""
+    folder = Path(tempfile.gettempdir()) / f"agentlab-ray-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    return folder
+
+
 def _start_ray(scale: Scale) -> bool:
     """Connect to the cluster or start Ray in-process; True when this call started it."""
     import ray
@@ -122,7 +136,7 @@ def _start_ray(scale: Scale) -> bool:
         else:
             cpus = max(1, math.ceil(scale.workers * scale.cpus_per_worker))
             log.info("parallel: starting Ray here with %d worker(s), %d CPU(s)", scale.workers, cpus)
-            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING, _temp_dir=str(private_ray_dir()))
     except Exception as exc:  # Ray raises a bare Exception when its node starts too slowly
         ray.shutdown()
         where = address or "this machine"
@@ -143,6 +157,13 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
     from ray.exceptions import RayActorError, RayTaskError
 
     started = _start_ray(scale)
+    # Ray's own SIGTERM handler dumps a native stack and exits 134; an exception raised from a
+    # handler while Ray's C++ waits turns into a SystemError. So SIGTERM only sets a flag here, and
+    # the loop below (waking every second) raises Terminated between waits: the finally shuts Ray down.
+    term = threading.Event()
+    in_main = threading.current_thread() is threading.main_thread()
+    if in_main:
+        signal.signal(signal.SIGTERM, lambda *_: term.set())
     actor_cls = ray.remote(num_cpus=scale.cpus_per_worker, max_restarts=0, max_task_retries=0)(_WorkerActor)
     n = min(scale.workers, len(items))
     actors: dict[int, Any] = {}
@@ -162,7 +183,12 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
             if queue:
                 submit(w)
         while running:
-            [ref], _ = ray.wait(list(running), num_returns=1)
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # wakes up for signals
+            if term.is_set():
+                raise Terminated("terminated (SIGTERM); finished results were kept and the run can be resumed")
+            if not ready:
+                continue
+            ref = ready[0]
             worker, pos = running.pop(ref)
             try:
                 result: R = ray.get(ref)
@@ -189,3 +215,5 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
             ray.kill(actor)
         if started:
             ray.shutdown()
+        if in_main:
+            raise_on_sigterm()

@@ -45,9 +45,11 @@ class TaskEnvOptions:
 class TaskEnv:
     """An env opened for one task. Subclasses override :meth:`collect` and :meth:`close`."""
 
-    def __init__(self, env: Env, root: Path) -> None:
+    def __init__(self, env: Env, root: Path, isolation: str | None = None) -> None:
         self.env = env
         self.root = root  #: the folder whose files the task's evaluator reads
+        #: how the agent's programs are isolated ("bwrap" | "none"); None where it runs no programs
+        self.isolation = isolation
 
     #: passed to the evaluator's getters that read live state (a device, a screen)
     @property
@@ -90,4 +92,4 @@ def open_workspace(task: ExecTask, folder: Path, options: TaskEnvOptions) -> Tas
     """A fresh sandboxed workspace (``folder/workspace``) holding the task's start files."""
     ws = Workspace(folder / "workspace", options.workspace)
     task.prepare(ws.folder)
-    return TaskEnv(WorkspaceEnv(ws), ws.folder)
+    return TaskEnv(WorkspaceEnv(ws), ws.folder, isolation="bwrap" if ws.sandboxed else "none")

@@ -3,14 +3,18 @@
 A CLI agent's "action" is a Python or bash program; the workspace runs it with the folder as
 its current directory, a minimal environment (``HOME`` = the workspace, nothing inherited that
 could hold a secret), resource limits, a wall-clock timeout that kills the whole process tree,
-and captured stdout/stderr. Where bubblewrap (``bwrap``) works, the program runs in a mount
-namespace in which the whole file system is read-only except the workspace, the home folder
-is hidden, and the network is cut; without it only the softer limits apply (see
-``docs/workspace.md`` for exactly what is and is not enforced).
+and captured stdout/stderr. Where bubblewrap (``bwrap``) works, the program runs in its own
+namespaces on a new root that holds only the system and the interpreter (read-only), an empty
+``/tmp`` and the workspace: the project's task files, the run folder, other episodes and the
+home folder do not exist there, and the network is cut. Without it a supervisor
+(:mod:`agentlab.envs.reaper`) still ends every process the program starts, and a program run
+by root loses its capabilities; ``sandbox="bwrap"`` refuses to run without bubblewrap (see
+``docs/failures.md`` for exactly what holds in each case).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import resource
@@ -50,9 +54,6 @@ class WorkspaceConfig(BaseModel):
     )
     network: bool = Field(False, description="Allow network access inside the bwrap sandbox.")
     allow_write: list[Path] = Field(default_factory=list, description="Extra folders programs may write to.")
-    hide: list[Path] | None = Field(
-        None, description="Folders made invisible in the sandbox; None = the user's home unless the interpreter lives there."
-    )
     python: str = Field(default_factory=lambda: sys.executable, description="Interpreter for run_python.")
     extra_env: dict[str, str] = Field(default_factory=dict, description="Variables added to the minimal environment.")
 
@@ -112,6 +113,81 @@ def _marked_pids(needle: bytes) -> list[int]:
     return out
 
 
+#: the supervisor script of unsandboxed programs (run by path: it imports nothing of agentlab)
+REAPER = Path(__file__).resolve().with_name("reaper.py")
+#: system folders every sandbox sees, read-only (a symbolic link such as Debian's /bin -> usr/bin is
+#: recreated as the same link); the fontconfig cache spares each program a font scan
+SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var/cache/fontconfig")
+
+
+@lru_cache(maxsize=8)
+def interpreter_paths(python: str) -> tuple[str, ...]:
+    """Folders ``python`` needs to run and import what it has installed: its prefixes, the
+    folders of its ``sys.path`` and the folder of an editable ``agentlab`` (so the package, and
+    nothing else of the checkout, can be imported inside the sandbox)."""
+    probe = ("import sys, json, importlib.util as u\n"
+             "s = u.find_spec('agentlab')\n"
+             "pkg = list(s.submodule_search_locations or []) if s else []\n"
+             "print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path, *pkg]))")
+    out: set[str] = {str(Path(python).resolve().parent.parent)}
+    try:
+        proc = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30)
+        out |= {p for p in json.loads(proc.stdout) if p}
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        log.warning("could not ask %s for its library folders; the sandbox may lack some", python)
+    paths = sorted({str(Path(p).resolve()) for p in out if Path(p).exists()})
+    # a folder inside another one already listed adds nothing
+    return tuple(p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
+
+
+def sandbox_mounts(python: str) -> list[tuple[str, str, str]]:
+    """``(kind, source, target)`` of every read-only mount of the sandbox: the system folders
+    (``ro-bind``, or ``symlink`` for a link) and the interpreter's folders (``ro-bind``)."""
+    mounts: list[tuple[str, str, str]] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            mounts.append(("symlink", os.readlink(d), d))
+        elif os.path.isdir(d):
+            mounts.append(("ro-bind", d, d))
+    system = tuple(d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d))
+    for p in interpreter_paths(python):
+        if not any(p == d or p.startswith(d + "/") for d in system):
+            mounts.append(("ro-bind", p, p))
+    return mounts
+
+
+_protected = False
+
+
+def _protect_runner() -> None:
+    """Make this process non-dumpable (once): another process of the same user, such as an
+    unsandboxed program, can then no longer read ``/proc/<this pid>/environ`` or its memory
+    (where an API key may be) without CAP_SYS_PTRACE."""
+    global _protected
+    if _protected:
+        return
+    _protected = True
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        log.warning("could not make this process non-dumpable; unsandboxed programs may read its environment")
+
+
+@lru_cache(maxsize=1)
+def _drop_caps_argv() -> tuple[str, ...]:
+    """``setpriv`` dropping every capability, when this process runs as root (a root program
+    with CAP_SYS_PTRACE could still read a non-dumpable process); empty otherwise."""
+    if os.geteuid() != 0:
+        return ()
+    exe = shutil.which("setpriv")
+    if exe is None:
+        log.warning("running as root without setpriv: unsandboxed programs keep root's capabilities")
+        return ()
+    return (exe, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
+
+
 @lru_cache(maxsize=1)
 def bwrap_available() -> bool:
     """Whether bubblewrap exists *and* can create namespaces here (containers often forbid it)."""
@@ -129,6 +205,11 @@ def bwrap_available() -> bool:
     if proc.returncode != 0:
         log.info("bwrap present but unusable: %s", proc.stderr.decode(errors="replace").strip())
     return proc.returncode == 0
+
+
+def isolation_in_force(mode: str) -> str:
+    """What a workspace of sandbox ``mode`` does here: ``bwrap`` or ``none`` (``auto`` decided)."""
+    return "none" if mode == "none" else "bwrap" if bwrap_available() else "none"
 
 
 def _limits(cfg: WorkspaceConfig):  # -> Callable[[], None]
@@ -311,32 +392,16 @@ class Workspace:
         env.update(self.config.extra_env)
         return env
 
-    def _hidden(self) -> list[Path]:
-        if self.config.hide is not None:
-            return [Path(h).resolve() for h in self.config.hide]
-        home = Path.home().resolve()
-        return [] if home == Path("/") else [home]
-
-    def _needed(self) -> list[Path]:
-        """Folders the interpreter needs even when they sit inside a hidden one (pyenv installs
-        live in the home folder): they are bound back read-only."""
-        interp = Path(self.config.python).resolve()
-        out = {interp.parent.parent}
-        if Path(self.config.python).absolute() == Path(sys.executable).absolute():
-            out |= {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-        return sorted(out)
-
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
+        """The sandbox: a new root holding only the system (read-only), the interpreter and the
+        libraries it imports (read-only), an empty ``/tmp`` and the workspace (writable). The
+        project's data (task files, reference solutions), the run folder, other episodes and
+        the home folder do not exist inside; see :func:`sandbox_mounts`."""
         assert self.root is not None
-        cmd = [shutil.which("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        # /tmp is replaced by an empty tmpfs like the hidden folders; the interpreter (a venv
-        # in a checkout under /tmp, say) is bound back read-only after the tmpfs mounts.
-        hidden = [h for h in self._hidden() if h.exists()] + [Path("/tmp").resolve()]
-        for h in hidden:
-            cmd += ["--tmpfs", str(h)]
-        for need in self._needed():
-            if any(h == need or h in need.parents for h in hidden):
-                cmd += ["--ro-bind", str(need), str(need)]
+        # /tmp first: an interpreter or a workspace under /tmp is bound back over the empty tmpfs
+        cmd = [shutil.which("bwrap") or "bwrap", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
+        for kind, src, dst in sandbox_mounts(self.config.python):
+            cmd += ["--symlink", src, dst] if kind == "symlink" else [f"--{kind}", src, dst]
         for extra in self.config.allow_write:
             extra = Path(extra).resolve()
             if not extra.exists():
@@ -345,9 +410,18 @@ class Workspace:
         cmd += ["--bind", str(self.root), str(self.root), "--chdir", str(self.root)]
         cmd += ["--unshare-all"] + (["--share-net"] if self.config.network else [])
         # --cap-drop ALL matters when run as root: bwrap then keeps every capability, and a
-        # program could simply remount the read-only root writable.
+        # program could simply remount a read-only path writable.
         cmd += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
         return cmd + argv
+
+    def _supervised_argv(self, argv: list[str]) -> list[str]:
+        """Without bubblewrap: the program runs under :mod:`agentlab.envs.reaper` (a subreaper
+        that ends every descendant, also when this process dies) and, when this process runs as
+        root, with every capability dropped (``setpriv``), so it cannot read this process's
+        memory or environment (made non-dumpable here)."""
+        _protect_runner()
+        drop = _drop_caps_argv()
+        return [sys.executable, "-I", "-S", str(REAPER), "--", *drop, *argv]
 
     def _run(self, argv: list[str], language: str, timeout_s: float | None, stdin: str | None) -> RunResult:
         assert self.root is not None
@@ -357,7 +431,7 @@ class Workspace:
         # (setsid, double fork): the timeout finds and ends them by it (see _kill_tree).
         mark = f"{os.getpid()}-{time.monotonic_ns()}"
         env[_RUN_MARK] = mark
-        full = self._bwrap_argv(argv) if self._sandbox else argv
+        full = self._bwrap_argv(argv) if self._sandbox else self._supervised_argv(argv)
         t0 = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -385,6 +459,12 @@ class Workspace:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
+            if not self._sandbox:  # the supervisor ends its tree on SIGTERM; the group kill below backs it up
+                try:
+                    proc.terminate()
+                    proc.wait(timeout=2)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
         # Whether it finished or not, children left running in the background belong to the
         # episode: end the whole tree (they would otherwise also hold the output pipes open).
         self._kill_tree(proc.pid, mark)

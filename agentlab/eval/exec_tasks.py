@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import configparser
 import json
+import re
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentlab.config import error_line, read_json_object
 from agentlab.errors import DataError
@@ -43,6 +44,30 @@ WRITERS: dict[str, Writer] = {}
 #: analog): no single agent's domain covers them, so it is a task domain outside the pool's
 #: vocabulary; ground-truth routing sends them to the ``general`` agents (``episode.gt_agent``)
 MULTI_APP_DOMAIN = "multi_apps"
+
+#: a task id names its episode folder (``episodes/<id>``): a letter or digit, then letters, digits,
+#: ``.``, ``_`` or ``-`` (no separators, no dot-only names such as ``..``), at most 100 characters
+TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def id_problem(task_id: str) -> str | None:
+    """Why ``task_id`` cannot name an episode folder (None when it can)."""
+    if TASK_ID.fullmatch(task_id):
+        return None
+    return (f"id {task_id!r} is not a safe folder name: use letters, digits, '.', '_' and '-', starting with a "
+            "letter or digit, at most 100 characters (it names the task's episode folder)")
+
+
+def relative_path_problem(path: str) -> str | None:
+    """Why ``path`` is not a plain relative path inside a task's folder (None when it is)."""
+    p = PurePosixPath(path.replace("\\", "/"))
+    if not path.strip() or path.strip() in (".", "./"):
+        return f"{path!r} names the folder itself, not a file in it"
+    if p.is_absolute() or path.startswith("~"):
+        return f"{path!r} is absolute; give a path relative to the task's folder"
+    if ".." in p.parts:
+        return f"{path!r} leaves the task's folder ('..')"
+    return None
 
 
 def writer(name: str) -> Callable[[Writer], Writer]:
@@ -82,6 +107,20 @@ class ExecTask(BaseModel):
     plan: list[PlanStep] | None = None
     source: str | None = Field(None, exclude=True)
 
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str) -> str:
+        if why := id_problem(value):
+            raise ValueError(why)
+        return value
+
+    @field_validator("instruction")
+    @classmethod
+    def _has_words(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the instruction is empty")
+        return value
+
     def problems(self) -> list[str]:
         from agentlab.pool import ALL_DOMAINS
 
@@ -91,12 +130,17 @@ class ExecTask(BaseModel):
             kind = step.get("type")
             if kind not in WRITERS:
                 out.append(f"setup[{i}]: unknown type {kind!r}; known: {', '.join(sorted(WRITERS))}")
-            if not isinstance(step.get("path"), str):
+            path = step.get("path")
+            if not isinstance(path, str):
                 out.append(f"setup[{i}]: needs a relative 'path'")
+            elif why := relative_path_problem(path):  # phone tasks too: a device path without its leading '/'
+                out.append(f"setup[{i}].path: {why}")
         if self.env == "phone":
             out += [f"outputs: {o!r} is not an absolute device path (/sdcard/...)" for o in self.outputs if not o.startswith("/")]
             if not self.apps:
                 out.append("apps: a phone task names the app package(s) to start, e.g. [\"com.example.clock\"]")
+        else:
+            out += [f"outputs: {why}" for o in self.outputs if (why := relative_path_problem(o))]
         sol = self.reference_solution
         if sol is not None and (sol.language == "actions") != (self.env == "phone"):
             out.append(f"reference_solution: language {sol.language!r} does not fit env {self.env!r} "
@@ -110,12 +154,18 @@ class ExecTask(BaseModel):
     def prepare(self, root: str | Path) -> None:
         """Write the start state into ``root`` (a workspace or the folder a desktop app opens)."""
         state = FinalState(Path(root))
-        for step in self.setup:
+        for i, step in enumerate(self.setup):
             cfg = dict(step)
             kind = cfg.pop("type")
-            target = state.path(cfg.pop("path"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            WRITERS[kind](target, **cfg)
+            rel = cfg.pop("path")
+            try:
+                target = state.path(rel)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                WRITERS[kind](target, **cfg)
+            except (OSError, DataError) as exc:  # a start state that cannot be written is the task file's fault
+                why = exc.message if isinstance(exc, DataError) else (exc.strerror or str(exc))
+                raise DataError(f"setup[{i}] ({kind} {rel!r}): cannot write the start state: {why}",
+                                where=self.source or self.id) from None
 
     def evaluate(self, root: str | Path, *, env: Any = None, values: dict[str, Any] | None = None) -> EvalResult:
         """Score the final state found in ``root`` (and ``env``, if a getter needs it)."""
@@ -144,8 +194,23 @@ def tasks_dir() -> Path:
 
 
 def load_tasks(folder: str | Path | None = None) -> list[ExecTask]:
-    """Every task in ``folder`` (default ``data/tasks``), sorted by id."""
-    return [load_task(p) for p in task_files(folder)]
+    """Every task in ``folder`` (default ``data/tasks``), sorted by id; two ids that name one folder
+    on a case-insensitive file system (``Report`` and ``report``) are refused."""
+    tasks = [load_task(p) for p in task_files(folder)]
+    check_unique_ids(tasks)
+    return tasks
+
+
+def check_unique_ids(tasks: list[ExecTask]) -> None:
+    """Refuse ids that collide once case is ignored: their episode folders would be one."""
+    seen: dict[str, ExecTask] = {}
+    for t in tasks:
+        key = t.id.casefold()
+        if key in seen:
+            raise DataError(f"id {t.id!r} collides with {seen[key].id!r} ({seen[key].source or 'another task'}): "
+                            "their episode folders would be one on a case-insensitive file system; rename one",
+                            where=t.source or t.id)
+        seen[key] = t
 
 
 def task_files(folder: str | Path | None = None) -> list[Path]:
@@ -155,6 +220,9 @@ def task_files(folder: str | Path | None = None) -> list[Path]:
         raise DataError("is a file; expected a folder of task files (--dir)", where=folder)
     if not folder.is_dir():
         raise DataError("task folder not found", where=folder)
+    folders = sorted(p for p in folder.glob("*.json") if p.is_dir())
+    if folders:
+        raise DataError("is a folder, not a task file; rename or move it out of the task folder", where=folders[0])
     files = sorted(p for p in folder.glob("*.json") if p.is_file())
     if not files:
         raise DataError("no task files (*.json) in this folder", where=folder)

@@ -37,7 +37,7 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
     sandboxed workspace (phone tasks: its actions replayed on the device), must score 1.
     Exit 1 if any task fails."""
     from agentlab.envs.workspace import Workspace, WorkspaceConfig
-    from agentlab.errors import DataError
+    from agentlab.errors import AgentlabError, DataError
     from agentlab.eval.exec_tasks import load_task, task_files
 
     failed = 0
@@ -53,7 +53,12 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
             continue
         with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:
             root = ws.folder
-            t.prepare(root)
+            try:
+                t.prepare(root)
+            except AgentlabError as exc:  # named by its task file, and the check goes on
+                failed += 1
+                typer.echo(f"FAIL {exc}")
+                continue
             before = t.evaluate(root).score
             if t.reference_solution is None:
                 typer.echo(f"{t.id}: start {before:.2f}, no reference solution")

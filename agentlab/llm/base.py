@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentlab.errors import ContextOverflowError
+
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
 
@@ -133,6 +135,19 @@ class LLMBackend(ABC):
         """Release resources (HTTP sessions, GPU memory)."""
 
 
+def check_fits(backend: LLMBackend, prompt: str) -> None:
+    """Raise :class:`ContextOverflowError` when ``prompt`` fills ``backend``'s context (when the
+    backend counts tokens and knows its context): a model fed more than it can read spends
+    minutes on a reply that cannot be right (issue #23), so the episode stops before the call."""
+    caps = backend.capabilities
+    if not (caps.token_counting and caps.context_length):
+        return
+    n = backend.count_tokens(prompt)
+    if n >= caps.context_length:
+        raise ContextOverflowError(f"a prompt of {n} tokens does not fit the {caps.context_length}-token context of "
+                                   f"{backend.model_id}; shorten the task or use a model with a longer context")
+
+
 class WrappedBackend(LLMBackend):
     """``inner`` with every call passed through; a subclass changes the sampling parameters
     (:meth:`_params`) or watches the calls (:meth:`_called`). Why one base: the wrappers the
@@ -214,6 +229,21 @@ class Metered(WrappedBackend):
 
     def _called(self, n: int) -> None:
         self.calls += n
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        caps = self.inner.capabilities
+        if caps.token_counting and caps.chat_template and caps.context_length and not has_images(messages):
+            try:
+                prompt = self.inner.chat_prompt(messages)
+            except NotImplementedError:
+                prompt = None
+            if prompt is not None:
+                check_fits(self.inner, prompt)
+        return super().chat(messages, params)
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        check_fits(self.inner, prompt)
+        return super().complete(prompt, params)
 
     def _usage(self) -> tuple[int, int]:
         return int(getattr(self.inner, "tokens_in", 0) or 0), int(getattr(self.inner, "tokens_out", 0) or 0)

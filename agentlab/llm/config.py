@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.config import error_line, load_config
 from agentlab.errors import ConfigError
@@ -41,7 +41,11 @@ class LLMConfig(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     device: str = "cpu"
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    timeout_s: float = 120.0
+    #: openai: seconds to wait for a reply once connected (a generation may be long); the call fails
+    #: with a message naming this setting when it expires
+    timeout_s: float = Field(120.0, gt=0)
+    #: openai: seconds to wait for the server to accept the connection
+    connect_timeout_s: float = Field(10.0, gt=0)
     use_completions_endpoint: bool = False
     #: openai: the endpoint accepts image content parts (a vision model); servers do not say.
     images: bool = False

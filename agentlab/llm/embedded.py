@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from agentlab.errors import ConfigError, ModelNotFoundError
+from agentlab.fileio import mode_like_plain_write
 from agentlab.llm.identity import file_fingerprint
 from agentlab.paths import cache_dir, unwritable
 
@@ -101,6 +102,7 @@ def converted_smollm2_dir() -> Path:
     (tmp / "agentlab_source.json").write_text(
         json.dumps({"source": str(gguf), "fingerprint": fp, "model_id": "SmolLM2-135M-Instruct"})
     )
+    mode_like_plain_write(tmp)  # safetensors writes 0600: the cache is readable like any saved file
     if target.exists():
         shutil.rmtree(target)
     os.replace(tmp, target)

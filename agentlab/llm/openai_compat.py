@@ -68,8 +68,11 @@ class OpenAICompatBackend(LLMBackend):
         #: tokens the server reported so far (prompt, completion); agents read the difference
         self.tokens_in = 0
         self.tokens_out = 0
+        # no automatic retries: a server that accepted the connection and never answered would
+        # cost every retry's full read timeout; a refused connection is retried once in _call
         self.client = openai.OpenAI(
-            base_url=config.base_url, api_key=config.api_key(), timeout=config.timeout_s, max_retries=1
+            base_url=config.base_url, api_key=config.api_key(), max_retries=0,
+            timeout=openai.Timeout(config.timeout_s, connect=config.connect_timeout_s),
         )
 
     @property
@@ -87,17 +90,33 @@ class OpenAICompatBackend(LLMBackend):
         return {"extra_body": {"guided_regex": params.grammar.regex()}}
 
     def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
-        try:
-            return fn(**kwargs)
-        except self._openai.APIConnectionError:
-            raise BackendError(
-                f"cannot reach the OpenAI-compatible server at {self.config.base_url}; is it running?"
-            ) from None
-        except self._openai.APIStatusError as exc:
-            raise BackendError(
-                f"server at {self.config.base_url} answered HTTP {exc.status_code} for model "
-                f"'{self.model_id}': {str(exc.message)[:200]}"
-            ) from None
+        for attempt in range(2):
+            try:
+                return fn(**kwargs)
+            except self._openai.APITimeoutError as exc:
+                if type(exc.__cause__).__name__ == "ConnectTimeout":  # httpx's or httpx2's, by the client's version
+                    raise BackendError(
+                        f"the server at {self.config.base_url} did not accept a connection within "
+                        f"{self.config.connect_timeout_s:g} s (llm.connect_timeout_s); is it running and reachable?"
+                    ) from None
+                raise BackendError(
+                    f"the server at {self.config.base_url} accepted the connection but sent no reply within "
+                    f"{self.config.timeout_s:g} s (llm.timeout_s); it may be overloaded or hung, or the reply "
+                    "needs more time (raise llm.timeout_s)"
+                ) from None
+            except self._openai.APIConnectionError:
+                if attempt == 0:
+                    continue  # a refused or reset connection is tried once more
+                raise BackendError(
+                    f"cannot reach the OpenAI-compatible server at {self.config.base_url} (connection refused "
+                    "or reset); is it running?"
+                ) from None
+            except self._openai.APIStatusError as exc:
+                raise BackendError(
+                    f"server at {self.config.base_url} answered HTTP {exc.status_code} for model "
+                    f"'{self.model_id}': {str(exc.message)[:200]}"
+                ) from None
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         params = params or SamplingParams()

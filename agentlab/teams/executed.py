@@ -28,7 +28,7 @@ from agentlab.teams.step import StepOptions, run_step
 log = logging.getLogger(__name__)
 
 #: steps that ended without finishing their subtask, in the order a row reports the first of them
-_UNFINISHED = ("time_limit", "wrong_env", "failed", "max_steps", "error")
+_UNFINISHED = ("time_limit", "context_overflow", "wrong_env", "failed", "max_steps", "error")
 
 
 @dataclass

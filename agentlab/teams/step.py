@@ -31,7 +31,7 @@ from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
 from agentlab.envs.workspace import Workspace
 from agentlab.envs.workspace_env import WorkspaceEnv
-from agentlab.errors import AgentlabError
+from agentlab.errors import AgentlabError, ContextOverflowError
 from agentlab.eval.exec_tasks import ExecTask
 from agentlab.llm.base import LLMBackend, Metered
 from agentlab.metaagent.decision import PlanStep
@@ -150,6 +150,9 @@ def run_step(
             except TimeLimitExceeded as exc:
                 res = interrupted_result(exc.message, metered, recorder)
                 outcome.status = "time_limit"
+            except ContextOverflowError as exc:
+                res = interrupted_result(exc.message, metered, recorder)
+                outcome.status = "context_overflow"
         except AgentlabError as exc:
             recorder.finish("error", error=" ".join(str(exc).split()))
             raise

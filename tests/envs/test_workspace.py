@@ -115,15 +115,78 @@ def test_sandbox_refuses_writes_outside_and_hides_home(tmp_path):
         leaked = repo_target.exists()
         repo_target.unlink(missing_ok=True)
     assert not leaked and not tmp_target.exists()
-    # The repository is read-only inside (or hidden, when the checkout itself lives under /tmp,
-    # which is a private tmpfs in the sandbox): either way the write is refused.
+    # The repository does not exist inside the sandbox (only the interpreter's folders and the
+    # agentlab package are bound in): the write is refused because the folder is not there.
     assert r.stdout.startswith("rc=1")
-    assert "Read-only file system" in r.stderr or (
-        str(repo_target).startswith("/tmp/") and "No such file or directory" in r.stderr
-    )
+    assert "No such file or directory" in r.stderr
     home = Path.home()
     if home != Path("/") and not str(w.root).startswith(str(home)):
         assert r.stdout.split()[-1] == "0", "home folder contents visible in the sandbox"
+
+
+@needs_bwrap
+def test_the_system_is_there_but_read_only(tmp_path):
+    with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap")) as w:
+        r = w.run_bash("echo x > /usr/pwned; echo rc=$?; ls /usr/bin/env && python3 -c 'import json, agentlab; print(1)'")
+    assert r.stdout.startswith("rc=1") and "Read-only file system" in r.stderr
+    assert "/usr/bin/env" in r.stdout and r.stdout.strip().endswith("1"), r.stderr
+
+
+@needs_bwrap
+def test_a_program_cannot_find_the_task_files_the_run_folder_or_the_home_folder(tmp_path, monkeypatch):
+    """The probe looks where a curious agent would: the project's task files (evaluators and reference
+    solutions), the run folder's rows and other episodes, the home folder, the runner's environment."""
+    from agentlab.paths import data_dir
+
+    monkeypatch.setenv("AGENTLAB_PROBE_SECRET", "sk-do-not-leak")
+    run = tmp_path / "run"
+    (run / "episodes" / "other").mkdir(parents=True)
+    (run / "results.jsonl").write_text('{"id": "other"}\n')
+    (run / "episodes" / "other" / "answer.txt").write_text("42")
+    probe = f"""
+import glob, os, pathlib
+seen = []
+for p in [{str(data_dir() / "tasks")!r}, {str(data_dir())!r}, {str(run / "results.jsonl")!r},
+          {str(run / "episodes" / "other")!r}, {str(Path.home())!r}]:
+    # (a home folder may show the one folder the interpreter lives in, pyenv's, read-only)
+    if os.path.exists(p) and (not os.path.isdir(p) or [f for f in os.listdir(p) if f != ".pyenv"]):
+        seen.append(p)
+for top in os.listdir("/"):  # every folder the sandbox shows, but the kernel's and the system's
+    if top in ("proc", "sys", "dev", "usr", "etc"):
+        continue
+    for folder, dirs, files in os.walk("/" + top):
+        seen += [os.path.join(folder, f) for f in files if f == "csv-sales-summary.json"]
+for env in glob.glob("/proc/*/environ"):
+    try:
+        if b"sk-do-not-leak" in open(env, "rb").read():
+            seen.append(env)
+    except OSError:
+        pass
+print("SEEN", seen)
+"""
+    with Workspace(run / "episodes" / "mine" / "workspace", WorkspaceConfig(sandbox="bwrap", timeout_s=120)) as w:
+        r = w.run_python(probe)
+    assert r.ok, r.stderr
+    assert r.stdout.strip() == "SEEN []", r.stdout
+
+
+def test_without_bwrap_a_program_cannot_read_the_runner_environment(tmp_path, monkeypatch):
+    """No bubblewrap: the runner is made non-dumpable and a root program loses its capabilities,
+    so ``/proc/<runner>/environ`` (where an API key may be) is not readable."""
+    import os
+
+    monkeypatch.setenv("AGENTLAB_PROBE_SECRET", "sk-do-not-leak")
+    probe = f"""
+try:
+    data = open("/proc/{os.getpid()}/environ", "rb").read()
+    print("READ", b"sk-do-not-leak" in data)
+except OSError as e:
+    print("DENIED", e.errno)
+"""
+    with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="none")) as w:
+        r = w.run_python(probe)
+    assert r.stdout.startswith("DENIED"), r.stdout + r.stderr
+    assert "sk-do-not-leak" not in r.stdout
 
 
 @needs_bwrap

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentlab.envs.workspace import bwrap_available
+
 from agentlab.episode import ExecOptions, run_suite, suite_manifest
 from agentlab.eval.exec_tasks import load_task, tasks_dir
 from agentlab.fileio import read_jsonl
@@ -59,7 +61,8 @@ def test_the_manifest_records_code_models_prompts_seeds_options_tasks_and_machin
     assert m["tasks"] == {task.id: hashlib.sha256(Path(task.source or "").read_bytes()).hexdigest()}
     assert len(m["documents"]) == len(pool.agents) and len(m["documents"]["SheetAgent"]) == 64
     assert m["options"] == {"router": "gt", "agent": None, "max_steps": 3, "time_limit_s": 600.0, "max_new_tokens": None,
-                            "runner_options": {}, "device": "fake", "mode": "single", "team": None}
+                            "runner_options": {}, "device": "fake", "mode": "single", "team": None,
+                            "sandbox": "auto", "isolation": "bwrap" if bwrap_available() else "none"}
     assert m["resumes"] == []
 
 

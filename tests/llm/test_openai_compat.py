@@ -78,3 +78,36 @@ def test_server_errors_are_one_line(server) -> None:
     dead = load_backend(LLMConfig(kind="openai", base_url=f"http://127.0.0.1:{_free_port()}/v1", model="m", timeout_s=3))
     with pytest.raises(BackendError, match="cannot reach the OpenAI-compatible server"):
         dead.chat([ChatMessage("user", "hi")])
+
+
+def test_a_server_that_never_answers_costs_one_read_timeout_and_says_so(chat_server) -> None:
+    """Accepting the connection and sending nothing is not "cannot reach the server" (issue #23)."""
+    import time
+
+    from agentlab.errors import BackendError
+    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm.base import ChatMessage
+
+    url = chat_server(lambda body, k: "late", delay_s=10)
+    llm = load_backend(LLMConfig(kind="openai", base_url=url, model="m", timeout_s=1.0))
+    t0 = time.monotonic()
+    with pytest.raises(BackendError) as err:
+        llm.chat([ChatMessage("user", "hi")])
+    took = time.monotonic() - t0
+    assert "accepted the connection but sent no reply within 1 s (llm.timeout_s)" in str(err.value)
+    assert took < 2.5  # one read timeout, no retry
+
+
+def test_a_refused_connection_is_named_as_such() -> None:
+    import socket
+
+    from agentlab.errors import BackendError
+    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm.base import ChatMessage
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = load_backend(LLMConfig(kind="openai", base_url=f"http://127.0.0.1:{port}/v1", model="m"))
+    with pytest.raises(BackendError, match="connection refused or reset"):
+        llm.chat([ChatMessage("user", "hi")])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -10,7 +11,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from agentlab.errors import ConfigError
-from agentlab.notebooks import NotebookFailedError, RunParams, discover, parameters_for, run_notebooks, select
+from agentlab.notebooks import NotebookFailedError, RunParams, declared_parameters, discover, parameters_for, run_notebooks, select
 
 PARAMS = 'run_dir = None\nfigures_dir = None\nn = 1\n'
 
@@ -88,3 +89,29 @@ def test_runs_in_order_and_stops_at_the_first_failing_cell(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert [n["status"] for n in report["notebooks"]] == ["ok", "failed"]
     assert "broken on purpose" in report["notebooks"][1]["error"]
+
+
+def test_every_parameter_says_its_type(tmp_path):
+    """A None default carries no type: its comment must start with ``TYPE or None:`` so that a
+    parameter file's value can be checked (issue #23)."""
+    from agentlab.notebooks import declared_kind
+
+    for nb in discover():
+        for name, decl in declared_parameters(nb).items():
+            default = None if decl["default"] == "None" else "something"
+            assert declared_kind(decl, default) is not None, f"{nb.name}: {name} = None needs '# TYPE or None: ...'"
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ("notebooks:\n  \"03\":\n    per_agent: many\n", "notebooks.03.per_agent: expected int or None"),
+    ("notebooks:\n  \"03\":\n    agents: SheetAgent\n", "notebooks.03.agents: expected list or None"),
+    ("notebooks:\n  \"04\":\n    per_agent: -3\n", "notebooks.04.per_agent: must not be negative"),
+    ("notebooks:\n  \"04\":\n    scale_points: [1, -5]\n", "notebooks.04.scale_points: must not be negative"),
+    ("notebooks:\n  \"03\":\n    max_eval_tasks: -1\n", "notebooks.03.max_eval_tasks: must not be negative"),
+])
+def test_values_of_the_wrong_type_or_sign_are_one_line_naming_the_line(tmp_path, body, says):
+    from agentlab.notebooks import check_params
+
+    cfg = RunParams.from_yaml(_yaml(tmp_path, body))
+    with pytest.raises(ConfigError, match=r"p.yaml:\d+: " + re.escape(says)):
+        check_params(cfg, discover())

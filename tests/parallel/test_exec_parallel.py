@@ -186,3 +186,39 @@ def test_router_llm_config_is_read_apart_from_the_agents(tmp_path, monkeypatch) 
 
     router_route("icl", AgentPool.from_dir(None), None, LLMConfig(kind="openai", base_url="http://127.0.0.1:9/v1", model="router-model"))
     assert seen["llm"].model == "router-model"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_ray_cleanly_with_one_line(tmp_path, chat_server) -> None:  # type: ignore[no-untyped-def]
+    """SIGTERM during ``exec --workers 2``: Ray is shut down, no native stack dump, exit 143 and one
+    line (issue #23). The endpoint answers slowly so the episodes are still running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    url = chat_server(lambda body, k: "FAIL", delay_s=60)
+    cfg = tmp_path / "llm.yaml"
+    cfg.write_text(f"llm:\n  kind: openai\n  base_url: {url}\n  model: slow\n  timeout_s: 120\n")
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    for i in IDS[:2]:
+        (folder / f"{i}.json").write_text((tasks_dir() / f"{i}.json").read_text())
+    env = dict(os.environ, RAY_ADDRESS="")  # a Ray of its own, not the test session's
+    env.pop("RAY_ADDRESS")
+    proc = subprocess.Popen([sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(folder), "--out",
+                             str(tmp_path / "run"), "--llm-config", str(cfg), "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while len(chat_server.requests) < 2 and time.monotonic() < deadline:  # both workers are waiting on the model
+            time.sleep(0.2)
+        assert len(chat_server.requests) >= 2, "the workers never asked the model"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith(("WARNING", "(", "20"))]
+    assert proc.returncode == 143, err[-2000:]
+    assert "SIGTERM received" not in err and "PC: @" not in err, err[-2000:]
+    assert lines and lines[-1].startswith("error: terminated (SIGTERM)"), err[-2000:]
