@@ -293,6 +293,7 @@ def run_task(
         verdict = task.evaluate(opened.root, env=opened.eval_env)
         row.update(success=verdict.success, score=float(verdict.score), steps=res.steps, llm_calls=res.llm_calls,
                    tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
+        row["verdict"] = verdict.as_record()  # #29: what the evaluator expected and found (agentlab view)
         if res.subtasks is not None:  # hierarchical runners (Agent S2, PC-Agent) report their subtasks
             row.update(subtasks=res.subtasks, subtasks_done=res.subtasks_done)
         if row["status"] not in ("time_limit", "context_overflow"):
@@ -363,6 +364,7 @@ def run_plan_task(
                            deadline=t0 + options.time_limit_s, hub=hub)
         row.update(success=run.verdict.success, score=float(run.verdict.score), status=plan_status(run.outcomes, len(plan)),
                    setup_s=round(run.setup_s, 6), evaluate_s=round(run.evaluate_s, 6))
+        row["verdict"] = run.verdict.as_record()  # #29: what the evaluator expected and found (agentlab view)
     except AgentlabError as exc:
         row["error"] = " ".join(str(exc).split())
         log.warning("task %s: harness error: %s", task.id, row["error"])
@@ -390,6 +392,7 @@ def run_cola_task(task: ExecTask, row: dict[str, Any], *, pool: AgentPool, llm: 
         status = plan_status(run.outcomes, len(run.subtasks)) if run.status == "done" else run.status
         row.update(success=run.verdict.success, score=float(run.verdict.score), status=status,
                    setup_s=round(run.setup_s, 6), evaluate_s=round(run.evaluate_s, 6))
+        row["verdict"] = run.verdict.as_record()  # #29: what the evaluator expected and found (agentlab view)
         team = cola_row(run)
     except AgentlabError as exc:
         row["error"] = " ".join(str(exc).split())

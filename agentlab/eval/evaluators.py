@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import json
 import math
 import re
 from collections.abc import Callable
@@ -230,6 +231,22 @@ class EvaluatorSpec(BaseModel):
         return out
 
 
+#: the longest value of a check kept in a row's verdict (a whole file's text would bloat results.jsonl)
+VERDICT_VALUE_CHARS = 2000
+
+
+def _safe_value(value: Any, limit: int) -> Any:
+    """``value`` if JSON holds it and it is short, else its (cut) text: ``"…(12345 chars)"`` marks a cut."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        value = text = repr(value)
+    if len(text) <= limit:
+        return value
+    shown = value if isinstance(value, str) else text
+    return shown[:limit] + f"…({len(shown)} chars)"
+
+
 @dataclass(frozen=True)
 class CheckOutcome:
     """One check's verdict, with what the getter saw, for the episode report."""
@@ -257,6 +274,16 @@ class EvalResult:
             why = f"error: {c.error}" if c.error else f"got {c.result!r}, expected {c.expected!r}"
             lines.append(f"  {c.metric}: {c.score:.3f} ({why})")
         return "\n".join(lines)
+
+    def as_record(self, limit: int = VERDICT_VALUE_CHARS) -> dict[str, Any]:
+        """The verdict as a JSON-safe record for a result row (``row["verdict"]``): the score and,
+        per check, the metric, its score, what it ``expected`` and what it ``found`` (or the getter's
+        error). Why: a reader of a run (``agentlab view``) should see *why* an episode failed without
+        re-running the evaluator on a workspace that may be gone. Values that JSON cannot hold are
+        kept as their ``repr``; long ones are cut to ``limit`` characters so a row stays small."""
+        return {"score": float(self.score), "success": self.success,
+                "checks": [{"metric": c.metric, "score": float(c.score), "expected": _safe_value(c.expected, limit),
+                            "found": _safe_value(c.result, limit), "error": c.error} for c in self.checks]}
 
 
 def evaluate(spec: EvaluatorSpec | dict[str, Any], state: FinalState) -> EvalResult:
