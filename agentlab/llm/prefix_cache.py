@@ -24,6 +24,7 @@ import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
+from agentlab.llm.kv_cache import with_cache
 from agentlab.llm.scoring import candidate_logprobs, forward_packed, pack
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class PrefixLM:
         cache = make_cache(model, capacity=self.backend.context_length)
         ids = torch.tensor([self.prefix_ids], device=self.backend.device)
         for s in range(0, ids.shape[1], self.chunk):
-            model(input_ids=ids[:, s : s + self.chunk], past_key_values=cache, use_cache=True, logits_to_keep=1)
+            model(input_ids=ids[:, s : s + self.chunk], **with_cache(model, cache), use_cache=True, logits_to_keep=1)
         self._cache = cache
         self.prefill_seconds = time.perf_counter() - t0
         log.info("encoded a %d-token prefix in %.1fs", self.past_len, self.prefill_seconds)
@@ -139,7 +140,7 @@ class PrefixLM:
         out: list[int] = []
         try:
             for _ in range(max_new_tokens):
-                logits = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1).logits
+                logits = model(input_ids=ids, **with_cache(model, cache), use_cache=True, logits_to_keep=1).logits
                 nxt = int(logits[0, -1].argmax())
                 if nxt in eos:
                     break

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from agentlab.llm.kv_cache import with_cache
+
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
@@ -174,7 +176,7 @@ def forward_packed(
         "use_cache": past_key_values is not None,
     }
     if past_key_values is not None:
-        kwargs["past_key_values"] = past_key_values
+        kwargs.update(with_cache(model, past_key_values))
     ids = packed.input_ids.to(device)
     if virtual is None:
         out = model(input_ids=ids, **kwargs)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.errors import DataError
+from agentlab.llm.kv_cache import returned_cache, with_cache
 from agentlab.metaagent.manager import render_state
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class TextFeatureExtractor:
         if self._prefix_cache is None:
             ids = torch.tensor([self.prefix_ids], device=self.device)
             out = self.model.base_model(input_ids=ids, use_cache=True)
-            self._prefix_cache = out.past_key_values
+            self._prefix_cache = returned_cache(out)
         return self._prefix_cache
 
     @torch.no_grad()
@@ -200,7 +201,7 @@ class TextFeatureExtractor:
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=positions.to(self.device),
-            past_key_values=cache,
+            **with_cache(self.model.base_model, cache),
             use_cache=True,
             output_hidden_states=any(s.layer is not None for s in specs),
         )
