@@ -42,6 +42,8 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("exec", "agentlab.episode_cli:exec_tasks"),
     ("desktop", "agentlab.envs.desktop_cli"),
     ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),
+    ("view", "agentlab.viz.cli:view"),
+    ("report", "agentlab.viz.cli:report"),
 ]
 
 

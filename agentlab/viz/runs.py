@@ -1,0 +1,201 @@
+"""A run folder read for looking at it: its result rows, its manifest and where each episode lies.
+
+``agentlab view`` and ``agentlab report`` read folders written by ``agentlab exec`` (and by the
+experiments that reuse its runner) of every version of this project: rows of older versions lack
+fields (``status``, ``tokens_in``, ``trajectory``, ``verdict``, ...), folders from before manifests
+have no ``manifest.json``, and a run killed mid-write leaves a torn last line. Every field is
+therefore read defensively into a typed :class:`RunRow` (absent stays ``None``), and only what makes
+the folder unreadable as a run (no folder, no ``results.jsonl``, a malformed line before the last)
+is a :class:`~agentlab.errors.DataError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentlab.errors import DataError
+from agentlab.fileio import read_jsonl
+from agentlab.manifest import MANIFEST_FILE, Manifest, read_manifest
+
+log = logging.getLogger(__name__)
+
+#: the names agentlab.episode writes (not imported from there: that module pulls in every agent and env)
+RESULTS_FILE = "results.jsonl"
+EPISODES_DIR = "episodes"
+#: files that make a folder an episode (a trajectory, its header, or a multi-agent episode's plan)
+EPISODE_MARKERS = ("traj.jsonl", "meta.json", "plan.json")
+_SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass
+class RunRow:
+    """One line of ``results.jsonl`` (or an episode folder no row names: a run killed mid-episode)."""
+
+    id: str
+    line: int  #: line number in results.jsonl (0: no row)
+    domain: str | None = None
+    router: str | None = None
+    agents: list[str] = field(default_factory=list)
+    success: bool | None = None
+    score: float | None = None
+    status: str | None = None
+    steps: int | None = None
+    llm_calls: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    seconds: float | None = None
+    error: str | None = None  #: a harness error (the task was not judged)
+    agent_error: str | None = None
+    seed: int | None = None
+    model_id: str | None = None
+    trajectory: str | None = None  #: the episode folder, relative to the run folder
+    verdict: dict[str, Any] | None = None  #: the evaluator's checks (rows written since issue #29)
+    plan: list[dict[str, Any]] | None = None
+    step_outcomes: list[dict[str, Any]] | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], line: int) -> RunRow:
+        agents = d.get("agents")
+        plan, outcomes, verdict = d.get("plan"), d.get("step_outcomes"), d.get("verdict")
+        success = d.get("success")
+        return cls(
+            id=str(d.get("id", f"(row {line} without an id)")), line=line, domain=_str(d.get("domain")),
+            router=_str(d.get("router")),
+            agents=[str(a) for a in agents] if isinstance(agents, list) else ([str(agents)] if agents else []),
+            success=success if isinstance(success, bool) else None, score=_float(d.get("score")),
+            status=_str(d.get("status")), steps=_int(d.get("steps")), llm_calls=_int(d.get("llm_calls")),
+            tokens_in=_int(d.get("tokens_in")), tokens_out=_int(d.get("tokens_out")), seconds=_float(d.get("seconds")),
+            error=_str(d.get("error")), agent_error=_str(d.get("agent_error")), seed=_int(d.get("seed")),
+            model_id=_str(d.get("model_id")), trajectory=_str(d.get("trajectory")),
+            verdict=verdict if isinstance(verdict, dict) else None,
+            plan=[p for p in plan if isinstance(p, dict)] if isinstance(plan, list) else None,
+            step_outcomes=[o for o in outcomes if isinstance(o, dict)] if isinstance(outcomes, list) else None,
+            raw=d,
+        )
+
+    @property
+    def harness_error(self) -> bool:
+        return bool(self.error)
+
+    @property
+    def tokens(self) -> int | None:
+        if self.tokens_in is None and self.tokens_out is None:
+            return None
+        return (self.tokens_in or 0) + (self.tokens_out or 0)
+
+
+@dataclass
+class RunFolder:
+    """A run folder's rows (file order), its manifest (``None``: none, or unreadable) and episodes."""
+
+    path: Path
+    rows: list[RunRow]
+    manifest: Manifest | None = None
+    #: why the manifest is missing or unusable (shown, never fatal)
+    manifest_note: str | None = None
+
+    @property
+    def seeds(self) -> list[int]:
+        return sorted({r.seed for r in self.rows if r.seed is not None})
+
+    def episode_dir(self, row: RunRow) -> Path | None:
+        """The row's episode folder: its ``trajectory`` (kept inside the run folder), else
+        ``episodes/<id>[/seed-<s>]``; ``None`` when nothing was recorded."""
+        root = self.path.resolve()
+        candidates = []
+        if row.trajectory:
+            candidates.append(self.path / row.trajectory)
+        base = self.path / EPISODES_DIR / row.id
+        if row.seed is not None:
+            candidates.append(base / f"seed-{row.seed}")
+        candidates.append(base)
+        for c in candidates:
+            try:
+                resolved = c.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if (resolved == root or root in resolved.parents) and c.is_dir() and is_episode_dir(c):
+                return c
+        return None
+
+
+def is_episode_dir(folder: Path) -> bool:
+    return any((folder / m).exists() for m in EPISODE_MARKERS)
+
+
+def load_run(run_dir: str | Path) -> RunFolder:
+    """Read a run folder; a missing folder or ``results.jsonl`` is a :class:`DataError` saying what
+    was expected. A torn last line (a run killed mid-write) is dropped with a warning, as
+    everywhere in the project (:func:`agentlab.fileio.read_jsonl`)."""
+    path = Path(run_dir)
+    if not path.exists():
+        raise DataError("run folder not found", where=path)
+    if not path.is_dir():
+        raise DataError("not a folder; give the run folder (agentlab exec --out DIR)", where=path)
+    results = path / RESULTS_FILE
+    if not results.is_file():
+        raise DataError(f"no {RESULTS_FILE} here; is this a run folder written by 'agentlab exec --out'?", where=path)
+    rows = [RunRow.from_dict(d, i) for i, d in enumerate(read_jsonl(results), 1)]
+    manifest, note = None, None
+    mpath = path / MANIFEST_FILE
+    if not mpath.exists():
+        note = "no manifest.json (a run from before manifests)"
+    else:
+        try:
+            manifest = read_manifest(mpath)
+        except (DataError, OSError) as exc:
+            note = f"manifest.json unreadable: {exc}"
+            log.warning("%s", note)
+    folder = RunFolder(path=path, rows=rows, manifest=manifest, manifest_note=note)
+    folder.rows += _unfinished(folder)
+    return folder
+
+
+def _unfinished(run: RunFolder) -> list[RunRow]:
+    """Episode folders under ``episodes/`` that no row names: episodes a killed run left behind."""
+    top = run.path / EPISODES_DIR
+    if not top.is_dir():
+        return []
+    named = {d.resolve() for r in run.rows if (d := run.episode_dir(r)) is not None}
+    out = []
+    for task in sorted(p for p in top.iterdir() if p.is_dir()):
+        seeded = sorted((p for p in task.glob("seed-*") if p.is_dir() and is_episode_dir(p)), key=lambda p: p.name)
+        for folder in seeded or ([task] if is_episode_dir(task) else []):
+            if folder.resolve() in named:
+                continue
+            seed = _int(folder.name.removeprefix("seed-")) if folder is not task else None
+            out.append(RunRow(id=task.name, line=0, status="unfinished", seed=seed,
+                              trajectory=folder.relative_to(run.path).as_posix()))
+    return out
+
+
+def slug(text: str) -> str:
+    """A file name for ``text`` (an episode id): safe characters only, never empty."""
+    return _SLUG_RE.sub("_", text).strip("._") or "episode"
