@@ -34,63 +34,40 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from agentlab.agents.base import CAN_ACT, AgentResult, agent_class, interrupted_result
+from agentlab.agents.context import Models
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
-from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
 from agentlab.envs.workspace import isolation_in_force
-from agentlab.errors import AgentlabError, ContextOverflowError, DataError
+from agentlab.errors import AgentlabError, DataError, HarnessError
 from agentlab.eval.exec_tasks import ExecTask, id_problem
-from agentlab.fileio import append_jsonl, atomic_write_json, read_jsonl, remove_inside, write_jsonl
-from agentlab.llm.base import LLMBackend, Metered, ReplyCap
-from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
-from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
+from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
+from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.parallel import Scale, WorkerRecipe, map_unordered
-from agentlab.pool.document import AgentDocument
 from agentlab.pool.store import AgentPool
+from agentlab.teams.base import Job, PlanFn, RouteFn, team_class, team_name
 from agentlab.teams.cola.interaction import Ask
 from agentlab.teams.cola.options import ColaOptions
-from agentlab.teams.cola.run import cola_row, run_cola
-from agentlab.teams.executed import execute_plan, plan_row, plan_status
-from agentlab.teams.hub import PLAN_FILE, Hub
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.teams.single import NoAgentChosen, gt_agent  # noqa: F401  (ground-truth routing: part of this module's API)
 
 log = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
-#: where ground-truth routing looks when a task's domain has no agent of the needed interface
-GENERAL_DOMAIN = "general"
-#: the same for phone tasks: the general phone agent's domain (AppAgent)
-PHONE_DOMAIN = "mobile"
 EPISODES_DIR = "episodes"
 
-#: picks the agent (a pool name) for a task; raise an AgentlabError when none can be chosen
-RouteFn = Callable[[ExecTask], str]
 #: one episode of a suite: a task and the index of its seed (``options.seed + index``)
 WorkItem = tuple[ExecTask, int]
-#: writes a multi-agent plan for a task (manager mode): a RouteResult whose ``plan`` is empty on
-#: failure, with ``error`` saying why (agentlab.teams.planning builds these)
-PlanFn = Callable[[ExecTask], RouteResult]
 #: the fields of a row that measure time: the only ones a serial and a parallel run of the same
 #: deterministic configuration may differ in (see :func:`comparable_row`)
 TIMING_FIELDS = frozenset({"seconds", "setup_s", "evaluate_s"})
 
 
-
-
-class HarnessError(AgentlabError):
-    """The harness could not carry a task out (not the agent's failure)."""
-
-
-class NoAgentChosen(AgentlabError):
-    """The router gave no agent for the task (e.g. the ICL router's generation named none): the
-    routing failed, so the task fails -- not a harness error."""
 
 
 @dataclass
@@ -115,28 +92,6 @@ class ExecOptions:
     team: str | None = None
     #: the COLA team's settings (``team="cola"``): interaction mode, review, recovery budgets, memory
     cola: ColaOptions = field(default_factory=ColaOptions)
-
-
-def gt_agent(task: ExecTask, pool: AgentPool) -> str:
-    """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
-    (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
-    domain without a CLI agent, such as chrome, goes to CoderAgent); a phone task goes to the
-    mobile GUI agent of its domain, else to the general phone agent (domain ``mobile``:
-    AppAgent); ties go to the first name."""
-    if task.agent is not None:
-        return task.agent
-    interface = "CLI" if task.env == "workspace" else "GUI"
-    fallback = PHONE_DOMAIN if task.env == "phone" else GENERAL_DOMAIN
-    for domain in (task.domain, fallback):
-        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
-                       and (task.env != "phone" or a.platform == "mobile"))
-        if names:
-            if domain != task.domain:
-                log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",
-                         task.id, interface, task.domain, names[0], domain)
-            return names[0]
-    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{fallback}') in the pool for "
-                       "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
 
 
 def router_route(kind: str, pool: AgentPool, tokens: Path | None = None, llm: LLMConfig | None = None) -> RouteFn:
@@ -226,15 +181,16 @@ def run_task(
     seed_index: int = 0,
     planner: PlanFn | None = None,
     ask: Ask | None = None,
+    roles: Mapping[str, LLMBackend] | None = None,
 ) -> dict[str, Any]:
     """Carry one task out and judge it; the row of ``results.jsonl`` (never raises AgentlabError).
 
-    ``seed_index`` picks the run's seed ``options.seed + seed_index`` (recorded in the row).
-    ``ask`` is how a COLA team in passive or active mode asks a person
-    (:mod:`agentlab.teams.cola.interaction`).
-
-    A plan runs instead of one agent (:func:`run_plan_task`) in manager mode, with a team, or
-    when the task has a gold plan and routing is ground truth; ``agent`` forces the single path.
+    The kernel every way of carrying a task out shares: the episode folder, the team
+    (:func:`agentlab.teams.base.team_name`: one agent, a plan's steps, or a named team), the
+    metered models (``llm``, and ``roles``: a model per role), the deadline, opening the env the
+    team asks for, judging the end state once, the row (its costs from the meters) and harness
+    errors. ``seed_index`` picks the run's seed ``options.seed + seed_index``; ``ask`` is how a
+    team that asks a person asks.
     """
     t0 = time.monotonic()
     seed = options.seed + seed_index
@@ -242,167 +198,35 @@ def run_task(
     # left by a run killed before its row was written: start again (only ever inside episodes/)
     remove_inside(folder, out_dir / EPISODES_DIR)
     row = _new_row(task, out_dir, options, agent, getattr(llm, "model_id", ""), seed_index)
-    recorder: TrajectoryRecorder | None = None
-    opened: TaskEnv | None = None
     if options.max_new_tokens is not None:
         llm = ReplyCap(llm, options.max_new_tokens)
-    if agent is None and (options.mode == "manager" or options.team is not None
-                          or (route is None and options.router == "gt" and task.plan)):
-        # the plan's steps run with this episode's seed, in this episode's folder
-        return run_plan_task(task, row, pool=pool, llm=llm, out_dir=out_dir, options=replace(options, seed=seed),
-                             planner=planner, t0=t0, folder=folder, ask=ask)
+        roles = {r: ReplyCap(b, options.max_new_tokens) for r, b in (roles or {}).items()}
+    models = Models(llm, roles)
+    name = team_name(task, options, team=options.team, agent=agent, route=route, planner=planner, router=options.router)
+    job = Job(task=task, pool=pool, models=models, options=replace(options, seed=seed), folder=folder, run_dir=out_dir,
+              deadline=t0 + options.time_limit_s, agent=agent, route=route, planner=planner, ask=ask)
+    team = team_class(name, where=task.source or task.id)()
+    opened: TaskEnv | None = None
     try:
-        try:
-            name = agent or (route(task) if route is not None else gt_agent(task, pool))
-        except NoAgentChosen as exc:
-            row.update(status="no_agent", agent_error=" ".join(exc.message.split()))
-            row["seconds"] = round(time.monotonic() - t0, 3)
-            return row
-        doc: AgentDocument = pool.get(name)
-        if doc.runner is None:
-            raise HarnessError(f"agent {name} has no runner (add 'runner:' to its document)", where=doc.path or name)
-        cls = agent_class(doc.runner, where=str(doc.path or name))
-        metered = Metered(llm)  # what an interrupted episode spent (the time limit returns no AgentResult)
-        # a document's own seed wins over the run's; the run's overrides win over the document
-        runner = cls(metered, doc, {"seed": seed, **doc.runner_options, **options.runner_options})
-        row["agents"] = [name]
-        recorder = TrajectoryRecorder(folder, task=task.instruction, env=cls.env_kind, agent=name,
-                                      model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
-        if task.env not in CAN_ACT.get(cls.env_kind, frozenset()):
-            row.update(status="wrong_env", agent_error=f"{name} acts on a {cls.env_kind}; this task needs a {task.env}")
-            recorder.finish("wrong_env", error=row["agent_error"], score=0.0, success=False)
-            row["seconds"] = round(time.monotonic() - t0, 3)
-            return row
-        t_setup = time.monotonic()
-        # a runner may need more of its env than the run gives (a search endpoint, a Drive folder)
-        env_options = getattr(runner, "env_options", None)
-        opened = open_task_env(cls.env_kind, task, folder, env_options(options.envs) if env_options else options.envs)
-        row["setup_s"] = round(time.monotonic() - t_setup, 6)
-        row["isolation"] = opened.isolation
-        timed = TimedEnv(opened.env, t0 + options.time_limit_s)
-        try:
-            res: AgentResult = runner.run(timed, task.instruction, recorder, options.max_steps)
-        except TimeLimitExceeded as exc:
-            res = interrupted_result(exc.message, metered, recorder)
-            row["status"] = "time_limit"
-        except ContextOverflowError as exc:  # the task's failure, found before the model was fed
-            res = interrupted_result(exc.message, metered, recorder)
-            row["status"] = "context_overflow"
-        t_eval = time.monotonic()
-        opened.collect()
-        verdict = task.evaluate(opened.root, env=opened.eval_env)
-        row.update(success=verdict.success, score=float(verdict.score), steps=res.steps, llm_calls=res.llm_calls,
-                   tokens_in=res.tokens_in, tokens_out=res.tokens_out, evaluate_s=round(time.monotonic() - t_eval, 6))
-        row["verdict"] = verdict.as_record()  # #29: what the evaluator expected and found (agentlab view)
-        if res.subtasks is not None:  # hierarchical runners (Agent S2, PC-Agent) report their subtasks
-            row.update(subtasks=res.subtasks, subtasks_done=res.subtasks_done)
-        if row["status"] not in ("time_limit", "context_overflow"):
-            row["status"] = res.status
-        row["agent_error"] = res.error
-        recorder.finish(row["status"], error=res.error, score=row["score"], success=row["success"])
+        opening = team.prepare(job, row)
+        if opening is not None:
+            t_setup = time.monotonic()
+            opened = open_task_env(opening.kind, task, folder, opening.options)
+            row.update(setup_s=round(time.monotonic() - t_setup, 6), isolation=opened.isolation)
+            team.run(job, opened, row)
+            t_eval = time.monotonic()
+            opened.collect()
+            verdict = task.evaluate(opened.root, env=opened.eval_env)
+            row.update(success=verdict.success, score=float(verdict.score), evaluate_s=round(time.monotonic() - t_eval, 6))
+            team.judged(job, verdict)
     except AgentlabError as exc:
         row["error"] = " ".join(str(exc).split())
         log.warning("task %s: harness error: %s", task.id, row["error"])
-        if recorder is not None:
-            recorder.finish("error", error=row["error"])
     finally:
         if opened is not None:
             opened.close()
-    row["seconds"] = round(time.monotonic() - t0, 3)
-    return row
-
-
-def _plan_for(task: ExecTask, pool: AgentPool, planner: PlanFn | None, row: dict[str, Any]) -> list[PlanStep] | None:
-    """The plan to execute (None: the manager wrote none; the row says why). The planner's
-    plan when one is given, else the task's gold plan, else its ground-truth agent on the whole task."""
-    if planner is not None:
-        decided = planner(task)
-        row.update(plan_source="manager", manager_raw=decided.raw)
-        if not decided.plan:
-            row["plan_error"] = " ".join((decided.error or "the manager wrote no plan").split())
-            return None
-        return list(decided.plan)
-    if task.plan:
-        row["plan_source"] = "gold"
-        return list(task.plan)
-    row["plan_source"] = "gt_agent"
-    return [PlanStep(gt_agent(task, pool), task.instruction)]
-
-
-def run_plan_task(
-    task: ExecTask,
-    row: dict[str, Any],
-    *,
-    pool: AgentPool,
-    llm: LLMBackend,
-    out_dir: Path,
-    options: ExecOptions,
-    planner: PlanFn | None,
-    t0: float,
-    folder: Path,
-    ask: Ask | None = None,
-) -> dict[str, Any]:
-    """The multi-agent path of :func:`run_task`: the plan's steps run in order in one opened env
-    (:func:`agentlab.teams.executed.execute_plan`), the task is judged once; ``row`` gains
-    ``plan``, ``step_outcomes``, ``agents`` and the summed costs (docs/multi_agent.md)."""
-    if options.team == "cola":
-        return run_cola_task(task, row, pool=pool, llm=llm, out_dir=out_dir, options=options, ask=ask, t0=t0,
-                             folder=folder)
-    row.update(mode=options.mode, team=options.team, plan=[], step_outcomes=[])
-    hub: Hub | None = None
-    try:
-        if options.team is not None:
-            raise HarnessError(f"unknown team {options.team!r}", where=task.source or task.id)
-        plan = _plan_for(task, pool, planner, row)
-        if plan is None:
-            row["status"] = "no_plan"
-            row["seconds"] = round(time.monotonic() - t0, 3)
-            return row
-        hub = Hub(task.instruction, plan)
-        row["plan"] = [s.as_dict() for s in plan]
-        run = execute_plan(task, plan, pool=pool, llm=llm, episode_dir=folder, run_dir=out_dir, options=options,
-                           deadline=t0 + options.time_limit_s, hub=hub)
-        row.update(success=run.verdict.success, score=float(run.verdict.score), status=plan_status(run.outcomes, len(plan)),
-                   setup_s=round(run.setup_s, 6), evaluate_s=round(run.evaluate_s, 6))
-        row["verdict"] = run.verdict.as_record()  # #29: what the evaluator expected and found (agentlab view)
-    except AgentlabError as exc:
-        row["error"] = " ".join(str(exc).split())
-        log.warning("task %s: harness error: %s", task.id, row["error"])
-    if hub is not None:
-        row.update(plan_row(hub.plan, hub.outcomes))
-        atomic_write_json(folder / PLAN_FILE, {"task": task.instruction, "plan": row["plan"], "step_outcomes": row["step_outcomes"],
-                                               "status": row["status"], "success": row["success"], "error": row["error"]})
-    row["seconds"] = round(time.monotonic() - t0, 3)
-    return row
-
-
-def run_cola_task(task: ExecTask, row: dict[str, Any], *, pool: AgentPool, llm: LLMBackend, out_dir: Path,
-                  options: ExecOptions, ask: Ask | None, t0: float, folder: Path) -> dict[str, Any]:
-    """The COLA path of :func:`run_task` (``options.team == "cola"``): the team plans, acts, reviews and
-    recovers in one opened env (docs/agents/cola.md); ``row`` gains the executed plan, the step outcomes,
-    the team's counters (reviews, retries, reassignments, backtracks, questions) and the costs of every
-    attempt, rolled-back ones included, plus the team's own model calls."""
-    row.update(mode=options.mode, team="cola", plan=[], step_outcomes=[], plan_source="cola",
-               interaction=options.cola.interaction, cola=options.cola.model_dump(mode="json"))
-    hub = Hub(task.instruction)
-    team: dict[str, Any] = {}
-    try:
-        run = run_cola(task, pool=pool, llm=llm, episode_dir=folder, run_dir=out_dir, options=options,
-                       deadline=t0 + options.time_limit_s, hub=hub, ask=ask)
-        status = plan_status(run.outcomes, len(run.subtasks)) if run.status == "done" else run.status
-        row.update(success=run.verdict.success, score=float(run.verdict.score), status=status,
-                   setup_s=round(run.setup_s, 6), evaluate_s=round(run.evaluate_s, 6))
-        row["verdict"] = run.verdict.as_record()  # #29: what the evaluator expected and found (agentlab view)
-        team = cola_row(run)
-    except AgentlabError as exc:
-        row["error"] = " ".join(str(exc).split())
-        log.warning("task %s: harness error: %s", task.id, row["error"])
-    row.update(plan_row(hub.plan, hub.outcomes))
-    row.update(team)
-    atomic_write_json(folder / PLAN_FILE, {"task": task.instruction, "plan": row["plan"], "step_outcomes": row["step_outcomes"],
-                                           "status": row["status"], "success": row["success"], "error": row["error"],
-                                           **{k: team[k] for k in ("reviews", "retries", "reassignments", "backtracks",
-                                                                   "questions") if k in team}})
+    team.close(job, row)
+    row.update(models.total().as_row(), usage_by_role=models.usage_by_role())
     row["seconds"] = round(time.monotonic() - t0, 3)
     return row
 

@@ -32,6 +32,10 @@ class BackendError(AgentlabError):
     """A model backend failed at run time (server down, bad response)."""
 
 
+class HarnessError(AgentlabError):
+    """The harness could not carry a task out (not the agent's failure): a harness-error row."""
+
+
 class ContextOverflowError(AgentlabError):
     """A prompt does not fit the model's context: the episode cannot go on (the task's failure,
     recorded as status ``context_overflow``, not a harness error)."""

@@ -23,11 +23,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from agentlab.agents.appagent_core import AppAgentCore, EpisodeResult, block
+from agentlab.agents.appagent_core import AppAgentCore, EpisodeResult, NullRecorder, block
 from agentlab.agents.explore import learn_from_demo, run_exploration
 from agentlab.agents.response import ActReply, parse_act_reply
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.base import Env, StepResult
+from agentlab.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +59,18 @@ class AppAgent(AppAgentCore):
         """Write element documentation from a recorded human demonstration (a trajectory)."""
         return learn_from_demo(self, demo_dir)
 
-    def deploy(self, env: Env, task: str, episode_dir: str | Path | None = None) -> EpisodeResult:
-        """Carry out ``task`` step by step using the documentation."""
+    def deploy(self, env: Env, task: str, episode_dir: str | Path | None = None, *,
+               recorder: TrajectoryRecorder | None = None) -> EpisodeResult:
+        """Carry out ``task`` step by step using the documentation; records into ``recorder``
+        (the episode's) when given, else into a new trajectory in ``episode_dir`` (if any)."""
         cfg = self.config
         space = env.actions
-        rec = self.recorder(episode_dir, task, env, "deploy")
+        rec: TrajectoryRecorder | NullRecorder
+        if recorder is not None:
+            rec = recorder
+            rec.meta.extra.update(self.meta_extra())
+        else:
+            rec = self.recorder(episode_dir, task, env, "deploy")
         summary = "nothing yet"
         steps = 0
         status, error = "max_steps", None

@@ -16,11 +16,10 @@ from pydantic import ValidationError
 from agentlab.agents.appagent import AppAgent
 from agentlab.agents.appagent_core import AppAgentConfig
 from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.context import RunContext
 from agentlab.envs.base import Env
 from agentlab.errors import ConfigError
-from agentlab.llm.base import LLMBackend
 from agentlab.pool.document import AgentDocument
-from agentlab.trajectory import TrajectoryRecorder
 
 
 class AppAgentRunner:
@@ -30,7 +29,7 @@ class AppAgentRunner:
     #: :class:`AppAgentConfig` values of this runner that a document's ``runner_options`` may override
     defaults: ClassVar[Mapping[str, Any]] = {}
 
-    def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         raw = {"app": document.domain, **self.defaults, **dict(options or {})}
         try:
             self.config = AppAgentConfig(**raw)
@@ -38,21 +37,14 @@ class AppAgentRunner:
             err = exc.errors()[0]
             raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}",
                               where=document.path or document.name) from None
-        self.llm = llm
         self.document = document
 
-    def _usage(self) -> tuple[int, int]:
-        """The backend's running token counts (0 when it does not report usage), as the code agent reads them."""
-        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
-
-    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
-        agent = AppAgent(self.llm, self.config.model_copy(update={"max_steps": max_steps}))
-        start_in, start_out = self._usage()
-        res = agent.deploy(env, task_instruction, recorder.path)
+    def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+        """AppAgent's deployment loop, recording into the episode's own recorder."""
+        agent = AppAgent(ctx.llm(), self.config.model_copy(update={"max_steps": ctx.max_steps}))
+        res = agent.deploy(env, task_instruction, recorder=ctx.recorder)
         status: Status = "done" if res.status == "done" else "max_steps" if res.status == "max_steps" else "failed"
-        tokens_in, tokens_out = self._usage()
-        return AgentResult(status=status, steps=res.steps, llm_calls=res.llm_calls, error=res.error,
-                           tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out)
+        return AgentResult(status=status, steps=res.steps, error=res.error)
 
 
 class GuiRunner(AppAgentRunner):

@@ -3,10 +3,12 @@
 A pool document says which implementation carries its tasks out (front matter ``runner:``,
 plus optional ``runner_options:``); :data:`AGENTS` maps that name to ``"module:Class"`` the
 way :data:`~agentlab.metaagent.router.ROUTERS` does for routers, so enrolling a document
-with a new runner needs one line here and no change elsewhere. A runner class is built as
-``cls(llm, document, options)`` and runs an episode with :meth:`Agent.run`; it declares which
-env it needs (:attr:`Agent.env_kind`) so the episode runner can build it, or report plainly
-that it cannot here.
+with a new runner needs one line here and no change elsewhere. A runner is built from its
+document and options (:func:`build_agent`, the one place that merges them) and runs an
+episode with :meth:`Agent.run` given a :class:`~agentlab.agents.context.RunContext` (its
+models, recorder, step budget and deadline); it only decides and acts -- the episode counts
+what it spent and enforces its time (:func:`run_agent`). It declares which env it needs
+(:attr:`Agent.env_kind`) so the episode can open it, or report plainly that it cannot here.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
-from agentlab.errors import ConfigError
+from agentlab.agents.context import Models, RunContext
+from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
+from agentlab.errors import ConfigError, ContextOverflowError, HarnessError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.base import Env
-    from agentlab.llm.base import LLMBackend, Metered
     from agentlab.pool.document import AgentDocument
-    from agentlab.trajectory import TrajectoryRecorder
 
-Status = Literal["done", "failed", "max_steps"]
+#: how an agent's episode ended: its own verdict (done, failed, max_steps) or stopped from outside
+Status = Literal["done", "failed", "max_steps", "time_limit", "context_overflow"]
 
 #: runner name (a document's ``runner:``) -> "module:Class"
 AGENTS: dict[str, str] = {
@@ -49,50 +52,39 @@ CAN_ACT: dict[str, frozenset[str]] = {
 
 @dataclass
 class AgentResult:
-    """How an episode ended and what it cost."""
+    """How an episode ended (what it cost is the episode's to count: :class:`RunContext`)."""
 
     status: Status
     steps: int = 0
-    llm_calls: int = 0
-    tokens_in: int = 0  #: as reported by the backend; 0 when it does not report usage
-    tokens_out: int = 0
     error: str | None = None  #: the last problem the agent met (a rejected reply, a failed program)
     #: hierarchical runners: subtasks (subgoals) planned in all, and those completed; None for flat runners
     subtasks: int | None = None
     subtasks_done: int | None = None
 
 
-def interrupted_result(error: str, metered: Metered, recorder: TrajectoryRecorder) -> AgentResult:
-    """The result of a runner stopped from outside (the task's time limit): the steps it
-    recorded with an action and the calls and tokens ``metered`` saw, so the row keeps its cost."""
-    calls, tokens_in, tokens_out = metered.spent()
-    steps = sum(1 for s in recorder.steps if s.action is not None)
-    return AgentResult(status="failed", steps=steps, llm_calls=calls, tokens_in=tokens_in, tokens_out=tokens_out, error=error)
-
-
 @runtime_checkable
 class Agent(Protocol):
-    """Something that carries a task out in an env, recording every step."""
+    """Something that carries a task out in an env, recording every step into ``ctx.recorder``."""
 
     #: the env this runner acts in: "workspace" | "desktop" | "phone"
     env_kind: ClassVar[str]
 
-    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
-        """Act until the agent ends the episode or ``max_steps`` actions were taken."""
+    def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+        """Act until the agent ends the episode or ``ctx.max_steps`` actions were taken."""
         ...
 
-    # Optional (looked up with getattr by the episode runner, so it is not part of the protocol's
+    # Optional (looked up with getattr by the single-agent team, so it is not part of the protocol's
     # required surface): ``env_options(base: TaskEnvOptions) -> TaskEnvOptions`` widens the env the
     # run would give, e.g. the code agent's network access for a search endpoint or a writable
     # Drive folder (agentlab.agents.code).
 
 
 class AgentFactory(Protocol):
-    """What :data:`AGENTS` names: a class built from a backend, a document and its options."""
+    """What :data:`AGENTS` names: a class built from a document and its options."""
 
     env_kind: ClassVar[str]
 
-    def __call__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any]) -> Agent: ...
+    def __call__(self, document: AgentDocument, options: Mapping[str, Any]) -> Agent: ...
 
 
 def agent_class(name: str, *, where: str | None = None) -> AgentFactory:
@@ -109,6 +101,29 @@ def agent_class(name: str, *, where: str | None = None) -> AgentFactory:
     return cls
 
 
+def build_agent(document: AgentDocument, overrides: Mapping[str, Any] | None = None, *, seed: int = 0) -> Agent:
+    """The runner of ``document``, built with the run's ``seed``, then the document's own
+    ``runner_options`` (its own seed wins), then the run's ``overrides`` (an ablation's
+    ``-O use_docs=false``). A document without a runner is a :class:`HarnessError` naming it."""
+    where = str(document.path or document.name)
+    if document.runner is None:
+        raise HarnessError(f"agent {document.name} has no runner (add 'runner:' to its document)", where=where)
+    cls = agent_class(document.runner, where=where)
+    return cls(document, {"seed": seed, **document.runner_options, **dict(overrides or {})})
+
+
+def run_agent(agent: Agent, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+    """Run ``agent``'s episode with the context's deadline enforced on every action. A run stopped
+    from outside (the time limit; a prompt over the model's context) is a result too, with the
+    steps it recorded: its cost is in ``ctx`` whatever happened."""
+    try:
+        return agent.run(TimedEnv(env, ctx.deadline), task_instruction, ctx)
+    except TimeLimitExceeded as exc:
+        return AgentResult(status="time_limit", steps=ctx.actions_recorded(), error=exc.message)
+    except ContextOverflowError as exc:
+        return AgentResult(status="context_overflow", steps=ctx.actions_recorded(), error=exc.message)
+
+
 def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:
     """``path:line: ...`` for every document whose ``runner:`` is not registered in :data:`AGENTS`."""
     out: list[str] = []
@@ -116,3 +131,30 @@ def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:
         if doc.runner is not None and doc.runner not in AGENTS:
             out.append(f"{doc.path or doc.name}:{doc.runner_line}: unknown runner '{doc.runner}'; known: {', '.join(AGENTS)}")
     return out
+
+
+@dataclass
+class SoloResult(AgentResult):
+    """An agent's result with what it spent (:class:`Solo`)."""
+
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class Solo:
+    """An agent paired with its model, run outside a suite (the agent CLI, notebooks, tests): each
+    run gets a fresh context whose meters count what that run spent."""
+
+    def __init__(self, agent: Agent, llm: Any) -> None:
+        self.agent, self.llm = agent, llm
+        self.env_kind = agent.env_kind
+
+    def run(self, env: Env, task_instruction: str, recorder: Any, max_steps: int,
+            *, deadline: float = float("inf")) -> SoloResult:
+        ctx = RunContext(Models(self.llm), recorder, max_steps, deadline)
+        res = run_agent(self.agent, env, task_instruction, ctx)
+        used = ctx.usage()
+        return SoloResult(status=res.status, steps=res.steps, error=res.error, subtasks=res.subtasks,
+                          subtasks_done=res.subtasks_done, llm_calls=used.calls, tokens_in=used.tokens_in,
+                          tokens_out=used.tokens_out)

@@ -27,15 +27,15 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.context import RunContext
 from agentlab.dialogue.ask import Attempt, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply
 from agentlab.envs.base import Env
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.errors import ConfigError, EnvironmentUnavailableError
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import ChatMessage, SamplingParams
 from agentlab.pool.document import AgentDocument
-from agentlab.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class CodeAgent:
 
     env_kind: ClassVar[str] = "workspace"
 
-    def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         try:
             self.options = CodeAgentOptions(**dict(options or {}))
         except ValidationError as exc:
@@ -83,11 +83,9 @@ class CodeAgent:
             raise ConfigError(
                 f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=document.path or document.name
             ) from None
-        self.llm = llm
         self.document = document
         self.resources = _resources(self.options, document)
         self.templates = {name: load_template(name) for name in PROMPTS}
-        self.llm_calls = 0
 
     # -- prompts ---------------------------------------------------------------------
     def system_prompt(self) -> str:
@@ -121,14 +119,10 @@ class CodeAgent:
         return SamplingParams(max_new_tokens=o.max_new_tokens, temperature=o.temperature if attempt == 0 else o.retry_temperature,
                               seed=o.seed + attempt)
 
-    def _usage(self) -> tuple[int, int]:
-        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
-
     # -- the episode -----------------------------------------------------------------
-    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
-        """Converse and act until DONE/FAIL, an unusable reply after every attempt, or ``max_steps``."""
-        start_in, start_out = self._usage()
-        self.llm_calls = 0
+    def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+        """Converse and act until DONE/FAIL, an unusable reply after every attempt, or ``ctx.max_steps``."""
+        recorder, max_steps, llm = ctx.recorder, ctx.max_steps, ctx.llm()
         recorder.meta.extra.update(prompts=template_hashes(PROMPTS), runner="code", runner_options=self.options.model_dump())
         obs = env.reset(task_instruction)
         messages = [
@@ -143,7 +137,6 @@ class CodeAgent:
 
         def record_attempt(a: Attempt[Reply]) -> None:
             nonlocal sent, t_mark
-            self.llm_calls += 1
             if not a.ok:  # a rejected reply is a record of its own, with the model time it took
                 now = time.perf_counter()
                 recorder.record(obs, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
@@ -156,7 +149,7 @@ class CodeAgent:
         while steps < max_steps:
             t_step = t_mark = time.perf_counter()
             asked = ask_until_parsed(
-                self.llm, messages, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts, params=self.params,
+                llm, messages, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts, params=self.params,
                 correction=self.templates["code/correction"], on_attempt=record_attempt, label="code agent reply",
             )
             model_s = time.perf_counter() - t_mark  # the usable reply's own call (rejected ones are recorded above)
@@ -199,9 +192,7 @@ class CodeAgent:
                     error = "the agent gave up (FAIL)"
                 break
             messages.append(ChatMessage("user", self.templates["code/step"].render(note=note, observation=obs.text).strip()))
-        tokens_in, tokens_out = self._usage()
-        outcome = AgentResult(status=status, steps=steps, llm_calls=self.llm_calls,
-                              tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out, error=error)
+        outcome = AgentResult(status=status, steps=steps, error=error)
         if status != "done" and not (recorder.steps and recorder.steps[-1].done):
             recorder.record(obs, None, done=True, error=error)
         return outcome

@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from agentlab.errors import ContextOverflowError
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agentlab.llm.plan_grammar import PlanGrammar
 
 Role = Literal["system", "user", "assistant"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -214,21 +216,34 @@ class ReplyCap(WrappedBackend):
 
 
 class Metered(WrappedBackend):
-    """``inner`` with its calls and token usage counted from the moment it was wrapped.
+    """``inner`` with the calls made through it and their tokens counted, call by call.
 
-    Why: a runner reports its calls and tokens in :class:`~agentlab.agents.base.AgentResult`
-    when it returns; when the task's time limit interrupts it mid-episode nothing is returned,
-    and the row would claim the episode cost nothing. The episode runner wraps the backend once
-    per episode (or plan step) and reads :meth:`spent` in that case.
+    Why: the episode owns every model an agent uses (:class:`agentlab.agents.context.Models`),
+    one meter per role, so what an episode spent is known however it ended (a time limit
+    returns no result) and by role. Tokens are the inner backend's counters read around each
+    call (0 where a backend reports none), so two meters over one backend never count each
+    other's calls. A prompt that fills a counting model's context is refused before the call
+    (:func:`check_fits`).
     """
 
     def __init__(self, inner: LLMBackend) -> None:
         super().__init__(inner)
         self.calls = 0
-        self._start = self._usage()
+        self.spent_in = 0
+        self.spent_out = 0
 
-    def _called(self, n: int) -> None:
+    def _usage(self) -> tuple[int, int]:
+        return int(getattr(self.inner, "tokens_in", 0) or 0), int(getattr(self.inner, "tokens_out", 0) or 0)
+
+    def _metered(self, n: int, call: Callable[[], T]) -> T:
+        before = self._usage()
         self.calls += n
+        try:
+            return call()
+        finally:
+            after = self._usage()
+            self.spent_in += after[0] - before[0]
+            self.spent_out += after[1] - before[1]
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         caps = self.inner.capabilities
@@ -239,16 +254,17 @@ class Metered(WrappedBackend):
                 prompt = None
             if prompt is not None:
                 check_fits(self.inner, prompt)
-        return super().chat(messages, params)
+        return self._metered(1, lambda: self.inner.chat(messages, params))
 
     def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
         check_fits(self.inner, prompt)
-        return super().complete(prompt, params)
+        return self._metered(1, lambda: self.inner.complete(prompt, params))
 
-    def _usage(self) -> tuple[int, int]:
-        return int(getattr(self.inner, "tokens_in", 0) or 0), int(getattr(self.inner, "tokens_out", 0) or 0)
+    def complete_batch(self, prompts: list[str], params: SamplingParams | None = None) -> list[list[str]]:
+        for prompt in prompts:
+            check_fits(self.inner, prompt)
+        return self._metered(len(prompts), lambda: self.inner.complete_batch(prompts, params))
 
     def spent(self) -> tuple[int, int, int]:
-        """(calls, tokens in, tokens out) since this wrapper was made."""
-        tin, tout = self._usage()
-        return self.calls, tin - self._start[0], tout - self._start[1]
+        """(calls, tokens in, tokens out) made through this meter."""
+        return self.calls, self.spent_in, self.spent_out

@@ -1,29 +1,29 @@
-"""Carry a plan out: open the task's env once, run its steps in order, judge the task once.
+"""The ``plan`` team: a plan's steps run in order in one shared env, each by its agent.
 
 Every step acts on the same shared state (one workspace folder, one desktop, one device),
 each by its own agent (:func:`~agentlab.teams.step.run_step`), with the hub passing each
 step's result to the next. A step that fails, runs out of budget or cannot act on the task's
 env does not stop the plan: later steps may still finish the task, and the evaluator judges
 the end state. The task's deadline stops the plan; a harness error is raised (the outcomes
-so far stay in the hub).
+so far stay in the hub, and ``plan.json`` records them).
+
+Where the plan comes from: a manager's (manager mode: the run's planner), else the task's gold
+plan, else the task's ground-truth agent on the whole task.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from agentlab.envs.task_env import open_task_env
+from agentlab.envs.task_env import TaskEnv
 from agentlab.eval.evaluators import EvalResult
-from agentlab.eval.exec_tasks import ExecTask
-from agentlab.llm.base import LLMBackend
+from agentlab.fileio import atomic_write_json
 from agentlab.metaagent.decision import PlanStep
-from agentlab.pool.store import AgentPool
-from agentlab.teams.hub import Hub, StepOutcome
-from agentlab.teams.step import StepOptions, run_step
+from agentlab.teams.base import Job, Opening
+from agentlab.teams.hub import PLAN_FILE, Hub, StepOutcome
+from agentlab.teams.single import gt_agent
+from agentlab.teams.step import run_step
 
 log = logging.getLogger(__name__)
 
@@ -31,46 +31,62 @@ log = logging.getLogger(__name__)
 _UNFINISHED = ("time_limit", "context_overflow", "wrong_env", "failed", "max_steps", "error")
 
 
-@dataclass
-class PlanRun:
-    """What carrying a plan out ended with."""
+def _plan_for(job: Job, row: dict[str, Any]) -> list[PlanStep] | None:
+    """The plan to execute (None: the manager wrote none; the row says why)."""
+    task = job.task
+    if job.planner is not None:
+        decided = job.planner(task)
+        row.update(plan_source="manager", manager_raw=decided.raw)
+        if not decided.plan:
+            row["plan_error"] = " ".join((decided.error or "the manager wrote no plan").split())
+            return None
+        return list(decided.plan)
+    if task.plan:
+        row["plan_source"] = "gold"
+        return list(task.plan)
+    row["plan_source"] = "gt_agent"
+    return [PlanStep(gt_agent(task, job.pool), task.instruction)]
 
-    outcomes: list[StepOutcome]
-    verdict: EvalResult
-    setup_s: float
-    evaluate_s: float
 
+class PlanTeam:
+    """A plan's steps in order; the row gains ``plan``, ``step_outcomes`` and the summed costs."""
 
-def execute_plan(
-    task: ExecTask,
-    plan: list[PlanStep],
-    *,
-    pool: AgentPool,
-    llm: LLMBackend,
-    episode_dir: Path,
-    run_dir: Path,
-    options: StepOptions,
-    deadline: float,
-    hub: Hub,
-) -> PlanRun:
-    """Run ``plan`` on ``task`` in one env opened in ``episode_dir``; the outcomes go to ``hub`` as they end."""
-    t_setup = time.monotonic()
-    opened = open_task_env(task.env, task, episode_dir, options.envs)
-    setup_s = time.monotonic() - t_setup
-    try:
+    settings_field: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self.hub: Hub | None = None
+
+    def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None:
+        row.update(mode=job.options.mode, team=job.options.team, plan=[], step_outcomes=[])
+        plan = _plan_for(job, row)
+        if plan is None:
+            row["status"] = "no_plan"
+            return None
+        self.hub = Hub(job.task.instruction, plan)
+        row["plan"] = [s.as_dict() for s in plan]
+        return Opening(job.task.env, job.options.envs)
+
+    def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None:
+        assert self.hub is not None
+        plan = self.hub.plan
         for index, step in enumerate(plan):
-            outcome = run_step(step, index=index, task=task, pool=pool, llm=llm, opened=opened, hub=hub,
-                               out_dir=episode_dir, options=options, deadline=deadline, run_dir=run_dir)
+            outcome = run_step(step, index=index, job=job, opened=opened, hub=self.hub)
             if outcome.status == "time_limit":
-                log.info("task %s: the time limit ran out in step %d; %d step(s) not run", task.id, index + 1,
+                log.info("task %s: the time limit ran out in step %d; %d step(s) not run", job.task.id, index + 1,
                          len(plan) - index - 1)
                 break
-        t_eval = time.monotonic()
-        opened.collect()
-        verdict = task.evaluate(opened.root, env=opened.eval_env)
-        return PlanRun(outcomes=list(hub.outcomes), verdict=verdict, setup_s=setup_s, evaluate_s=time.monotonic() - t_eval)
-    finally:
-        opened.close()
+        row["status"] = plan_status(self.hub.outcomes, len(plan))
+
+    def judged(self, job: Job, verdict: EvalResult) -> None:
+        """Nothing to learn from the verdict."""
+
+    def close(self, job: Job, row: dict[str, Any]) -> None:
+        if self.hub is None:
+            return
+        row.update(plan_row(self.hub.plan, self.hub.outcomes))
+        atomic_write_json(job.folder / PLAN_FILE, {"task": job.task.instruction, "plan": row["plan"],
+                                                  "step_outcomes": row["step_outcomes"], "status": row["status"],
+                                                  "success": row["success"], "error": row["error"]})
 
 
 def plan_status(outcomes: list[StepOutcome], planned: int) -> str:

@@ -22,35 +22,24 @@ import logging
 import time
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from agentlab.agents.base import CAN_ACT, AgentResult, agent_class, interrupted_result
+from agentlab.agents.base import CAN_ACT, build_agent, run_agent
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.envs.base import Env
-from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
-from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
+from agentlab.envs.task_env import TaskEnv
 from agentlab.envs.workspace import Workspace
 from agentlab.envs.workspace_env import WorkspaceEnv
-from agentlab.errors import AgentlabError, ContextOverflowError
+from agentlab.errors import AgentlabError
 from agentlab.eval.exec_tasks import ExecTask
-from agentlab.llm.base import LLMBackend, Metered
 from agentlab.metaagent.decision import PlanStep
-from agentlab.pool.store import AgentPool
+from agentlab.teams.base import Job, TeamOptions
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, final_output, snapshot, summarize
 from agentlab.trajectory import StepRecord, TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
 STEP_PROMPT = "teams/step"
-
-
-class StepOptions(Protocol):
-    """What a step takes from the run's options (``agentlab.episode.ExecOptions`` has all of it)."""
-
-    max_steps: int
-    seed: int
-    runner_options: dict[str, Any]
-    envs: TaskEnvOptions
 
 
 @cache
@@ -87,7 +76,7 @@ class _HubNotedRecorder(TrajectoryRecorder):
         return super().record(observation, action, **kwargs)
 
 
-def _env_for(agent_kind: str, task: ExecTask, opened: TaskEnv, options: StepOptions) -> Env | None:
+def _env_for(agent_kind: str, task: ExecTask, opened: TaskEnv, options: TeamOptions) -> Env | None:
     """The env the step's agent acts on (None: it cannot act on this task's env)."""
     if task.env not in CAN_ACT.get(agent_kind, frozenset()):
         return None
@@ -102,65 +91,51 @@ def run_step(
     step: PlanStep,
     *,
     index: int,
-    task: ExecTask,
-    pool: AgentPool,
-    llm: LLMBackend,
+    job: Job,
     opened: TaskEnv,
     hub: Hub,
-    out_dir: Path,
-    options: StepOptions,
-    deadline: float,
-    run_dir: Path | None = None,
     recorder_extra: dict[str, Any] | None = None,
 ) -> StepOutcome:
-    """Run ``step`` (the ``index``-th of the plan, 0-based) and record its outcome in ``hub``.
+    """Run ``step`` (the ``index``-th of the plan, 0-based) of ``job``'s task and record its outcome in ``hub``.
 
-    ``out_dir`` is the task's episode folder (the step's trajectory goes in a subfolder);
-    ``run_dir`` is what the outcome's ``trajectory`` path is relative to (default ``out_dir``);
-    ``deadline`` is the task's ``time.monotonic()`` deadline; ``recorder_extra`` is merged into
-    the step trajectory's ``meta.json`` extras (a team's own bookkeeping).
+    The step's trajectory goes in ``<episode>/step-<k>-<agent>/`` (its path in the outcome is
+    relative to the run folder); the agent is built as every agent is (:func:`build_agent`), acts
+    with the episode's models, step budget and deadline (:func:`run_agent`), and the step's cost
+    is what the episode's meters counted while it ran. ``recorder_extra`` is merged into the step
+    trajectory's ``meta.json`` extras (a team's own bookkeeping).
     """
     t0 = time.monotonic()
-    folder = step_folder(out_dir, index, step.agent)
-    rel = folder.relative_to(run_dir).as_posix() if run_dir is not None else folder.name
-    doc = pool.get(step.agent)
-    if doc.runner is None:
-        raise AgentlabError(f"agent {step.agent} has no runner (add 'runner:' to its document)", where=doc.path or step.agent)
-    cls = agent_class(doc.runner, where=str(doc.path or step.agent))
-    metered = Metered(llm)  # what an interrupted step spent (the time limit returns no AgentResult)
-    runner = cls(metered, doc, {"seed": options.seed, **doc.runner_options, **options.runner_options})
+    task, options = job.task, job.options
+    folder = step_folder(job.folder, index, step.agent)
+    rel = folder.relative_to(job.run_dir).as_posix()
+    doc = job.pool.get(step.agent)
+    agent = build_agent(doc, options.runner_options, seed=options.seed)
     instruction = step_instruction(task, step, hub, index)
     extra = {"task_id": task.id, "runner": doc.runner, "plan_step": index + 1, "subtask": step.subtask,
              **(recorder_extra or {})}
-    recorder = _HubNotedRecorder(folder, task=instruction, env=cls.env_kind, agent=step.agent,
-                                 model_id=getattr(llm, "model_id", ""), extra=extra, hub_role=hub.role(index))
+    recorder = _HubNotedRecorder(folder, task=instruction, env=agent.env_kind, agent=step.agent,
+                                 model_id=job.models.default.model_id, extra=extra, hub_role=hub.role(index))
     outcome = StepOutcome(index=index, agent=step.agent, subtask=step.subtask, status="error", trajectory=rel)
-    env = _env_for(cls.env_kind, task, opened, options)
+    env = _env_for(agent.env_kind, task, opened, options)
     if env is None:
         outcome.status = "wrong_env"
-        outcome.error = f"{step.agent} acts on a {cls.env_kind}; this task needs a {task.env}"
+        outcome.error = f"{step.agent} acts on a {agent.env_kind}; this task needs a {task.env}"
         recorder.record(None, None, done=True, error=outcome.error)
         recorder.finish("wrong_env", error=outcome.error)
     else:
-        before = snapshot(opened.root)
+        before, spent = snapshot(opened.root), job.models.total()
         try:
-            try:
-                res: AgentResult = runner.run(TimedEnv(env, deadline), instruction, recorder, options.max_steps)
-                outcome.status = res.status
-            except TimeLimitExceeded as exc:
-                res = interrupted_result(exc.message, metered, recorder)
-                outcome.status = "time_limit"
-            except ContextOverflowError as exc:
-                res = interrupted_result(exc.message, metered, recorder)
-                outcome.status = "context_overflow"
+            res = run_agent(agent, env, instruction, job.context(recorder))
         except AgentlabError as exc:
             recorder.finish("error", error=" ".join(str(exc).split()))
             raise
+        used = job.models.total() - spent
         touched, removed = changed_files(before, snapshot(opened.root))
-        outcome.steps, outcome.llm_calls, outcome.tokens_in, outcome.tokens_out = res.steps, res.llm_calls, res.tokens_in, res.tokens_out
+        outcome.status, outcome.steps = res.status, res.steps
+        outcome.llm_calls, outcome.tokens_in, outcome.tokens_out = used.calls, used.tokens_in, used.tokens_out
         outcome.files, outcome.removed, outcome.error = touched, removed, res.error
         outcome.output = final_output(recorder.steps)
-        recorder.finish(outcome.status, error=res.error, files=touched, removed=removed)
+        recorder.finish(outcome.status, error=res.error, files=touched, removed=removed, **used.as_row())
     outcome.summary = summarize(outcome.status, outcome.files, outcome.removed, outcome.output, outcome.error)
     outcome.seconds = round(time.monotonic() - t0, 3)
     hub.record(outcome)

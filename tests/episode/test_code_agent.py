@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlab.agents.base import Solo
 from agentlab.agents.base import AGENTS, Agent, agent_class
 from agentlab.agents.code import CodeAgent
 from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available
@@ -25,7 +26,7 @@ def episode(tmp_path: Path, task: ExecTask, pool: AgentPool, llm, *, max_steps: 
     ws = Workspace(tmp_path / "ws", WorkspaceConfig(sandbox=sandbox))  # type: ignore[arg-type]
     task.prepare(ws.root)  # type: ignore[arg-type]
     doc = pool.get("SheetAgent")
-    agent = CodeAgent(llm, doc, doc.runner_options)
+    agent = Solo(CodeAgent(doc, doc.runner_options), llm)
     rec = TrajectoryRecorder(tmp_path / "ep", task=task.instruction)
     res = agent.run(WorkspaceEnv(ws), task.instruction, rec, max_steps)
     rec.finish(res.status, error=res.error)  # as the episode runner does
@@ -43,7 +44,7 @@ def test_registry_names_the_runners() -> None:
 def test_success_on_a_real_task(tmp_path, task, pool, scripted, solution) -> None:
     llm = scripted(["Let me look first.\n```bash\ncat sales.csv\n```", py(solution, "DONE")])
     res, ws, traj = episode(tmp_path, task, pool, llm)
-    assert isinstance(CodeAgent(llm, pool.get("SheetAgent"), {}), Agent)
+    assert isinstance(CodeAgent(pool.get("SheetAgent"), {}), Agent)
     assert (res.status, res.steps, res.llm_calls, res.error) == ("done", 2, 2, None)
     assert task.evaluate(ws.root).success
     system, first = llm.prompts[0][0].content, llm.prompts[0][1].content
@@ -124,8 +125,8 @@ def test_writes_outside_the_workspace_are_blocked(tmp_path, task, pool, scripted
 def test_runner_options_are_checked(pool, scripted) -> None:
     doc = pool.get("SheetAgent")
     with pytest.raises(ConfigError, match="runner_options.colour"):
-        CodeAgent(scripted([]), doc, {"colour": "red"})
-    plain = CodeAgent(scripted([]), pool.get("Friday"), pool.get("Friday").runner_options)
+        CodeAgent(doc, {"colour": "red"})
+    plain = CodeAgent(pool.get("Friday"), pool.get("Friday").runner_options)
     assert "Installed libraries" not in plain.system_prompt()
 
 

@@ -188,9 +188,9 @@ def test_saves_settle_before_collecting(tmp_path) -> None:
 def test_the_gui_runner_lists_every_element_a_desktop_shows(pool, scripted) -> None:
     doc = pool.get("CalcAgent")
     cls = agent_class("gui")
-    assert cls(scripted([]), doc, {}).config.max_elements == 200  # Calc's Name Box is element ~60
-    assert cls(scripted([]), doc, {"max_elements": 30}).config.max_elements == 30  # a document may lower it
-    assert agent_class("appagent")(scripted([]), pool.get("ClockAgent"), {}).config.max_elements == 50
+    assert cls(doc, {}).config.max_elements == 200  # Calc's Name Box is element ~60
+    assert cls(doc, {"max_elements": 30}).config.max_elements == 30  # a document may lower it
+    assert agent_class("appagent")(pool.get("ClockAgent"), {}).config.max_elements == 50
 
 
 @pytest.mark.xvfb

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.context import RunContext
 from agentlab.agents.pcagent.asker import RoleAsker, prompt_hashes
 from agentlab.agents.pcagent.config import PCAgentConfig, load_config
 from agentlab.agents.pcagent.decision import Carried, Decision, DecisionAgent
@@ -36,9 +37,7 @@ from agentlab.agents.pcagent.reflection import ReflectionAgent
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.base import Env, Observation
 from agentlab.errors import AgentlabError
-from agentlab.llm.base import LLMBackend
 from agentlab.pool.document import AgentDocument
-from agentlab.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
@@ -51,34 +50,25 @@ class PCAgent:
 
     env_kind: ClassVar[str] = "desktop"
 
-    def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         self.config: PCAgentConfig = load_config(options or {}, where=document.path or document.name)
-        self.llm = llm
         self.document = document
 
-    def _usage(self) -> tuple[int, int]:
-        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
-
-    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
-        start_in, start_out = self._usage()
-        episode = _Episode(self.llm, self.config, env, task_instruction, recorder, max_steps)
+    def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+        episode = _Episode(ctx, self.config, env, task_instruction)
         try:
-            result = episode.run()
+            return episode.run()
         except AgentlabError as exc:  # the trajectory so far stays on disk, with the reason
-            recorder.record(None, None, error=str(exc), done=True, info={"roles": episode.take_pending()})
+            ctx.recorder.record(None, None, error=str(exc), done=True, info={"roles": episode.take_pending()})
             raise
-        tokens_in, tokens_out = self._usage()
-        result.tokens_in, result.tokens_out = tokens_in - start_in, tokens_out - start_out
-        return result
 
 
 class _Episode:
     """The state of one run: the roles, the plan, the hub, and the roles not yet recorded."""
 
-    def __init__(self, llm: LLMBackend, config: PCAgentConfig, env: Env, instruction: str,
-                 recorder: TrajectoryRecorder, max_steps: int) -> None:
-        self.config, self.env, self.instruction, self.rec, self.max_steps = config, env, instruction, recorder, max_steps
-        self.asker = RoleAsker(llm, config)
+    def __init__(self, ctx: RunContext, config: PCAgentConfig, env: Env, instruction: str) -> None:
+        self.config, self.env, self.instruction, self.rec, self.max_steps = config, env, instruction, ctx.recorder, ctx.max_steps
+        self.asker = RoleAsker(ctx.llm, config)
         self.manager = ManagerAgent(self.asker)
         self.decision = DecisionAgent(self.asker)
         self.reflection = ReflectionAgent(self.asker)
@@ -144,10 +134,10 @@ class _Episode:
         else:
             self.rec.record(perception.observation, None, done=True, error=error, reflection=progress,
                             info={"roles": self.take_pending(), "subtask": done + 1})
-        self.rec.finish(status, error=error, steps=self.steps, llm_calls=self.asker.calls,
+        self.rec.finish(status, error=error, steps=self.steps,
                         subtasks=len(plan), subtasks_done=done, hub=dict(self.hub.values),
                         config=cfg.model_dump(mode="json"), prompts=prompt_hashes())
-        return AgentResult(status=status, steps=self.steps, llm_calls=self.asker.calls, error=error,
+        return AgentResult(status=status, steps=self.steps, error=error,
                            subtasks=len(plan), subtasks_done=done)
 
     def _instantiate(self, subtask: Subtask, index: int) -> str:

@@ -1,5 +1,9 @@
-"""How every Agent S2 role asks the model: one template, the screenshot when the backend takes
-images, the dialogue layer's retry loop, and one counter of model calls for the whole episode.
+"""How every Agent S2 role asks the model: one template, the screenshot when the role's backend
+takes images, the dialogue layer's retry loop, and one sampling schedule for the whole episode.
+
+Each role asks its own model (:data:`MODEL_ROLES`: ``manager``, ``worker``, ``grounder``), given by
+the episode (``ctx.llm(role)``); a role without a model of its own uses the run's model. The
+episode's meters count the calls and tokens (by role), not this class.
 
 The manager, the worker and the visual expert's point question all go through :meth:`Asker.ask`
 (:func:`~agentlab.dialogue.ask.ask_until_parsed`): greedy first, sampled retries with the
@@ -29,26 +33,22 @@ def prompt_hashes() -> dict[str, str]:
     return template_hashes(PROMPT_NAMES)
 
 
-class Asker:
-    """The model, the run's sampling settings and the episode's call count."""
+#: the role a system prompt speaks to -> the model role it asks (``roles:`` in an LLM config file)
+MODEL_ROLES = {"manager": "manager", "worker": "worker", "grounding expert": "grounder"}
 
-    def __init__(self, llm: LLMBackend, config: S2Config) -> None:
-        self.llm = llm
+
+class Asker:
+    """The models by role and the run's sampling settings."""
+
+    def __init__(self, llm: Callable[[str], LLMBackend] | LLMBackend, config: S2Config) -> None:
+        #: role -> its model (one backend given: every role asks it)
+        self.llm_for: Callable[[str], LLMBackend] = llm if callable(llm) else (lambda _role: llm)
         self.config = config
         self._sampling = RetrySampling(config.max_new_tokens, config.temperature, config.retry_temperature, config.seed)
 
-    @property
-    def sees_images(self) -> bool:
-        """Does the backend take screenshots? (Else the roles get the text observation.)"""
-        return bool(self.llm.capabilities.images)
-
-    def usage(self) -> tuple[int, int]:
-        """The backend's running token counts (0 when it does not report usage)."""
-        return int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
-
-    @property
-    def llm_calls(self) -> int:
-        return self._sampling.calls
+    def sees_images(self, role: str = "worker") -> bool:
+        """Does ``role``'s backend take screenshots? (Else it gets the text observation.)"""
+        return bool(self.llm_for(MODEL_ROLES.get(role, role)).capabilities.images)
 
     def ask(self, role: str, prompt: str, fields: Mapping[str, str], parse: Callable[[str], T], *,
             checks: Sequence[Check[T]] = (), image: Image.Image | None = None,
@@ -58,12 +58,13 @@ class Asker:
         ``image`` is attached to the user turn only when the backend declares images.
         """
         system = load_template("s2/system").render(role=role).strip() + "\n"
-        images = (image,) if image is not None and self.sees_images else ()
+        llm = self.llm_for(MODEL_ROLES.get(role, role))
+        images = (image,) if image is not None and llm.capabilities.images else ()
 
         def build(feedback: str) -> list[ChatMessage]:
             user = load_template(prompt).render(**fields, feedback=f"\n{feedback}\n" if feedback else "")
             return [ChatMessage("system", system), ChatMessage("user", user.strip() + "\n", images=images)]
 
-        return ask_until_parsed(self.llm, build, parse, checks=checks, max_attempts=self.config.max_retries + 1,
+        return ask_until_parsed(llm, build, parse, checks=checks, max_attempts=self.config.max_retries + 1,
                                 params=self._sampling, correction=load_template("s2/feedback"),
                                 on_attempt=on_attempt, label=prompt)

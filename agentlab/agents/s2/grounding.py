@@ -153,7 +153,7 @@ class Mixture:
         raise InvalidActionError(f"{action.to_call()} has nothing to ground")
 
     def _visual(self, description: str, screen: Screen, make: Any) -> Grounded:
-        if self.asker.sees_images and screen.obs.screenshot is not None:
+        if self.asker.sees_images("grounding expert") and screen.obs.screenshot is not None:
             x, y = self._ask_point(description, screen)
             under = [e for e in screen.obs.elements if e.bbox[0] <= x < e.bbox[2] and e.bbox[1] <= y < e.bbox[3]]
             el = min(under, key=lambda e: e.width * e.height) if under else None

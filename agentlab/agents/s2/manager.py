@@ -63,7 +63,7 @@ class Manager:
         self.calls += 1
         fields = {
             "task": self.task,
-            "observation": "(the screenshot is attached)" if self.asker.sees_images
+            "observation": "(the screenshot is attached)" if self.asker.sees_images("manager")
             else screen.text(cfg.max_elements, cfg.ocr),
             "done": "\n".join(f"- {d}" for d in done) or "(none yet)",
             "failed": f"The last subgoal failed: {failed}\n" if failed else "",

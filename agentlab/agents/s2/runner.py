@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.context import RunContext
 from agentlab.agents.s2.actions import Fail
 from agentlab.agents.s2.asking import Asker, prompt_hashes
 from agentlab.agents.s2.config import load_config
@@ -30,9 +31,7 @@ from agentlab.agents.s2.worker import Turn, Worker, WorkerReply
 from agentlab.dialogue.ask import AskResult, Attempt
 from agentlab.envs.base import Env
 from agentlab.errors import AgentlabError
-from agentlab.llm.base import LLMBackend
 from agentlab.pool.document import AgentDocument
-from agentlab.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +54,21 @@ class AgentS2:
 
     env_kind: ClassVar[str] = "desktop"
 
-    def __init__(self, llm: LLMBackend, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         self.config = load_config(options or {}, where=str(document.path or document.name))
-        self.llm = llm
         self.document = document
 
-    def run(self, env: Env, task_instruction: str, recorder: TrajectoryRecorder, max_steps: int) -> AgentResult:
-        return _Episode(self, env, task_instruction, recorder, max_steps).run()
+    def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+        return _Episode(self, env, task_instruction, ctx).run()
 
 
 class _Episode:
     """One run's state: the plan, the subgoals done, the roles waiting for the next record."""
 
-    def __init__(self, agent: AgentS2, env: Env, task: str, rec: TrajectoryRecorder, max_steps: int) -> None:
+    def __init__(self, agent: AgentS2, env: Env, task: str, ctx: RunContext) -> None:
         self.cfg = agent.config
-        self.env, self.task, self.rec, self.max_steps = env, task, rec, max_steps
-        self.asker = Asker(agent.llm, agent.config)
+        self.env, self.task, self.rec, self.max_steps = env, task, ctx.recorder, ctx.max_steps
+        self.asker = Asker(ctx.llm, agent.config)
         self.manager = Manager(self.asker, task)
         self.worker = Worker(self.asker, Mixture(agent.config, env, self.asker), task)
         self.steps = 0
@@ -105,7 +103,6 @@ class _Episode:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> AgentResult:
-        start_in, start_out = self.asker.usage()
         self.rec.meta.extra.update(s2_config=self.cfg.model_dump(mode="json"), prompts=prompt_hashes())
         status: Status = "max_steps"
         error: str | None = None
@@ -140,9 +137,9 @@ class _Episode:
                             info={"roles": self.take_roles()})
         except AgentlabError as exc:
             self.rec.record(None, None, error=str(exc), done=True)
-            self.finish("failed", str(exc), start_in, start_out)
+            self.finish("failed", str(exc))
             raise
-        return self.finish(status, error, start_in, start_out)
+        return self.finish(status, error)
 
     def subgoal(self, subgoal: str) -> tuple[str, str]:
         """Work on one subgoal: ("done", ""), ("failed", why) or ("steps", "") when actions ran out."""
@@ -183,11 +180,7 @@ class _Episode:
             self.screen = Screen(outcome.observation)
         return "steps", ""
 
-    def finish(self, status: Status, error: str | None, start_in: int, start_out: int) -> AgentResult:
-        tokens_in, tokens_out = self.asker.usage()
+    def finish(self, status: Status, error: str | None) -> AgentResult:
         subtasks = self.attempted + len(self.left) if status != "done" else self.attempted
-        self.rec.finish(status, error=error, steps=self.steps, llm_calls=self.asker.llm_calls,
-                        subtasks=subtasks, subtasks_done=len(self.done))
-        return AgentResult(status=status, steps=self.steps, llm_calls=self.asker.llm_calls,
-                           tokens_in=tokens_in - start_in, tokens_out=tokens_out - start_out, error=error,
-                           subtasks=subtasks, subtasks_done=len(self.done))
+        self.rec.finish(status, error=error, steps=self.steps, subtasks=subtasks, subtasks_done=len(self.done))
+        return AgentResult(status=status, steps=self.steps, error=error, subtasks=subtasks, subtasks_done=len(self.done))

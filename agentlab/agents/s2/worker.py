@@ -92,7 +92,7 @@ class Worker:
             "subgoal": subgoal,
             "done": "\n".join(f"- {d}" for d in done) or "(none yet)",
             "history": "\n".join(f"{i}. {h}" for i, h in enumerate(history, 1)) or "(nothing yet)",
-            "observation": "(the screenshot is attached)" if self.asker.sees_images
+            "observation": "(the screenshot is attached)" if self.asker.sees_images("worker")
             else screen.text(cfg.max_elements, cfg.ocr),
             "actions": actions_doc(cfg.experts),
         }

@@ -1,93 +1,79 @@
-"""Run a COLA team on one task: open the env once, let the team work, judge the task once.
+"""The ``cola`` team: a COLA team carries the task out in the env the episode opened.
 
-:func:`run_cola` is what :func:`agentlab.episode.run_task` calls for ``--team cola``;
-:func:`cola_row` turns its :class:`ColaRun` into the COLA fields of a result row.
+:class:`ColaRunner` is the :data:`~agentlab.teams.base.TEAMS` entry: it hands the opened env to a
+:class:`~agentlab.teams.cola.team.ColaTeam`, writes the row's COLA fields (:func:`cola_row`) and,
+once the task is judged, puts the task's summary in the team's long-term memory.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from agentlab.envs.task_env import open_task_env
+from agentlab.envs.task_env import TaskEnv
 from agentlab.eval.evaluators import EvalResult
-from agentlab.eval.exec_tasks import ExecTask
-from agentlab.llm.base import LLMBackend
-from agentlab.pool.store import AgentPool
-from agentlab.teams.cola.interaction import Ask
-from agentlab.teams.cola.memory import LongTermMemory
-from agentlab.teams.cola.scheduler import Ranker
-from agentlab.teams.cola.team import ColaTeam, Counters, TeamRunOptions, TeamStatus
-from agentlab.teams.hub import Hub, StepOutcome
+from agentlab.fileio import atomic_write_json
+from agentlab.teams.base import Job, Opening
+from agentlab.teams.cola.team import ColaTeam, TeamStatus
+from agentlab.teams.executed import plan_row, plan_status
+from agentlab.teams.hub import PLAN_FILE, Hub
+
+#: the team's own roles (their calls are the row's ``team_llm_calls``)
+TEAM_ROLES = ("planner", "reviewer")
 
 
-@dataclass
-class ColaRun:
-    """What the team's run ended with: the steps kept, every attempt, the verdict and the costs."""
-
-    outcomes: list[StepOutcome]  #: the final outcome of each step (the executed plan)
-    attempts: list[StepOutcome]  #: every attempt, rolled-back ones included (their costs count)
-    verdict: EvalResult
-    status: TeamStatus
-    counters: Counters
-    subtasks: list[str]
-    team_llm_calls: int
-    team_tokens_in: int
-    team_tokens_out: int
-    setup_s: float
-    evaluate_s: float
-    plan_fallback: bool = False
-
-
-def run_cola(
-    task: ExecTask,
-    *,
-    pool: AgentPool,
-    llm: LLMBackend,
-    episode_dir: Path,
-    run_dir: Path,
-    options: TeamRunOptions,
-    deadline: float,
-    hub: Hub,
-    ask: Ask | None = None,
-    ranker: Ranker | None = None,
-    memory: LongTermMemory | None = None,
-) -> ColaRun:
-    """Open the task's env in ``episode_dir``, let a COLA team carry the task out, judge it once."""
-    t_setup = time.monotonic()
-    opened = open_task_env(task.env, task, episode_dir, options.envs)
-    setup_s = time.monotonic() - t_setup
-    try:
-        team = ColaTeam(task, pool=pool, llm=llm, opened=opened, hub=hub, episode_dir=episode_dir, run_dir=run_dir,
-                        options=options, deadline=deadline, ask=ask, ranker=ranker, memory=memory)
-        status = team.run()
-        t_eval = time.monotonic()
-        opened.collect()
-        verdict = task.evaluate(opened.root, env=opened.eval_env)
-        evaluate_s = time.monotonic() - t_eval
-        team.remember(verdict.success)
-        return ColaRun(outcomes=list(hub.outcomes), attempts=team.attempts, verdict=verdict, status=status,
-                       counters=team.counters, subtasks=team.subtasks, team_llm_calls=team.llm_calls,
-                       team_tokens_in=team.tokens_in, team_tokens_out=team.tokens_out, setup_s=setup_s,
-                       evaluate_s=evaluate_s, plan_fallback=team.plan_fallback)
-    finally:
-        opened.close()
-
-
-def cola_row(run: ColaRun) -> dict[str, Any]:
+def cola_row(team: ColaTeam, status: TeamStatus, job: Job) -> dict[str, Any]:
     """The COLA fields of a result row: the counters, the planner's subtasks, and the costs of
     every attempt (rolled-back ones included) plus the team's own model calls."""
+    own = [job.models.get(role).spent() for role in TEAM_ROLES]
+    calls, tin, tout = (sum(x[i] for x in own) for i in range(3))
     return {
-        **run.counters.as_row(),
-        "team_status": run.status,
-        "subtasks": len(run.subtasks),
-        "plan_fallback": run.plan_fallback,
-        "attempts": len(run.attempts),
-        "steps": sum(o.steps for o in run.attempts),
-        "llm_calls": sum(o.llm_calls for o in run.attempts) + run.team_llm_calls,
-        "tokens_in": sum(o.tokens_in for o in run.attempts) + run.team_tokens_in,
-        "tokens_out": sum(o.tokens_out for o in run.attempts) + run.team_tokens_out,
-        "team_llm_calls": run.team_llm_calls,
+        **team.counters.as_row(),
+        "team_status": status,
+        "subtasks": len(team.subtasks),
+        "plan_fallback": team.plan_fallback,
+        "attempts": len(team.attempts),
+        "steps": sum(o.steps for o in team.attempts),
+        "llm_calls": sum(o.llm_calls for o in team.attempts) + calls,
+        "tokens_in": sum(o.tokens_in for o in team.attempts) + tin,
+        "tokens_out": sum(o.tokens_out for o in team.attempts) + tout,
+        "team_llm_calls": calls,
     }
+
+
+class ColaRunner:
+    """COLA's planner, scheduler, decision agents and reviewer on one task (docs/agents/cola.md)."""
+
+    settings_field: ClassVar[str | None] = "cola"
+
+    def __init__(self) -> None:
+        self.hub: Hub | None = None
+        self.team: ColaTeam | None = None
+        self.fields: dict[str, Any] = {}
+
+    def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None:
+        cola = job.options.cola
+        row.update(mode=job.options.mode, team="cola", plan=[], step_outcomes=[], plan_source="cola",
+                   interaction=cola.interaction, cola=cola.model_dump(mode="json"))
+        self.hub = Hub(job.task.instruction)
+        return Opening(job.task.env, job.options.envs)
+
+    def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None:
+        assert self.hub is not None
+        self.team = ColaTeam(job, opened, self.hub)
+        status = self.team.run()
+        row["status"] = plan_status(self.hub.outcomes, len(self.team.subtasks)) if status == "done" else status
+        self.fields = cola_row(self.team, status, job)
+
+    def judged(self, job: Job, verdict: EvalResult) -> None:
+        if self.team is not None:
+            self.team.remember(verdict.success)
+
+    def close(self, job: Job, row: dict[str, Any]) -> None:
+        if self.hub is None:
+            return
+        row.update(plan_row(self.hub.plan, self.hub.outcomes))
+        row.update(self.fields)
+        atomic_write_json(job.folder / PLAN_FILE, {
+            "task": job.task.instruction, "plan": row["plan"], "step_outcomes": row["step_outcomes"], "status": row["status"],
+            "success": row["success"], "error": row["error"],
+            **{k: self.fields[k] for k in ("reviews", "retries", "reassignments", "backtracks", "questions") if k in self.fields}})

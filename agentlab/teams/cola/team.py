@@ -28,26 +28,22 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from agentlab.agents.base import CAN_ACT, agent_class
+from agentlab.agents.base import CAN_ACT, build_agent
 from agentlab.dialogue.ask import RetrySampling
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.snapshot import FolderStore, Snapshot
-from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
+from agentlab.envs.task_env import TaskEnv
 from agentlab.errors import ConfigError, EnvironmentUnavailableError
-from agentlab.eval.exec_tasks import ExecTask
-from agentlab.llm.base import LLMBackend
+
 from agentlab.metaagent.decision import PlanStep
 from agentlab.pool.document import AgentDocument
-from agentlab.pool.store import AgentPool
-from agentlab.teams.cola.interaction import Answer, Ask, Question, QuestionKind
+from agentlab.teams.base import Job
+from agentlab.teams.cola.interaction import Answer, Question, QuestionKind
 from agentlab.teams.cola.memory import LongTermMemory, MemoryEntry, ShortTermMemory
-from agentlab.teams.cola.options import ColaOptions
 from agentlab.teams.cola.policy import Decision, Slot, decide
 from agentlab.teams.cola.planner import PROMPTS as PLANNER_PROMPTS
 from agentlab.teams.cola.planner import Planner
@@ -68,16 +64,6 @@ PROMPTS = (*PLANNER_PROMPTS, *REVIEWER_PROMPTS, "cola/decision")
 TeamStatus = Literal["done", "stopped", "time_limit"]
 
 
-class TeamRunOptions(Protocol):
-    """What the team takes from the run's options (``agentlab.episode.ExecOptions`` has all of it)."""
-
-    max_steps: int
-    seed: int
-    runner_options: dict[str, Any]
-    envs: TaskEnvOptions
-    cola: ColaOptions
-
-
 @dataclass
 class Counters:
     """How often the team reviewed, retried, reassigned, backtracked and asked (row fields)."""
@@ -94,43 +80,47 @@ class Counters:
 
 
 class ColaTeam:
-    """One task's team; :meth:`run` carries it out in ``opened`` (already open)."""
+    """One task's team; :meth:`run` carries ``job``'s task out in ``opened`` (already open).
 
-    def __init__(self, task: ExecTask, *, pool: AgentPool, llm: LLMBackend, opened: TaskEnv, hub: Hub,
-                 episode_dir: Path, run_dir: Path, options: TeamRunOptions, deadline: float,
-                 ask: Ask | None = None, ranker: Ranker | None = None, memory: LongTermMemory | None = None) -> None:
-        self.task, self.pool, self.llm, self.opened, self.hub = task, pool, llm, opened, hub
-        self.episode_dir, self.run_dir, self.options, self.deadline = episode_dir, run_dir, options, deadline
+    Its own roles ask their own models (``planner``, ``reviewer``: the episode's meters count
+    them apart from the decision agents'); the decision agents act through
+    :func:`~agentlab.teams.step.run_step` as every plan step does.
+    """
+
+    def __init__(self, job: Job, opened: TaskEnv, hub: Hub, *, ranker: Ranker | None = None,
+                 memory: LongTermMemory | None = None) -> None:
+        task, pool, options = job.task, job.pool, job.options
+        self.job, self.task, self.pool, self.opened, self.hub = job, task, pool, opened, hub
+        self.episode_dir, self.run_dir, self.options, self.deadline = job.folder, job.run_dir, options, job.deadline
         self.cola = options.cola
-        if self.cola.interaction != "automatic" and ask is None:
+        if self.cola.interaction != "automatic" and job.ask is None:
             raise ConfigError(f"interaction mode {self.cola.interaction!r} needs someone to ask (an answers file, a terminal)",
                               where=task.source or task.id)
-        self.ask = ask
+        self.ask = job.ask
         self.plan_sampling = RetrySampling(max_new_tokens=self.cola.max_new_tokens, seed=options.seed)
         self.review_sampling = RetrySampling(max_new_tokens=self.cola.review_max_new_tokens, seed=options.seed + 1000)
-        self.planner = Planner(llm, max_subtasks=self.cola.max_subtasks, max_attempts=self.cola.max_attempts,
-                               sampling=self.plan_sampling)
-        self.reviewer = Reviewer(llm, mode=self.cola.review, max_attempts=self.cola.max_attempts, sampling=self.review_sampling)
+        self.planner = Planner(job.models.get("planner"), max_subtasks=self.cola.max_subtasks,
+                               max_attempts=self.cola.max_attempts, sampling=self.plan_sampling)
+        self.reviewer = Reviewer(job.models.get("reviewer"), mode=self.cola.review, max_attempts=self.cola.max_attempts,
+                                 sampling=self.review_sampling)
         rank = ranker or router_ranker(self.cola.scheduler_router, pool, self.cola.scheduler_tokens)
         self.scheduler = Scheduler(pool, rank, task_env=task.env, can_act=CAN_ACT, runnable=self._runnable)
-        self.memory = memory or LongTermMemory(self.cola.memory_path or run_dir / MEMORY_FILE, top_n=self.cola.memory_top_n)
+        self.memory = memory or LongTermMemory(self.cola.memory_path or self.run_dir / MEMORY_FILE, top_n=self.cola.memory_top_n)
         self.dialogue = ShortTermMemory(self.cola.short_term)
-        self.store = FolderStore(episode_dir / SNAPSHOT_DIR)
+        self.store = FolderStore(self.episode_dir / SNAPSHOT_DIR)
         self.decision_template = load_template("cola/decision")
         self.counters = Counters()
         self.attempts: list[StepOutcome] = []
         self.subtasks: list[str] = []
         self.plan_fallback = False
-        self.tokens_in = self.tokens_out = 0
         self.recorder = TrajectoryRecorder(
-            episode_dir / TEAM_DIR, task=task.instruction, env=task.env, agent="COLA", model_id=getattr(llm, "model_id", ""),
+            self.episode_dir / TEAM_DIR, task=task.instruction, env=task.env, agent="COLA", model_id=job.models.default.model_id,
             extra={"task_id": task.id, "team": "cola", "prompts": template_hashes(PROMPTS), "cola": self.cola.model_dump(mode="json")})
 
     def _runnable(self, doc: AgentDocument) -> bool:
         """Can this agent's runner be built here (a resource it needs, such as a search endpoint, is configured)?"""
         try:
-            agent_class(str(doc.runner))(self.llm, doc, {"seed": self.options.seed, **doc.runner_options,
-                                                         **self.options.runner_options})
+            build_agent(doc, self.options.runner_options, seed=self.options.seed)
         except EnvironmentUnavailableError as exc:
             log.info("scheduler: %s left out: %s", doc.name, exc.message)
             return False
@@ -142,15 +132,6 @@ class ColaTeam:
         return self.plan_sampling.calls + self.review_sampling.calls
 
     # -- bookkeeping ------------------------------------------------------------------
-    @contextmanager
-    def _usage(self) -> Iterator[None]:
-        t_in, t_out = int(getattr(self.llm, "tokens_in", 0) or 0), int(getattr(self.llm, "tokens_out", 0) or 0)
-        try:
-            yield
-        finally:
-            self.tokens_in += int(getattr(self.llm, "tokens_in", 0) or 0) - t_in
-            self.tokens_out += int(getattr(self.llm, "tokens_out", 0) or 0) - t_out
-
     def _say(self, role: str, text: str, at: int, **extras: Any) -> dict[str, Any]:
         """A role message for the trajectory, also remembered in the short-term dialogue (as said at step ``at``)."""
         self.dialogue.add(role, text, at)
@@ -209,9 +190,8 @@ class ColaTeam:
         recalled = self.memory.recall(self.task.instruction, exclude=[self.task.id])
         memory_text = "\n".join(f"- ({'succeeded' if r.entry.success else 'failed'}) {r.entry.text()}" for r in recalled) or "(none)"
         seen = [m.as_dict() for m in self.dialogue.recent()]  # the short-term memory the planner is shown
-        with self._usage():
-            plan = self.planner.plan(self.task.instruction, observation=_listing(self.opened.root),
-                                     memory=memory_text, dialogue=self.dialogue.render())
+        plan = self.planner.plan(self.task.instruction, observation=_listing(self.opened.root),
+                                 memory=memory_text, dialogue=self.dialogue.render())
         self.subtasks, self.plan_fallback = plan.subtasks, plan.fallback
         recalled_text = "".join(f"\n- {r.entry.task_id} ({r.score:.2f}): {r.entry.summary}" for r in recalled)
         roles = [self._say("memory", f"{len(recalled)} similar past task(s){recalled_text}", -1,
@@ -243,9 +223,7 @@ class ColaTeam:
                 if old.trajectory and Path(old.trajectory).name == folder.name:
                     old.trajectory = str(Path(old.trajectory).with_name(f"{folder.name}-try{n}").as_posix())
         try:
-            outcome = run_step(PlanStep(agent, refined), index=i, task=self.task, pool=self.pool, llm=self.llm,
-                               opened=self.opened, hub=self.hub, out_dir=self.episode_dir, options=self.options,
-                               deadline=self.deadline, run_dir=self.run_dir,
+            outcome = run_step(PlanStep(agent, refined), index=i, job=self.job, opened=self.opened, hub=self.hub,
                                recorder_extra={"team": "cola", "attempt": len(self.attempts) + 1})
         except EnvironmentUnavailableError as exc:  # this agent cannot run here (a resource it needs): an error step
             outcome = StepOutcome(index=i, agent=agent, subtask=subtask, status="error", error=" ".join(exc.message.split()),
@@ -259,8 +237,7 @@ class ColaTeam:
         view = StepView(task=self.task.instruction, subtask=subtask, agent=agent, status=outcome.status, changes=changes,
                         output=self._output(outcome), error=outcome.error)
         seen = [m.as_dict() for m in self.dialogue.recent()]  # the short-term memory the reviewer is shown
-        with self._usage():
-            review = self.reviewer.review(view, root=self.opened.root, dialogue=self.dialogue.render())
+        review = self.reviewer.review(view, root=self.opened.root, dialogue=self.dialogue.render())
         self.counters.reviews += 1
         reviewer_reply = review.attempts[-1].reply if review.attempts else ""
         self._record([self._say("decision", f"{agent} ({outcome.status}): {outcome.summary}", i, agent=agent),

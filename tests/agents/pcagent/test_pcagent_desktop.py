@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agentlab.agents.base import Solo
 from agentlab.agents.base import AgentResult
 from agentlab.agents.pcagent.runner import PCAgent
 from agentlab.envs.desktop import DesktopEnv
@@ -38,7 +39,7 @@ AS_INTENDED = "Verdict: as intended\nReason: the screen changed as the action me
 def _run(llm: Any, doc: AgentDocument, env: DesktopEnv, instruction: str, folder: Path,
          max_steps: int = 8, **options: object) -> tuple[AgentResult, Trajectory]:
     rec = TrajectoryRecorder(folder, task=instruction, env="desktop", agent=doc.name)
-    res = PCAgent(llm, doc, options).run(env, instruction, rec, max_steps)
+    res = Solo(PCAgent(doc, options), llm).run(env, instruction, rec, max_steps)
     return res, load_trajectory(folder)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlab.agents.base import Solo
 from agentlab.agents.pcagent.runner import PCAgent
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm.base import Capabilities
@@ -21,7 +22,7 @@ def test_no_usable_plan_falls_back_to_one_subtask_and_unusable_decisions_fail_th
     llm = role_scripted(manager=["I will press the button.", "Sure!", "{}"],
                         decision=["Thought: hmm", "Action: click(99)", "Action: subtask_done(name=Ada)"])
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.", env="desktop", agent=pc_doc.name)
-    res = PCAgent(llm, pc_doc, {"ocr": False}).run(env, "Press Add one.", rec, 5)
+    res = Solo(PCAgent(pc_doc, {"ocr": False}), llm).run(env, "Press Add one.", rec, 5)
     assert (res.status, res.steps, res.subtasks, res.subtasks_done, res.llm_calls) == ("failed", 0, 1, 0, 6)
     assert res.error is not None and "3 unusable replies in a row" in res.error and "quoted value" in res.error
     assert "no numbered subtasks" in llm.asked("manager")[1]  # the problem was fed back
@@ -54,7 +55,7 @@ def test_screenshots_go_only_to_a_backend_that_takes_images(
         llm = cls(**script())
         env = DesktopEnv(display=xdisplay, app="demo_gtk")
         rec = TrajectoryRecorder(tmp_path / cls.__name__, task="Press Add one.", env="desktop", agent=pc_doc.name)
-        res = PCAgent(llm, pc_doc, {"manager": False, "ocr": False}).run(env, "Press Add one.", rec, 3)
+        res = Solo(PCAgent(pc_doc, {"manager": False, "ocr": False}), llm).run(env, "Press Add one.", rec, 3)
         assert res.status == "done", res.error
         seen = {role: len(msgs[-1].images) for role, msgs in llm.calls}
         assert seen == expect

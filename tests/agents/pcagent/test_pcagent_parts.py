@@ -73,12 +73,12 @@ def test_reflection_and_progress_replies() -> None:
 def test_options_are_checked_and_name_the_document(pc_doc, tmp_path) -> None:
     cls = agent_class("pcagent")
     assert cls.env_kind == "desktop"
-    agent = cls(RoleAsker, pc_doc, {"seed": 3, "reflection": False, "manager": False, "ocr": False})  # type: ignore[arg-type]
+    agent = cls(pc_doc, {"seed": 3, "reflection": False, "manager": False, "ocr": False})
     assert (agent.config.seed, agent.config.reflection, agent.config.manager, agent.config.ocr) == (3, False, False, False)
     with pytest.raises(ConfigError, match=r"PCTestAgent.md: runner_options.reflecton: Extra inputs"):
-        cls(RoleAsker, pc_doc, {"reflecton": False})  # type: ignore[arg-type]
+        cls(pc_doc, {"reflecton": False})
     with pytest.raises(ConfigError, match="runner_options.max_subtasks"):
-        cls(RoleAsker, pc_doc, {"max_subtasks": 0})  # type: ignore[arg-type]
+        cls(pc_doc, {"max_subtasks": 0})
 
 
 def _words(*specs: tuple[str, int, int]) -> list[OcrBox]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentlab.agents.base import Solo
 from agentlab.agents.s2.actions import ClickText, SelectSpan
 from agentlab.agents.s2.asking import Asker
 from agentlab.agents.s2.config import S2Config
@@ -43,7 +44,7 @@ def test_the_manager_replans_after_each_completed_subgoal(xdisplay, demo_app, ne
         s2.act("done()"),
         "DONE",
     ])
-    runner = AgentS2(llm, s2.doc(), {"ocr": False})
+    runner = Solo(AgentS2(s2.doc(), {"ocr": False}), llm)
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one twice.")
     res = runner.run(DesktopEnv(display=xdisplay, app="demo_gtk"), "Press Add one twice.", rec, 10)
     assert res.status == "done", res.error
@@ -80,7 +81,7 @@ def test_without_proactive_planning_the_manager_replans_only_after_a_failure(xdi
         s2.act('click("the Add one button")'),
         s2.act("done()"),
     ])
-    runner = AgentS2(llm, s2.doc(), {"ocr": False, "replan": False})
+    runner = Solo(AgentS2(s2.doc(), {"ocr": False, "replan": False}), llm)
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one twice.")
     res = runner.run(DesktopEnv(display=xdisplay, app="demo_gtk"), "Press Add one twice.", rec, 10)
     assert res.status == "done", res.error
@@ -133,7 +134,7 @@ def test_an_images_backend_gets_the_screenshot_and_places_the_point(xdisplay, de
                       f"({add.center[0]}, {add.center[1]})",  # the vision model's point
                       s2.act("done()"), "DONE"], images=True)
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
-    res = AgentS2(llm, s2.doc(), {}).run(env, "Press Add one.", rec, 5)
+    res = Solo(AgentS2(s2.doc(), {}), llm).run(env, "Press Add one.", rec, 5)
     assert res.status == "done", res.error
     assert demo_app.wait_for("count", 1)["count"] == 1
     assert llm.roles() == ["manager", "worker", "grounding expert", "worker", "manager"]
@@ -151,7 +152,7 @@ def test_an_ablated_expert_is_not_offered_and_is_fed_back_as_unusable(xdisplay, 
     llm = s2.Backend([s2.plan("Press Add one"), s2.act('click_text("Add one")'),
                       s2.act('click("the Add one button")'), s2.act("done()"), "DONE"])
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
-    runner = AgentS2(llm, s2.doc(), {"ocr": False, "experts": ["visual", "structural"]})
+    runner = Solo(AgentS2(s2.doc(), {"ocr": False, "experts": ["visual", "structural"]}), llm)
     res = runner.run(DesktopEnv(display=xdisplay, app="demo_gtk"), "Press Add one.", rec, 5)
     assert res.status == "done", res.error
     first, retry = llm.prompts[1][-1].content, llm.prompts[2][-1].content
@@ -168,7 +169,7 @@ def test_unusable_replies_fail_the_subgoal_and_the_manager_replans(xdisplay, dem
     llm = s2.Backend([s2.plan("Press Add one"), "I am not sure.", 'click("the Frobnicate button")',
                       s2.plan("Press Add one"), s2.act('click("Add one")'), s2.act("done()"), "DONE"])
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
-    res = AgentS2(llm, s2.doc(), {"ocr": False, "max_retries": 1}).run(
+    res = Solo(AgentS2(s2.doc(), {"ocr": False, "max_retries": 1}), llm).run(
         DesktopEnv(display=xdisplay, app="demo_gtk"), "Press Add one.", rec, 5)
     assert res.status == "done", res.error
     assert llm.roles() == ["manager", "worker", "worker", "manager", "worker", "worker", "manager"]
@@ -185,7 +186,7 @@ def test_the_episode_stops_after_max_subgoals(xdisplay, demo_app, needs_a11y, s2
     llm = s2.Backend([s2.plan("Look at the window"), s2.act('fail("nothing to see")'),
                       s2.plan("Look at the window"), s2.act('fail("still nothing")')])
     rec = TrajectoryRecorder(tmp_path / "ep", task="Admire the window.")
-    res = AgentS2(llm, s2.doc(), {"ocr": False, "max_subgoals": 1}).run(
+    res = Solo(AgentS2(s2.doc(), {"ocr": False, "max_subgoals": 1}), llm).run(
         DesktopEnv(display=xdisplay, app="demo_gtk"), "Admire the window.", rec, 5)
     assert res.status == "failed" and "1 subgoals attempted (max_subgoals)" in (res.error or "")
     assert (res.subtasks, res.subtasks_done, res.llm_calls) == (2, 0, 3)
@@ -199,7 +200,7 @@ def test_typing_into_an_element_placed_by_a_vision_model_clicks_it_first(xdispla
     llm = s2.Backend([s2.plan("Enter the name Ana"), s2.act('type("Ana", into="the Name field")'),
                       f"{name.center[0]}, {name.center[1]}", s2.act("done()"), "DONE"], images=True)
     rec = TrajectoryRecorder(tmp_path / "ep", task="Enter the name Ana.")
-    res = AgentS2(llm, s2.doc(), {}).run(env, "Enter the name Ana.", rec, 5)
+    res = Solo(AgentS2(s2.doc(), {}), llm).run(env, "Enter the name Ana.", rec, 5)
     assert res.status == "done", res.error
     assert demo_app.wait_for("name", "Ana")["name"] == "Ana"
     step = load_trajectory(tmp_path / "ep").steps[0]

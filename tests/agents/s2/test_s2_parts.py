@@ -114,12 +114,12 @@ def test_options_are_checked(s2) -> None:
     assert AGENTS["s2"] == "agentlab.agents.s2.runner:AgentS2"
     cls = agent_class("s2")
     assert cls.env_kind == "desktop"
-    runner = cls(s2.Backend([]), s2.doc(), {"replan": False, "experts": ["visual", "textual"], "seed": 3})
+    runner = cls(s2.doc(), {"replan": False, "experts": ["visual", "textual"], "seed": 3})
     assert runner.config.replan is False and runner.config.experts == ["visual", "textual"]
     with pytest.raises(ConfigError, match="runner_options.experts"):
-        cls(s2.Backend([]), s2.doc(), {"experts": ["visual", "smell"]})
+        cls(s2.doc(), {"experts": ["visual", "smell"]})
     with pytest.raises(ConfigError, match="runner_options.replann"):
-        cls(s2.Backend([]), s2.doc(), {"replann": False})
+        cls(s2.doc(), {"replann": False})
 
 
 def test_the_structural_expert_writes_a_closed_file_with_openpyxl(tmp_path) -> None:

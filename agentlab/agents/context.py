@@ -1,0 +1,115 @@
+"""What every agent is handed for one episode: its models (metered, one per role), its recorder,
+its step budget and its deadline.
+
+Why one object: the episode owns the bookkeeping, the agent only decides and acts (AndroidWorld's
+``agent.step`` + ``run_episode``; smolagents' step callbacks). Before this, each runner counted
+its own calls and tokens by probing the backend's counters, opened recorders, and carried the
+step budget and time limit as loose arguments; a runner stopped by the time limit returned
+nothing and its cost was lost. Now every model call goes through a :class:`~agentlab.llm.base.Metered`
+backend owned by the episode, so what an episode spent is known however it ended, and per role
+(``usage_by_role`` in result rows).
+
+Roles: an agent asks ``ctx.llm(role)`` for the model of one of its roles (Agent S2's
+``manager``/``worker``/``grounder``, PC-Agent's ``manager``/``decision``/``reflection``/``progress``,
+COLA's ``planner``/``reviewer``). A role without a model of its own uses the run's default model,
+with a meter of its own, so costs are still told apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab.llm.base import LLMBackend, Metered
+from agentlab.trajectory import TrajectoryRecorder
+
+#: the role an agent without roles speaks as
+DEFAULT_ROLE = "agent"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Model calls and tokens (as the backends report them; 0 where one does not)."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.calls + other.calls, self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out)
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(self.calls - other.calls, self.tokens_in - other.tokens_in, self.tokens_out - other.tokens_out)
+
+    def as_row(self) -> dict[str, int]:
+        return {"llm_calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out}
+
+
+class Models:
+    """The backends of one episode by role, each behind a meter of its own.
+
+    ``default`` serves every role not in ``roles``. The meters live as long as this object, so
+    usage accumulates over the episode; a team reads a step's cost as the difference of two
+    :meth:`total` readings (runs are single-threaded).
+    """
+
+    def __init__(self, default: LLMBackend, roles: Mapping[str, LLMBackend] | None = None) -> None:
+        self.default = default
+        self.roles = dict(roles or {})
+        self._meters: dict[str, Metered] = {}
+
+    def get(self, role: str = DEFAULT_ROLE) -> Metered:
+        """The metered backend of ``role`` (made on first use)."""
+        if role not in self._meters:
+            self._meters[role] = Metered(self.roles.get(role, self.default))
+        return self._meters[role]
+
+    def total(self) -> Usage:
+        out = Usage()
+        for meter in self._meters.values():
+            out += Usage(*meter.spent())
+        return out
+
+    def usage_by_role(self) -> dict[str, dict[str, Any]]:
+        """``{role: {"model_id", "llm_calls", "tokens_in", "tokens_out"}}`` of every role that was asked."""
+        out: dict[str, dict[str, Any]] = {}
+        for role, meter in sorted(self._meters.items()):
+            calls, tin, tout = meter.spent()
+            out[role] = {"model_id": meter.model_id, "llm_calls": calls, "tokens_in": tin, "tokens_out": tout}
+        return out
+
+
+@dataclass
+class RunContext:
+    """One agent's episode (or plan step): models, recorder, step budget, deadline, seed."""
+
+    models: Models
+    recorder: TrajectoryRecorder
+    max_steps: int
+    #: ``time.monotonic()`` after which the env refuses actions (the task's time limit)
+    deadline: float = math.inf
+    seed: int = 0
+    #: what the run adds to every record's ``meta.json`` extras (task id, runner, plan step)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def llm(self, role: str = DEFAULT_ROLE) -> LLMBackend:
+        """The metered model of ``role``."""
+        return self.models.get(role)
+
+    def usage(self) -> Usage:
+        return self.models.total()
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def actions_recorded(self) -> int:
+        """Steps the recorder holds with an action: the steps of a run stopped from outside."""
+        return sum(1 for s in self.recorder.steps if s.action is not None)
+
+    def with_recorder(self, recorder: TrajectoryRecorder, **changes: Any) -> RunContext:
+        """The same models, budget and deadline, recording into ``recorder`` (a plan step's folder)."""
+        return dataclasses.replace(self, recorder=recorder, **changes)

@@ -1,0 +1,104 @@
+"""The ``single`` team: one agent carries the whole task out (the routed one, or ``--agent``).
+
+The agent is chosen before anything opens (routing may fail: a ``no_agent`` row), its env is the
+one *it* acts in (a CLI agent gets a workspace over a desktop task's files, as the paper's CLI
+agents edit files directly), and its trajectory is the episode folder itself. An agent that
+cannot act on the task's env (a GUI agent given a workspace task) is the router's mistake: a
+``wrong_env`` row, nothing opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from agentlab.agents.base import CAN_ACT, Agent, build_agent, run_agent
+from agentlab.envs.task_env import TaskEnv
+from agentlab.errors import AgentlabError, HarnessError
+from agentlab.eval.evaluators import EvalResult
+from agentlab.teams.base import Job, Opening
+from agentlab.trajectory import TrajectoryRecorder
+
+log = logging.getLogger(__name__)
+
+#: where ground-truth routing looks when a task's domain has no agent of the needed interface
+GENERAL_DOMAIN = "general"
+#: the same for phone tasks: the general phone agent's domain (AppAgent)
+PHONE_DOMAIN = "mobile"
+
+
+class NoAgentChosen(AgentlabError):
+    """The router gave no agent for the task (e.g. the ICL router's generation named none): the
+    routing failed, so the task fails -- not a harness error."""
+
+
+def gt_agent(task: Any, pool: Any) -> str:
+    """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
+    (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
+    domain without a CLI agent, such as chrome, goes to CoderAgent); a phone task goes to the
+    mobile GUI agent of its domain, else to the general phone agent (domain ``mobile``:
+    AppAgent); ties go to the first name."""
+    if task.agent is not None:
+        return str(task.agent)
+    interface = "CLI" if task.env == "workspace" else "GUI"
+    fallback = PHONE_DOMAIN if task.env == "phone" else GENERAL_DOMAIN
+    for domain in (task.domain, fallback):
+        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
+                       and (task.env != "phone" or a.platform == "mobile"))
+        if names:
+            if domain != task.domain:
+                log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",
+                         task.id, interface, task.domain, names[0], domain)
+            return names[0]
+    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{fallback}') in the pool for "
+                      "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
+
+
+class SingleAgent:
+    """One agent on the whole task; the episode folder is its trajectory."""
+
+    settings_field: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self.agent: Agent | None = None
+        self.recorder: TrajectoryRecorder | None = None
+        self.error: str | None = None
+
+    def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None:
+        task = job.task
+        try:
+            name = job.agent or (job.route(task) if job.route is not None else gt_agent(task, job.pool))
+        except NoAgentChosen as exc:
+            row.update(status="no_agent", agent_error=" ".join(exc.message.split()))
+            return None
+        doc = job.pool.get(name)
+        self.agent = build_agent(doc, job.options.runner_options, seed=job.options.seed)
+        row["agents"] = [name]
+        self.recorder = TrajectoryRecorder(job.folder, task=task.instruction, env=self.agent.env_kind, agent=name,
+                                           model_id=row["model_id"], extra={"task_id": task.id, "runner": doc.runner})
+        if task.env not in CAN_ACT.get(self.agent.env_kind, frozenset()):
+            row.update(status="wrong_env", agent_error=f"{name} acts on a {self.agent.env_kind}; this task needs a {task.env}")
+            self.recorder.finish("wrong_env", error=row["agent_error"], score=0.0, success=False)
+            self.recorder = None
+            return None
+        # a runner may need more of its env than the run gives (a search endpoint, a Drive folder)
+        env_options = getattr(self.agent, "env_options", None)
+        return Opening(self.agent.env_kind, env_options(job.options.envs) if env_options else job.options.envs)
+
+    def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None:
+        assert self.agent is not None and self.recorder is not None
+        res = run_agent(self.agent, opened.env, job.task.instruction, job.context(self.recorder))
+        row.update(status=res.status, steps=res.steps, agent_error=res.error)
+        if res.subtasks is not None:  # hierarchical runners (Agent S2, PC-Agent) report their subtasks
+            row.update(subtasks=res.subtasks, subtasks_done=res.subtasks_done)
+
+    def judged(self, job: Job, verdict: EvalResult) -> None:
+        """Nothing to learn from the verdict."""
+
+    def close(self, job: Job, row: dict[str, Any]) -> None:
+        if self.recorder is None:
+            return
+        if row.get("error"):
+            self.recorder.finish("error", error=row["error"])
+        else:
+            self.recorder.finish(row["status"], error=row.get("agent_error"), score=row["score"], success=row["success"])
