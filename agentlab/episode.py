@@ -48,6 +48,7 @@ from agentlab.eval.exec_tasks import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
+from agentlab.metaagent.router import DEFAULT_ROUTER, ROUTERS, Router, build_router
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.parallel import Scale, WorkerRecipe, map_unordered
 from agentlab.pool.store import AgentPool
@@ -74,7 +75,7 @@ TIMING_FIELDS = frozenset({"seconds", "setup_s", "evaluate_s"})
 class ExecOptions:
     """How each task of a suite is run (recorded in every row)."""
 
-    router: str = "gt"
+    router: str = DEFAULT_ROUTER
     max_steps: int = 10
     time_limit_s: float = 600.0
     seed: int = 0
@@ -94,23 +95,29 @@ class ExecOptions:
     cola: ColaOptions = field(default_factory=ColaOptions)
 
 
-def router_route(kind: str, pool: AgentPool, tokens: Path | None = None, llm: LLMConfig | None = None) -> RouteFn:
-    """A route function for a trained or fitted router, built as ``agentlab route`` builds it:
-    AgentToken and the hybrid (or any router given ``tokens``) loaded from its checkpoint (default
-    ``data/tokens``), the other baselines fitted on the pool's seed demonstrations. ``llm``: the
-    router's own model (an endpoint apart from the agents'; None: ``AGENTLAB_LLM_*``)."""
-    from agentlab.metaagent.router import build_router
+class RouterRoute:
+    """A route function over a built router: the agent its ``route_task`` chooses for a task file
+    (none chosen: :class:`NoAgentChosen`, the task fails). Carries whether a gold plan runs under it."""
 
-    router = build_router(kind, pool, tokens, llm=llm)
+    def __init__(self, router: Router, kind: str) -> None:
+        self.router, self.kind = router, kind
+        self.follows_gold_plans = router.follows_gold_plans
 
-    def route(task: ExecTask) -> str:
-        decided = router.route([task.instruction])[0]
+    def __call__(self, task: ExecTask) -> str:
+        decided = self.router.route_task(task)
         if decided.agent is None:
             why = f": {' '.join(decided.error.split())}" if decided.error else ""
-            raise NoAgentChosen(f"router '{kind}' chose no agent{why}", where=task.source or task.id)
+            raise NoAgentChosen(f"router '{self.kind}' chose no agent{why}", where=task.source or task.id)
         return decided.agent
 
-    return route
+
+def router_route(kind: str, pool: AgentPool, tokens: Path | None = None, llm: LLMConfig | None = None) -> RouteFn:
+    """A route function for any router of :data:`~agentlab.metaagent.router.ROUTERS`, built as
+    ``agentlab route`` builds it: AgentToken and the hybrid (or any router given ``tokens``) loaded
+    from its checkpoint (default ``data/tokens``), the other baselines fitted on the pool's seed
+    demonstrations, ground truth as it is. ``llm``: the router's own model (an endpoint apart from
+    the agents'; None: ``AGENTLAB_LLM_*``)."""
+    return RouterRoute(build_router(kind, pool, tokens, llm=llm), kind)
 
 
 def router_identity(kind: str, tokens: Path | None = None) -> dict[str, Any]:
@@ -118,12 +125,12 @@ def router_identity(kind: str, tokens: Path | None = None) -> dict[str, Any]:
     :func:`router_route` loads (AgentToken, or any router given ``tokens``) with its hash, the
     training data a fitted baseline reads (``data/demos``), nothing more for ground truth."""
     from agentlab.metaagent.data import default_demos_path, holds_dataset
-    from agentlab.metaagent.router import CHECKPOINT_ROUTERS
     from agentlab.paths import data_dir
 
-    if kind == "gt":
+    entry = ROUTERS.get(kind)
+    if entry is None or entry.state == "none":  # ground truth, or a label ("forced")
         return checkpoint_identity(kind, None)
-    if kind in CHECKPOINT_ROUTERS or tokens is not None:
+    if entry.state == "checkpoint" or tokens is not None:
         return checkpoint_identity(kind, tokens or data_dir() / "tokens")
     demos = default_demos_path()
     return checkpoint_identity(kind, demos if holds_dataset(demos) else None)
@@ -202,7 +209,7 @@ def run_task(
         llm = ReplyCap(llm, options.max_new_tokens)
         roles = {r: ReplyCap(b, options.max_new_tokens) for r, b in (roles or {}).items()}
     models = Models(llm, roles)
-    name = team_name(task, options, team=options.team, agent=agent, route=route, planner=planner, router=options.router)
+    name = team_name(task, options, agent=agent, route=route, planner=planner)
     job = Job(task=task, pool=pool, models=models, options=replace(options, seed=seed), folder=folder, run_dir=out_dir,
               deadline=t0 + options.time_limit_s, agent=agent, route=route, planner=planner, ask=ask)
     team = team_class(name, where=task.source or task.id)()

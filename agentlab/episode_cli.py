@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from agentlab.episode import check_out_dir
+from agentlab.metaagent.router import DEFAULT_ROUTER, ROUTERS
+from agentlab.teams.base import TEAMS
+
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.teams.cola.interaction import Ask
     from agentlab.teams.cola.options import ColaOptions
 
-_ROUTERS = ("gt", "agenttoken", "hybrid", "embedding", "icl", "lora", "prompt")
 
 
 def _load_tasks(path: Path):
@@ -67,18 +70,19 @@ def _sandbox_mode(requested: str | None, *, endpoint: bool) -> str:
 
 def _team_setup(team: str | None, interaction: str, answers: Path | None,
                 items: list[str]) -> tuple[ColaOptions, Ask | None]:
-    """The COLA settings and the person's callback for ``--team cola`` (scripted answers from
-    ``--answers``, else the terminal); flags for a team given without ``--team`` are an error."""
+    """The team's settings and the person's callback (scripted answers from ``--answers``, else the
+    terminal). ``--team`` names a team of :data:`~agentlab.teams.base.TEAMS`; the interaction flags
+    fill the settings of a team that has them (COLA's) and are an error for any other."""
     from agentlab.errors import ConfigError
+    from agentlab.teams.base import team_class
     from agentlab.teams.cola.interaction import MODES, ScriptedAnswers, terminal_ask
     from agentlab.teams.cola.options import ColaOptions
 
-    if team is None:
+    field = team_class(team).settings_field if team is not None else None
+    if field != "cola":
         if interaction != "automatic" or answers is not None or items:
-            raise ConfigError("--interaction, --answers and --cola-option need --team cola")
+            raise ConfigError("--interaction, --answers and --cola-option set a COLA team's settings; they need --team cola")
         return ColaOptions(), None
-    if team != "cola":
-        raise ConfigError(f"--team must be cola, not '{team}'")
     if interaction not in MODES:
         raise ConfigError(f"--interaction must be one of {', '.join(MODES)}, not '{interaction}'")
     try:
@@ -93,7 +97,7 @@ def _team_setup(team: str | None, interaction: str, answers: Path | None,
 def exec_tasks(
     tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
-    router: str = typer.Option("gt", "--router", help="gt | agenttoken | hybrid | embedding | icl | lora | prompt"),
+    router: str = typer.Option(DEFAULT_ROUTER, "--router", help=f"{' | '.join(ROUTERS)} (gt: each task's gold agent, or gold plan)"),
     agent: str | None = typer.Option(None, "--agent", help="Force this pool agent for every task."),
     llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
@@ -117,7 +121,7 @@ def exec_tasks(
     max_plan_steps: int = typer.Option(3, "--max-plan-steps", min=1, help="Manager mode: at most this many plan steps."),
     min_plan_steps: int = typer.Option(1, "--min-plan-steps", min=1, help="Constrained manager: at least this many plan steps."),
     copy_task_words: bool = typer.Option(False, "--copy-task-words", help="Constrained manager: subtasks only use the task's own words."),
-    team: str | None = typer.Option(None, "--team", help="A team carries every task out: cola (planner, scheduler, decision agents, reviewer; docs/agents/cola.md)."),
+    team: str | None = typer.Option(None, "--team", help=f"A team carries every task out: {' | '.join(TEAMS)} (cola: planner, scheduler, decision agents, reviewer; docs/agents/cola.md)."),
     interaction: str = typer.Option("automatic", "--interaction", help="--team cola: automatic | passive (ask when unsure, failed or an error) | active (confirm every step)."),
     answers: Path | None = typer.Option(None, "--answers", help="--team cola: the person's answers in advance, one per line (yes | no | stop | retry[: text] | reassign AGENT | backtrack K[: text]); without it the terminal asks."),
     cola_option: list[str] = typer.Option([], "--cola-option", help="--team cola: KEY=VALUE of the team's settings (repeat; VALUE is YAML), e.g. --cola-option max_retries=2 --cola-option review=checks."),
@@ -128,20 +132,19 @@ def exec_tasks(
     sandbox: str | None = typer.Option(None, "--sandbox", help="How workspace programs are isolated: bwrap (required: refuse to run without bubblewrap) | auto (bubblewrap when it works here) | none. Default: bwrap when a model endpoint is configured, else auto."),
 ) -> None:
     """Run tasks end to end: route, act in a sandboxed workspace, evaluate; print ExecutionAcc."""
+    from agentlab.envs.phone_task import parse_device
     from agentlab.envs.task_env import TaskEnvOptions
     from agentlab.envs.workspace import WorkspaceConfig
-    from agentlab.episode import ExecOptions, check_out_dir, router_identity, router_route, run_suite, suite_manifest
-    from agentlab.episode_worker import EpisodeRecipe, per_worker
+    from agentlab.episode import ExecOptions
+    from agentlab.episode_worker import EpisodeRecipe, RunSpec, execute, per_worker
     from agentlab.errors import ConfigError
-    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm import LLMConfig
+    from agentlab.metaagent.router import check_router
     from agentlab.parallel import Scale
     from agentlab.pool import AgentPool
-    from agentlab.metaagent.router import build_router
-    from agentlab.teams.planning import MANAGERS, ManagerOptions, router_planner
+    from agentlab.teams.planning import MANAGERS, ManagerOptions
 
-    if router not in _ROUTERS:
-        raise ConfigError(f"--router must be one of {', '.join(_ROUTERS)}, not '{router}'")
-    resume = resume or force_resume
+    check_router(router)
     if mode not in ("single", "manager"):
         raise ConfigError(f"--mode must be single or manager, not '{mode}'")
     if manager not in MANAGERS:
@@ -149,18 +152,15 @@ def exec_tasks(
     if tasks.is_dir() and out.resolve() == tasks.resolve():
         raise ConfigError("--out is the task folder: its results.jsonl and manifest.json would be read as task "
                           "files; choose another --out", where=out)
-    check_out_dir(out, resume)  # before anything slow: nothing is touched on this error
+    check_out_dir(out, resume or force_resume)  # before anything slow: nothing is touched on this error
     scale = Scale(workers=workers, address=ray_address, cpus_per_worker=cpus_per_worker)
     displays = per_worker(display, workers, "--display")  # a named screen or phone is not shared by workers
     devices = per_worker(device, workers, "--device", shareable=frozenset({"fake"}))
     for serial in devices:  # a malformed --device is one line now, not a harness error per phone task
-        from agentlab.envs.phone_task import parse_device
-
         parse_device(serial)
-    overrides = parse_runner_options(runner_option)
     cola, ask = _team_setup(team, interaction, answers, cola_option)
     if team is not None and mode != "single":
-        raise ConfigError("--team cola writes its own plan; drop --mode manager")
+        raise ConfigError(f"--team {team} writes its own plan; drop --mode manager")
     items = _load_tasks(tasks)
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
@@ -169,35 +169,18 @@ def exec_tasks(
     # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice
     router_cfg = LLMConfig.from_yaml(router_llm_config) if router_llm_config else LLMConfig.from_env()
     isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind))
-    if scale.distributed and (mode == "manager" or (team is not None and interaction != "automatic")):
-        raise ConfigError("--workers/--ray-address run single-agent tasks, gold plans and automatic teams; manager mode "
-                          "and a team that asks a person run serially (leave --workers out)")
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,
-                          max_new_tokens=max_new_tokens, runner_options=overrides,
+                          max_new_tokens=max_new_tokens, runner_options=parse_runner_options(runner_option),
                           envs=TaskEnvOptions(display=displays[0] if displays else None,
                                               device=devices[0] if devices else device,
                                               workspace=WorkspaceConfig(sandbox=isolation)),
                           mode=mode, team=team, cola=cola)  # type: ignore[arg-type]
+    manager_options = ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
+                                     max_steps=max_plan_steps, min_steps=min_plan_steps, copy_task_words=copy_task_words)
     recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
-                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices) if scale.distributed else None
-    llm = load_backend(llm_cfg)
-    # serial: the router and manager load here; parallel: each worker builds its own from the recipe
-    route = planner = None
-    if recipe is not None:
-        pass  # each worker builds its own router
-    elif mode == "manager" and agent is None and router != "gt":  # router gt in manager mode: the gold plans
-        planner = router_planner(build_router(router, pool, tokens, llm=router_cfg),
-                                 llm if router_llm_config is None else load_backend(router_cfg),
-                                 ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
-                                                max_steps=max_plan_steps, min_steps=min_plan_steps,
-                                                copy_task_words=copy_task_words))
-    elif agent is None and router != "gt":
-        route = router_route(router, pool, tokens, router_cfg)
-    manifest = suite_manifest(items, pool=pool, llm=llm, options=options, agent=agent,
-                              router=None if agent is not None else router_identity(router, tokens))
-    summary = run_suite(items, pool=pool, llm=llm, out_dir=out, options=options, route=route, agent=agent,
-                        resume=resume, limit=limit, retry_errors=retry_errors, manifest=manifest, force_resume=force_resume,
-                        planner=planner, ask=ask, scale=scale, recipe=recipe)
+                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options)
+    spec = RunSpec(recipe, scale=scale, resume=resume, force_resume=force_resume, retry_errors=retry_errors, limit=limit)
+    summary = execute(spec, items, ask=ask, pool=pool)
     for domain, (acc, n) in summary.by_domain().items():
         typer.echo(f"{domain}: ExecutionAcc={acc:.3f} (n={n})")
     if seeds > 1 and summary.rows:

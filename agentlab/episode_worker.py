@@ -1,10 +1,12 @@
-"""What each worker of a parallel ``agentlab exec`` builds for itself, and which screen or phone it owns.
+"""The recipe every worker of an ``agentlab exec`` run builds its episodes from, serial or on Ray,
+and which screen or phone each worker owns.
 
 A Ray worker is a fresh process: a loaded model cannot (and should not) be shipped to it. An
 :class:`EpisodeRecipe` is the picklable description instead (LLM configs, the pool folder, the
-router kind, the run's options); called with the worker's index inside the worker it loads that
-worker's own backend, pool and router and returns the function :func:`agentlab.parallel.map_unordered`
-applies to each task. Isolation: every task already gets its own episode folder and workspace, and
+router kind, the manager's settings, the run's options); :meth:`EpisodeRecipe.build` loads a
+worker's own backend, pool, router and manager, and calling the recipe with a worker's index
+returns the function :func:`agentlab.parallel.map_unordered` applies to each task. The serial
+loop builds worker 0 from the same recipe (:func:`agentlab.run_spec.execute`). Isolation: every task already gets its own episode folder and workspace, and
 a desktop task its own private Xvfb unless ``--display`` names one; a named display or a real
 phone serial cannot be shared by two workers, so they are given one per worker
 (``--display :1,:2``, ``--device emulator-5554,emulator-5556``) and worker ``i`` takes entry ``i``.
@@ -13,14 +15,32 @@ phone serial cannot be shared by two workers, so they are given one per worker
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentlab.episode import ExecOptions, WorkItem, router_route, run_item
+from agentlab.episode import (
+    ExecOptions,
+    SuiteSummary,
+    WorkItem,
+    check_out_dir,
+    router_identity,
+    router_route,
+    run_item,
+    run_suite,
+    suite_manifest,
+)
+from agentlab.eval.exec_tasks import ExecTask
+from agentlab.parallel import Scale
+from agentlab.teams.cola.interaction import Ask
 from agentlab.errors import ConfigError
+from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
+from agentlab.metaagent.router import DEFAULT_ROUTER
+from agentlab.pool.store import AgentPool
+from agentlab.teams.base import PlanFn, RouteFn
+from agentlab.teams.planning import ManagerOptions
 
 
 def per_worker(value: str | None, workers: int, flag: str, *, shareable: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -41,9 +61,20 @@ def per_worker(value: str | None, workers: int, flag: str, *, shareable: frozens
     return entries
 
 
+@dataclass
+class Worker:
+    """What a worker runs episodes with: its pool, the agents' model, the router, the manager."""
+
+    pool: AgentPool
+    llm: LLMBackend
+    route: RouteFn | None
+    planner: PlanFn | None
+
+
 @dataclass(frozen=True)
 class EpisodeRecipe:
-    """Builds one worker of a parallel suite: its own agents' model, pool and router (picklable)."""
+    """The one recipe of a run's episodes (picklable): the serial loop builds worker 0 from it, each
+    Ray worker its own -- its own agents' model, pool, router and manager, never shipped loaded."""
 
     out_dir: Path
     options: ExecOptions
@@ -51,7 +82,7 @@ class EpisodeRecipe:
     llm: LLMConfig
     #: the router's / manager's model (None: ``AGENTLAB_LLM_*``, as ``agentlab route``)
     router_llm: LLMConfig | None = None
-    router: str = "gt"
+    router: str = DEFAULT_ROUTER
     tokens: Path | None = None
     agent: str | None = None
     agents_dir: Path | None = None
@@ -59,6 +90,8 @@ class EpisodeRecipe:
     displays: tuple[str, ...] = ()
     #: one phone serial per worker (``()``: the options' device)
     devices: tuple[str, ...] = ()
+    #: manager mode: how the manager writes plans (None: the options' mode decides nothing more)
+    manager: ManagerOptions | None = None
 
     def options_for(self, index: int) -> ExecOptions:
         """The run's options with worker ``index``'s own display and device."""
@@ -69,13 +102,73 @@ class EpisodeRecipe:
             envs = replace(envs, device=self.devices[index % len(self.devices)])
         return replace(self.options, envs=envs)
 
-    def __call__(self, index: int) -> Callable[[WorkItem], dict[str, Any]]:
+    def build(self, *, llm: LLMBackend | None = None, pool: AgentPool | None = None) -> Worker:
+        """The worker's pool, model, router and manager (``llm``/``pool``: already loaded ones to reuse)."""
         from agentlab.llm import load_backend
-        from agentlab.pool import AgentPool
+        from agentlab.metaagent.router import ROUTERS, build_router
+        from agentlab.teams.planning import router_planner
 
-        pool = AgentPool.from_dir(self.agents_dir)
-        route = None if self.agent is not None or self.router == "gt" else router_route(
-            self.router, pool, self.tokens, self.router_llm)
-        llm = load_backend(self.llm)
-        return partial(run_item, pool=pool, llm=llm, out_dir=self.out_dir, options=self.options_for(index),
-                       route=route, agent=self.agent)
+        pool = pool or AgentPool.from_dir(self.agents_dir)
+        llm = llm or load_backend(self.llm)
+        route: RouteFn | None = None
+        planner: PlanFn | None = None
+        if self.agent is None and self.options.mode == "manager":
+            if ROUTERS[self.router].state != "none":  # a ranking to plan over (ground truth: the tasks' gold plans)
+                manager_llm = llm if self.router_llm is None else load_backend(self.router_llm)
+                planner = router_planner(build_router(self.router, pool, self.tokens, llm=self.router_llm),
+                                         manager_llm, self.manager or ManagerOptions())
+        elif self.agent is None:
+            route = router_route(self.router, pool, self.tokens, self.router_llm)
+        return Worker(pool, llm, route, planner)
+
+    def __call__(self, index: int) -> Callable[[WorkItem], dict[str, Any]]:
+        w = self.build()
+        return partial(run_item, pool=w.pool, llm=w.llm, out_dir=self.out_dir, options=self.options_for(index),
+                       route=w.route, agent=self.agent, planner=w.planner)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of ``agentlab exec``: what its flags fill, nothing loaded yet.
+
+    The recipe says how every episode is built; the rest says how the suite goes (workers, resume).
+    :func:`execute` is the library's one way to carry a run out: it loads worker 0 from the recipe
+    for a serial run (Ray workers build their own), writes or checks ``manifest.json`` and runs the
+    suite, so every caller -- the CLI, studies, benchmarks -- gets the same run folder.
+    """
+
+    recipe: EpisodeRecipe
+    scale: Scale = field(default_factory=Scale)
+    resume: bool = False
+    force_resume: bool = False
+    retry_errors: bool = False
+    #: run at most this many new episodes (the rest stay for a resumed run)
+    limit: int | None = None
+
+    @property
+    def out(self) -> Path:
+        return self.recipe.out_dir
+
+
+def execute(spec: RunSpec, tasks: list[ExecTask], *, ask: Ask | None = None, progress: bool = True,
+            llm: LLMBackend | None = None, pool: AgentPool | None = None) -> SuiteSummary:
+    """Carry ``spec`` out on ``tasks``: the manifest (refusing a resume that differs), then every
+    (task, seed) not yet in ``results.jsonl``. ``ask``: how a team asks a person (serial runs only);
+    ``llm``/``pool``: already loaded ones to reuse (a notebook's backbone)."""
+    recipe = spec.recipe
+    resume = spec.resume or spec.force_resume
+    check_out_dir(recipe.out_dir, resume)  # before anything slow: nothing is touched on this error
+    if spec.scale.distributed and ask is not None:
+        raise ConfigError("--workers/--ray-address run without a person to ask: a team that asks runs serially "
+                          "(leave --workers out, or use --interaction automatic)")
+    worker = recipe.build(llm=llm, pool=pool) if not spec.scale.distributed else None
+    if worker is None:  # the driver still needs the pool and the agents' model for the manifest
+        from agentlab.llm import load_backend
+
+        worker = Worker(pool or AgentPool.from_dir(recipe.agents_dir), llm or load_backend(recipe.llm), None, None)
+    manifest = suite_manifest(tasks, pool=worker.pool, llm=worker.llm, options=recipe.options, agent=recipe.agent,
+                              router=None if recipe.agent is not None else router_identity(recipe.router, recipe.tokens))
+    return run_suite(tasks, pool=worker.pool, llm=worker.llm, out_dir=recipe.out_dir, options=recipe.options_for(0),
+                     route=worker.route, agent=recipe.agent, planner=worker.planner, ask=ask, resume=resume,
+                     limit=spec.limit, retry_errors=spec.retry_errors, manifest=manifest, force_resume=spec.force_resume,
+                     progress=progress, scale=spec.scale, recipe=recipe if spec.scale.distributed else None)

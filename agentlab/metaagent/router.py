@@ -16,7 +16,8 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -72,6 +73,8 @@ class Router(ABC):
     name: ClassVar[str]
     #: In manager mode, put every document into the prompt instead of the top-K (ICL baseline).
     manager_uses_all_documents: ClassVar[bool] = False
+    #: A task with a gold plan runs that plan under this router (ground truth); others route the task.
+    follows_gold_plans: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -106,6 +109,11 @@ class Router(ABC):
         """Top-1 of :meth:`rank` for each task."""
         return [RouteResult(agent=r[0][0] if r else None, ranking=r) for r in self.rank(tasks, states)]
 
+    def route_task(self, task: Any) -> RouteResult:
+        """The agent for one task file (an :class:`~agentlab.eval.exec_tasks.ExecTask`): by its
+        instruction, for every router that reads text; ground truth reads the file's fields."""
+        return self.route([task.instruction])[0]
+
     def plan(
         self,
         tasks: list[str],
@@ -139,25 +147,55 @@ class Router(ABC):
         raise NotImplementedError(f"the {cls.name} router has no trained state to load")
 
 
-#: Router kinds and where their classes live (imported lazily: baselines pull in peft etc.).
-ROUTERS: dict[str, str] = {
-    "agenttoken": "agentlab.metaagent.agenttoken:AgentTokenRouter",
-    "icl": "agentlab.metaagent.baselines.icl:ICLRouter",
-    "lora": "agentlab.metaagent.baselines.lora:LoRARouter",
-    "prompt": "agentlab.metaagent.baselines.prompt_tuning:PromptTuningRouter",
-    "embedding": "agentlab.metaagent.baselines.embedding:EmbeddingRouter",
-    "hybrid": "agentlab.metaagent.hybrid:HybridRouter",
-}
+@dataclass(frozen=True)
+class RouterEntry:
+    """One router kind of :data:`ROUTERS`: where its class lives (imported lazily: baselines pull in
+    peft etc.) and what a caller must know before building it, so no list elsewhere repeats it."""
 
+    target: str  #: "module:Class"
+    #: where its trained state comes from: an AgentToken ``checkpoint`` (loaded, never refitted, by the
+    #: CLIs), ``fitted`` on demonstrations when built, or ``none`` (ground truth)
+    state: Literal["checkpoint", "fitted", "none"] = "fitted"
+    #: generates text for each task (costly: studies give it fewer tasks)
+    decodes: bool = False
+    #: trains an adapter on the language model (LoRA, prompt tuning: fewer examples, epochs)
+    adapts_lm: bool = False
+
+
+#: Router kinds: the only list of them (the CLIs, studies and benchmarks derive theirs from it).
+ROUTERS: dict[str, RouterEntry] = {
+    "gt": RouterEntry("agentlab.metaagent.ground_truth:GroundTruthRouter", state="none"),
+    "agenttoken": RouterEntry("agentlab.metaagent.agenttoken:AgentTokenRouter", state="checkpoint"),
+    "hybrid": RouterEntry("agentlab.metaagent.hybrid:HybridRouter", state="checkpoint"),
+    "embedding": RouterEntry("agentlab.metaagent.baselines.embedding:EmbeddingRouter"),
+    "icl": RouterEntry("agentlab.metaagent.baselines.icl:ICLRouter", decodes=True),
+    "lora": RouterEntry("agentlab.metaagent.baselines.lora:LoRARouter", decodes=True, adapts_lm=True),
+    "prompt": RouterEntry("agentlab.metaagent.baselines.prompt_tuning:PromptTuningRouter", decodes=True, adapts_lm=True),
+}
+#: the router a run uses when none is named: ground truth (each task's gold agent)
+DEFAULT_ROUTER = "gt"
 
 #: Kinds whose trained state is an AgentToken checkpoint (default ``data/tokens``): loaded, never refitted, by the CLIs.
-CHECKPOINT_ROUTERS: frozenset[str] = frozenset({"agenttoken", "hybrid"})
+CHECKPOINT_ROUTERS: frozenset[str] = frozenset(k for k, e in ROUTERS.items() if e.state == "checkpoint")
+#: Kinds that generate text per task (ICL, LoRA, prompt tuning)
+DECODING_ROUTERS: frozenset[str] = frozenset(k for k, e in ROUTERS.items() if e.decodes)
+#: Kinds that train an adapter on the language model
+ADAPTED_LM_ROUTERS: frozenset[str] = frozenset(k for k, e in ROUTERS.items() if e.adapts_lm)
+#: Kinds that learn from demonstrations (every router but ground truth)
+LEARNED_ROUTERS: tuple[str, ...] = tuple(k for k, e in ROUTERS.items() if e.state != "none")
+
+
+def check_router(kind: str, *, option: str = "--router") -> str:
+    """``kind`` when it is a registered router; else one :class:`ConfigError` line listing them."""
+    if kind not in ROUTERS:
+        raise ConfigError(f"{option} must be one of {', '.join(ROUTERS)}, not '{kind}'")
+    return kind
 
 
 def router_class(kind: str) -> type[Router]:
     """The router class for ``kind``; an unknown kind is a :class:`ConfigError`."""
     try:
-        target = ROUTERS[kind]
+        target = ROUTERS[kind].target
     except KeyError:
         raise ConfigError(f"unknown router '{kind}'; choose one of {', '.join(ROUTERS)}") from None
     module, _, attr = target.partition(":")
@@ -186,6 +224,8 @@ def build_router(
     from agentlab.paths import data_dir
 
     cls = router_class(kind)
+    if ROUTERS[kind].state == "none":  # nothing to learn (ground truth)
+        return cls(pool, llm, progress=progress)
     if kind in CHECKPOINT_ROUTERS or tokens is not None:
         return cls.load(tokens or default_tokens or data_dir() / "tokens", pool, llm)
     router = cls(pool, llm, progress=progress)

@@ -135,14 +135,16 @@ def team_class(name: str, *, where: str | None = None) -> type[Team]:
     return cls
 
 
-def team_name(task: ExecTask, options: TeamOptions, *, team: str | None, agent: str | None,
-              route: RouteFn | None, planner: PlanFn | None, router: str) -> str:
-    """Which team carries ``task`` out: a forced agent acts alone; a named team is that team; a
-    manager (or, under ground truth, a task's gold plan) is a plan; otherwise one routed agent."""
+def team_name(task: ExecTask, options: TeamOptions, *, agent: str | None, route: RouteFn | None,
+              planner: PlanFn | None) -> str:
+    """Which team carries ``task`` out: a forced agent acts alone; a named team (``options.team``)
+    is that team; a manager's plan, or a task's gold plan under a router that follows them (ground
+    truth, which is also what no route means), is a plan; otherwise one routed agent."""
     if agent is not None:
         return "single"
-    if team is not None:
-        return team
-    if options.mode == "manager" or planner is not None or (route is None and router == "gt" and task.plan):
+    if options.team is not None:
+        return options.team
+    follows_gold = route is None or bool(getattr(route, "follows_gold_plans", False))
+    if options.mode == "manager" or planner is not None or (follows_gold and task.plan):
         return "plan"
     return "single"

@@ -14,44 +14,17 @@ from typing import Any, ClassVar
 
 from agentlab.agents.base import CAN_ACT, Agent, build_agent, run_agent
 from agentlab.envs.task_env import TaskEnv
-from agentlab.errors import AgentlabError, HarnessError
+from agentlab.errors import AgentlabError
+from agentlab.metaagent.ground_truth import gt_agent
 from agentlab.eval.evaluators import EvalResult
 from agentlab.teams.base import Job, Opening
 from agentlab.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
-#: where ground-truth routing looks when a task's domain has no agent of the needed interface
-GENERAL_DOMAIN = "general"
-#: the same for phone tasks: the general phone agent's domain (AppAgent)
-PHONE_DOMAIN = "mobile"
-
-
 class NoAgentChosen(AgentlabError):
     """The router gave no agent for the task (e.g. the ICL router's generation named none): the
     routing failed, so the task fails -- not a harness error."""
-
-
-def gt_agent(task: Any, pool: Any) -> str:
-    """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
-    (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
-    domain without a CLI agent, such as chrome, goes to CoderAgent); a phone task goes to the
-    mobile GUI agent of its domain, else to the general phone agent (domain ``mobile``:
-    AppAgent); ties go to the first name."""
-    if task.agent is not None:
-        return str(task.agent)
-    interface = "CLI" if task.env == "workspace" else "GUI"
-    fallback = PHONE_DOMAIN if task.env == "phone" else GENERAL_DOMAIN
-    for domain in (task.domain, fallback):
-        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
-                       and (task.env != "phone" or a.platform == "mobile"))
-        if names:
-            if domain != task.domain:
-                log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",
-                         task.id, interface, task.domain, names[0], domain)
-            return names[0]
-    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{fallback}') in the pool for "
-                      "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
 
 
 class SingleAgent:

@@ -138,6 +138,7 @@ def test_route_latency_smoke(tmp_path):
 def test_route_latency_refuses_an_unknown_router_in_one_line(tmp_path):
     proc = subprocess.run([sys.executable, str(BENCH / "route_latency.py"), "--routers", "agenttoken,nope", "--results",
                            str(tmp_path / "x.md")], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 1 and proc.stderr.strip() == (
-        "unknown router 'nope'; choose one of agenttoken, icl, lora, prompt, embedding, hybrid")
+    from agentlab.metaagent.router import ROUTERS
+
+    assert proc.returncode == 1 and proc.stderr.strip() == f"unknown router 'nope'; choose one of {', '.join(ROUTERS)}"
     assert not (tmp_path / "x.md").exists()

@@ -102,9 +102,9 @@ def test_shipped_hybrid_routes_through_the_exec_door(pool) -> None:
     from types import SimpleNamespace
 
     from agentlab.episode import router_route
-    from agentlab.episode_cli import _ROUTERS
+    from agentlab.metaagent.router import ROUTERS
 
-    assert "hybrid" in _ROUTERS
+    assert "hybrid" in ROUTERS
     route = router_route("hybrid", pool)
     task = SimpleNamespace(instruction="Play the Discover Weekly playlist on Spotify", id="t", source=None)
     assert route(task) == "SpotifyAgent"  # type: ignore[arg-type]

@@ -1,0 +1,73 @@
+"""Ground truth as a router (``gt``): each task file's gold agent, or the pool's agent of its
+domain for the interface its env needs.
+
+Why a router: ``agentlab exec --router gt`` is the oracle arm of every execution study, and a run
+treats it like any other router (one registry, :data:`~agentlab.metaagent.router.ROUTERS`) instead
+of special-casing its name. It reads a task file's fields (gold ``agent``, ``domain``, ``env``), so
+it routes task files (:meth:`route_task`), not bare instructions; a task with a gold plan runs
+that plan under it (:attr:`follows_gold_plans`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from agentlab.errors import ConfigError, HarnessError
+from agentlab.metaagent.decision import RouteResult
+from agentlab.metaagent.router import Router
+from agentlab.pool import AgentPool
+
+log = logging.getLogger(__name__)
+
+#: where ground truth looks when a task's domain has no agent of the needed interface
+GENERAL_DOMAIN = "general"
+#: the same for phone tasks: the general phone agent's domain (AppAgent)
+PHONE_DOMAIN = "mobile"
+
+
+def gt_agent(task: Any, pool: AgentPool) -> str:
+    """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
+    (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
+    domain without a CLI agent, such as chrome, goes to CoderAgent); a phone task goes to the
+    mobile GUI agent of its domain, else to the general phone agent (domain ``mobile``:
+    AppAgent); ties go to the first name."""
+    if task.agent is not None:
+        return str(task.agent)
+    interface = "CLI" if task.env == "workspace" else "GUI"
+    fallback = PHONE_DOMAIN if task.env == "phone" else GENERAL_DOMAIN
+    for domain in (task.domain, fallback):
+        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
+                       and (task.env != "phone" or a.platform == "mobile"))
+        if names:
+            if domain != task.domain:
+                log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",
+                         task.id, interface, task.domain, names[0], domain)
+            return names[0]
+    raise HarnessError(f"no {interface} agent of domain '{task.domain}' (or '{fallback}') in the pool for "
+                       "ground-truth routing; give the task an 'agent' field", where=task.source or task.id)
+
+
+class GroundTruthRouter(Router):
+    """The oracle: nothing to learn, every task file to its gold agent (:func:`gt_agent`)."""
+
+    name = "gt"
+    follows_gold_plans: ClassVar[bool] = True
+
+    def __init__(self, pool: AgentPool, llm: Any = None, **kwargs: Any) -> None:
+        run = {k: kwargs.pop(k) for k in ("progress", "use_cache", "seed") if k in kwargs}
+        if kwargs:
+            raise ConfigError(f"invalid options for the gt router: {', '.join(sorted(kwargs))}: ground truth takes none")
+        super().__init__(pool, llm, **run)
+
+    def fit(self, train: Any) -> dict[str, float]:
+        """Nothing to learn."""
+        return {"seconds": 0.0}
+
+    def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+        raise ConfigError("ground truth (router gt) routes task files -- it reads their gold agent, domain and env -- "
+                          "not bare instructions; use it with agentlab exec, or choose a learned router")
+
+    def route_task(self, task: Any) -> RouteResult:
+        name = gt_agent(task, self.pool)
+        return RouteResult(agent=name, ranking=[(name, 1.0)])
