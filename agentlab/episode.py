@@ -44,7 +44,7 @@ from agentlab.agents.context import Models
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
 from agentlab.envs.workspace import isolation_in_force
 from agentlab.errors import AgentlabError, DataError, HarnessError
-from agentlab.eval.exec_tasks import ExecTask, id_problem
+from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
@@ -224,7 +224,8 @@ def run_task(
             t_eval = time.monotonic()
             opened.collect()
             verdict = task.evaluate(opened.root, env=opened.eval_env)
-            row.update(success=verdict.success, score=float(verdict.score), evaluate_s=round(time.monotonic() - t_eval, 6))
+            row.update(success=verdict.success, score=float(verdict.score), evaluate_s=round(time.monotonic() - t_eval, 6),
+                       verdict=verdict.as_record())
             team.judged(job, verdict)
     except AgentlabError as exc:
         row["error"] = " ".join(str(exc).split())

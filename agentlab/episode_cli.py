@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _load_tasks(path: Path):
-    from agentlab.eval.exec_tasks import load_task, load_tasks
+    from agentlab.tasks.spec import load_task, load_tasks
 
     return load_tasks(path) if path.is_dir() else [load_task(path)]
 

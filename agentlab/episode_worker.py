@@ -31,7 +31,7 @@ from agentlab.episode import (
     run_suite,
     suite_manifest,
 )
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 from agentlab.parallel import Scale
 from agentlab.teams.cola.interaction import Ask
 from agentlab.errors import ConfigError

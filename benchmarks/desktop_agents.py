@@ -32,7 +32,7 @@ from pathlib import Path
 
 from _common import RESULTS, log, summary_line, write_result
 
-from agentlab.eval.exec_tasks import load_tasks
+from agentlab.tasks.spec import load_tasks
 from agentlab.pool import AgentPool
 
 

@@ -25,7 +25,7 @@ from agentlab.envs.actions.desktop import Click
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available
 from agentlab.envs.xdisplay import virtual_display, xvfb_available
-from agentlab.eval.exec_tasks import load_tasks
+from agentlab.tasks.spec import load_tasks
 from agentlab.fileio import atomic_write_text
 
 REPO = Path(__file__).resolve().parent.parent

@@ -53,7 +53,7 @@ from _common import RESULTS, evenly, log, summary_line, write_result
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.workspace import WorkspaceConfig, bwrap_available
 from agentlab.episode import ExecOptions, run_suite
-from agentlab.eval.exec_tasks import ExecTask, load_tasks
+from agentlab.tasks.spec import ExecTask, load_tasks
 from agentlab.fileio import read_jsonl
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.pool import AgentPool

@@ -37,7 +37,7 @@ from _common import RESULTS, log, summary_line, write_result
 
 from agentlab.episode import ExecOptions, comparable_row, run_suite
 from agentlab.episode_worker import EpisodeRecipe
-from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm import LLMConfig, load_backend
 from agentlab.llm.testing import LoopbackChatServer, list_continuation
 from agentlab.parallel import Scale

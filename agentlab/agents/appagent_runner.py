@@ -3,7 +3,7 @@
 The pool's mobile documents and desktop GUI documents name these runners. Both carry a task
 out with :meth:`~agentlab.agents.appagent.AppAgent.deploy` on the env they are given; which
 env that is (:attr:`env_kind`) decides which env the episode runner builds from a task file
-(:data:`~agentlab.envs.task_env.OPENERS`: a phone for ``appagent``, a desktop for ``gui``).
+(:data:`~agentlab.tasks.env_kinds.ENV_KINDS`: a phone for ``appagent``, a desktop for ``gui``).
 """
 
 from __future__ import annotations

@@ -39,17 +39,6 @@ AGENTS: dict[str, str] = {
 }
 
 
-#: the task envs (a task file's ``env``) an agent acting in a kind of env can carry out. A code
-#: agent edits a desktop task's files directly (as the paper's CLI agents do); a GUI agent needs
-#: the task's application on a screen and a phone agent a device, so a workspace task sent to a
-#: GUI agent is the router's mistake: a failed row (status ``wrong_env``), not a harness error.
-CAN_ACT: dict[str, frozenset[str]] = {
-    "workspace": frozenset({"workspace", "desktop"}),
-    "desktop": frozenset({"desktop"}),
-    "phone": frozenset({"phone"}),
-}
-
-
 @dataclass
 class AgentResult:
     """How an episode ended (what it cost is the episode's to count: :class:`RunContext`)."""

@@ -49,7 +49,7 @@ from agentlab.envs.desktop import DesktopEnv
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.envs.xdisplay import VirtualDisplay
 from agentlab.errors import EnvironmentUnavailableError
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 
 log = logging.getLogger(__name__)
 

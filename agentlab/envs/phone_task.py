@@ -28,7 +28,7 @@ from typing import Any
 from agentlab.envs.android import AndroidEnv
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.errors import ActionParseError, AgentlabError, ConfigError, DataError, InvalidActionError
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 
 log = logging.getLogger(__name__)
 

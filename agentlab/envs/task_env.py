@@ -3,7 +3,7 @@
 Which env a task gets follows from the agent routed to it (:attr:`Agent.env_kind`): a CLI
 agent works in a sandboxed workspace over the task's files, a desktop GUI agent on an X
 display with the task's application opened on those files, a phone agent on a device. Each
-kind has an *opener* (:data:`OPENERS`, ``"module:function"`` so the heavy desktop and phone
+kind has an *opener* (:data:`~agentlab.tasks.env_kinds.ENV_KINDS`, ``"module:function"`` so the heavy desktop and phone
 imports load only when needed) returning a :class:`TaskEnv`: the env itself, the folder the
 evaluator reads (:attr:`TaskEnv.root`), and :meth:`TaskEnv.collect`, which brings the end
 state into that folder (closes the application so its files are flushed, pulls the
@@ -26,7 +26,8 @@ from agentlab.envs.base import Env
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
 from agentlab.envs.workspace_env import WorkspaceEnv
 from agentlab.errors import ConfigError
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.env_kinds import ENV_KINDS
+from agentlab.tasks.spec import ExecTask
 
 
 @dataclass
@@ -70,20 +71,11 @@ class TaskEnv:
 
 Opener = Callable[[ExecTask, Path, TaskEnvOptions], TaskEnv]
 
-#: env kind (a runner's ``env_kind``) -> "module:function" opening it for a task
-OPENERS: dict[str, str] = {
-    "workspace": "agentlab.envs.task_env:open_workspace",
-    "desktop": "agentlab.envs.desktop_task:open_desktop_task",
-    "phone": "agentlab.envs.phone_task:open_phone_task",
-}
-
-
 def open_task_env(kind: str, task: ExecTask, folder: Path, options: TaskEnvOptions) -> TaskEnv:
     """Open the ``kind`` env for ``task`` inside the episode ``folder``."""
-    try:
-        module, _, attr = OPENERS[kind].partition(":")
-    except KeyError:
-        raise ConfigError(f"no env of kind {kind!r}; known: {', '.join(OPENERS)}", where=task.source or task.id) from None
+    if kind not in ENV_KINDS:
+        raise ConfigError(f"no env of kind {kind!r}; known: {', '.join(ENV_KINDS)}", where=task.source or task.id)
+    module, _, attr = ENV_KINDS[kind].opener.partition(":")
     opener: Opener = getattr(importlib.import_module(module), attr)
     return opener(task, folder, options)
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, router_route
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.eval.benchmarks import domain_map
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 from agentlab.experiments.execution_acc import COST_FIELDS, pick_tasks, run_pairs
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend

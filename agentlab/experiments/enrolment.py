@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.eval.exec_tasks import load_tasks
+from agentlab.tasks.spec import load_tasks
 from agentlab.eval.metrics import RoutingReport, routing_accuracy
 from agentlab.experiments.routing_data import single_app_tasks
 from agentlab.metaagent.data import load_training_set

@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite
 from agentlab.errors import AgentlabError, ConfigError
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.env_kinds import ENV_KINDS
+from agentlab.tasks.spec import ExecTask
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend
 from agentlab.metaagent.router import CHECKPOINT_ROUTERS
@@ -56,7 +57,7 @@ class ExecAccConfig(BaseModel):
     #: at most this many tasks, taken round-robin over domains (None: all)
     tasks: int | None = Field(None, ge=1)
     #: task envs to include (workspace, desktop, phone)
-    envs: list[str] = Field(default_factory=lambda: ["workspace", "desktop", "phone"])
+    envs: list[str] = Field(default_factory=lambda: list(ENV_KINDS))
     max_steps: int = Field(3, ge=1)
     max_new_tokens: int | None = Field(256, ge=16)
     time_limit_s: float = Field(300.0, gt=0)

@@ -21,7 +21,7 @@ from agentlab.errors import ConfigError
 from agentlab.eval.benchmarks import BenchmarkTask, load_osworld
 from agentlab.eval.metrics import agent_match, topk_recall
 from agentlab.metaagent.data import TrainingSet
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.manager import Manager
 from agentlab.metaagent.router import Router, router_class
 from agentlab.pool import AgentPool

@@ -31,10 +31,10 @@ from typing import Any
 from agentlab.episode import ExecOptions, run_suite
 from agentlab.errors import ConfigError, DataError
 from agentlab.eval.benchmarks import domain_map
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 from agentlab.eval.metrics import SUBTASK_THRESHOLD, agent_match, subtask_accuracy
 from agentlab.llm.base import LLMBackend
-from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.router import Router
 from agentlab.pool import AgentPool
 from agentlab.similarity import BertScorer

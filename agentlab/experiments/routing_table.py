@@ -20,7 +20,7 @@ from agentlab.eval.benchmarks import BenchmarkTask
 from agentlab.eval.metrics import AgentRoutingReport, RoutingReport, agent_accuracy, routing_accuracy
 from agentlab.experiments.fit_cost import FitCost, measure_fit
 from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS, RoutingData
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, router_class
 from agentlab.pool import AgentPool
 

@@ -6,7 +6,7 @@ root only exposes the light shared interfaces.
 
 from agentlab.metaagent.data import TrainingSet, load_training_set
 from agentlab.metaagent.manager import Manager, parse_plan
-from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.router import ROUTERS, Router, RunOptions, router_class
 
 __all__ = [

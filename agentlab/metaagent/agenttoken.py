@@ -27,7 +27,7 @@ from agentlab.metaagent.checkpoint import TokenCheckpoint, check_compatible, loa
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatureExtractor
 from agentlab.metaagent.head import AgentHead
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
 from agentlab.pool import AgentPool

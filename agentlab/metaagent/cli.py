@@ -199,7 +199,7 @@ def route(
     skipped = f", {len(rejected)} rejected" if rejected else ""
     if mode == "router":
         results = iter(r.route(texts, states_arg) if ok_items else [])
-        from agentlab.metaagent.decision import RouteResult
+        from agentlab.tasks.decisions import RouteResult
 
         records = [RouteResult(None, [], error=rejected[t["id"]]).as_record(t["id"]) if t["id"] in rejected
                    else next(results).as_record(t["id"]) for t in items]

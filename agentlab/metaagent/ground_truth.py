@@ -14,31 +14,27 @@ import logging
 from typing import Any, ClassVar
 
 from agentlab.errors import ConfigError, HarnessError
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router
 from agentlab.pool import AgentPool
+from agentlab.tasks.env_kinds import ENV_KINDS
 
 log = logging.getLogger(__name__)
 
-#: where ground truth looks when a task's domain has no agent of the needed interface
-GENERAL_DOMAIN = "general"
-#: the same for phone tasks: the general phone agent's domain (AppAgent)
-PHONE_DOMAIN = "mobile"
-
-
 def gt_agent(task: Any, pool: AgentPool) -> str:
-    """Ground-truth routing: the task's ``agent``, else the pool's CLI (workspace) or GUI
-    (desktop) agent of the task's domain, else of the ``general`` domain (a workspace task of a
-    domain without a CLI agent, such as chrome, goes to CoderAgent); a phone task goes to the
-    mobile GUI agent of its domain, else to the general phone agent (domain ``mobile``:
-    AppAgent); ties go to the first name."""
+    """Ground-truth routing: the task's ``agent``, else the pool's agent of the task's domain with
+    the interface and platform its env kind needs (:data:`~agentlab.tasks.env_kinds.ENV_KINDS`:
+    a CLI agent for a workspace task, a desktop GUI agent for a desktop task, a mobile GUI agent
+    for a phone task), else the kind's fallback domain's (``general``: a workspace task of a
+    domain without a CLI agent, such as chrome, goes to CoderAgent; ``mobile``: AppAgent);
+    ties go to the first name."""
     if task.agent is not None:
         return str(task.agent)
-    interface = "CLI" if task.env == "workspace" else "GUI"
-    fallback = PHONE_DOMAIN if task.env == "phone" else GENERAL_DOMAIN
+    kind = ENV_KINDS[task.env]
+    interface, fallback = kind.interface, kind.fallback_domain
     for domain in (task.domain, fallback):
         names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
-                       and (task.env != "phone" or a.platform == "mobile"))
+                       and a.platform == kind.platform)
         if names:
             if domain != task.domain:
                 log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",

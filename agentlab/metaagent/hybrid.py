@@ -34,7 +34,7 @@ from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.agenttoken import AgentTokenRouter
 from agentlab.metaagent.baselines.embedding import EmbeddingRouter
 from agentlab.metaagent.data import TrainingSet
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
 

@@ -30,7 +30,7 @@ from agentlab.dialogue.ask import ask_until_parsed
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.llm.plan_grammar import PlanGrammar, refuse_grammar
-from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.pool import AgentDocument
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.llm.config import LLMConfig
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, build_router
 from agentlab.pool import AgentPool
 

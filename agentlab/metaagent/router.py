@@ -25,7 +25,7 @@ from agentlab.errors import ConfigError
 from agentlab.llm.config import LLMConfig
 from agentlab.pool import AgentPool
 
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 
 if TYPE_CHECKING:
     from agentlab.metaagent.data import TrainingSet
@@ -110,7 +110,7 @@ class Router(ABC):
         return [RouteResult(agent=r[0][0] if r else None, ranking=r) for r in self.rank(tasks, states)]
 
     def route_task(self, task: Any) -> RouteResult:
-        """The agent for one task file (an :class:`~agentlab.eval.exec_tasks.ExecTask`): by its
+        """The agent for one task file (an :class:`~agentlab.tasks.spec.ExecTask`): by its
         instruction, for every router that reads text; ground truth reads the file's fields."""
         return self.route([task.instruction])[0]
 

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from agentlab.agents.context import Models, RunContext
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.errors import ConfigError
-from agentlab.eval.evaluators import EvalResult
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.judge.evaluators import EvalResult
+from agentlab.tasks.spec import ExecTask
 from agentlab.pool.store import AgentPool
 from agentlab.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.metaagent.decision import RouteResult
+    from agentlab.tasks.decisions import RouteResult
     from agentlab.teams.cola.interaction import Ask
     from agentlab.teams.cola.options import ColaOptions
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.router import Router
 
 #: a part shorter than this (in words) is not a subtask of its own

@@ -17,9 +17,9 @@ import logging
 from typing import Any, ClassVar
 
 from agentlab.envs.task_env import TaskEnv
-from agentlab.eval.evaluators import EvalResult
+from agentlab.judge.evaluators import EvalResult
 from agentlab.fileio import atomic_write_json
-from agentlab.metaagent.decision import PlanStep
+from agentlab.tasks.decisions import PlanStep
 from agentlab.teams.base import Job, Opening
 from agentlab.teams.hub import PLAN_FILE, Hub, StepOutcome
 from agentlab.teams.single import gt_agent

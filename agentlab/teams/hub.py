@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlab.metaagent.decision import PlanStep
+from agentlab.tasks.decisions import PlanStep
 from agentlab.trajectory import StepRecord
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentlab.errors import ConfigError
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 from agentlab.llm.base import LLMBackend
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.manager import Manager
 from agentlab.metaagent.router import Router
 from agentlab.teams.clauses import clause_plan

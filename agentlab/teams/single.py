@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-from agentlab.agents.base import CAN_ACT, Agent, build_agent, run_agent
+from agentlab.agents.base import Agent, build_agent, run_agent
+from agentlab.tasks.env_kinds import CAN_ACT
 from agentlab.envs.task_env import TaskEnv
 from agentlab.errors import AgentlabError
 from agentlab.metaagent.ground_truth import gt_agent
-from agentlab.eval.evaluators import EvalResult
+from agentlab.judge.evaluators import EvalResult
 from agentlab.teams.base import Job, Opening
 from agentlab.trajectory import TrajectoryRecorder
 

@@ -24,15 +24,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agentlab.agents.base import CAN_ACT, build_agent, run_agent
+from agentlab.agents.base import build_agent, run_agent
+from agentlab.tasks.env_kinds import CAN_ACT, ENV_KINDS
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.envs.base import Env
 from agentlab.envs.task_env import TaskEnv
 from agentlab.envs.workspace import Workspace
 from agentlab.envs.workspace_env import WorkspaceEnv
 from agentlab.errors import AgentlabError
-from agentlab.eval.exec_tasks import ExecTask
-from agentlab.metaagent.decision import PlanStep
+from agentlab.tasks.spec import ExecTask
+from agentlab.tasks.decisions import PlanStep
 from agentlab.teams.base import Job, TeamOptions
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, final_output, snapshot, summarize
 from agentlab.trajectory import StepRecord, TrajectoryRecorder
@@ -82,7 +83,7 @@ def _env_for(agent_kind: str, task: ExecTask, opened: TaskEnv, options: TeamOpti
         return None
     if agent_kind == task.env:
         return opened.env
-    if agent_kind == "workspace":  # a code agent on a desktop task: the task's files, directly
+    if ENV_KINDS[agent_kind].over_files:  # a code agent on a desktop task: the task's files, directly
         return WorkspaceEnv(Workspace(opened.root, options.envs.workspace))
     return None
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.pool import AgentPool
 

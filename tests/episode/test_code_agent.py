@@ -13,7 +13,7 @@ from agentlab.agents.code import CodeAgent
 from agentlab.envs.workspace import Workspace, WorkspaceConfig, bwrap_available
 from agentlab.envs.workspace_env import WorkspaceEnv
 from agentlab.errors import ConfigError
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 from agentlab.pool import AgentPool
 from agentlab.trajectory import TrajectoryRecorder, load_trajectory
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentlab.envs.testing.search_stub import SearchStub
 from agentlab.episode import ExecOptions, run_task
-from agentlab.eval.exec_tasks import ExecTask
+from agentlab.tasks.spec import ExecTask
 
 from .conftest import py
 

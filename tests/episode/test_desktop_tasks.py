@@ -22,7 +22,7 @@ from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import DEMO_APP, SYSTEM_PYTHON, virtual_display, xvfb_available
 from agentlab.episode import ExecOptions, run_task
 from agentlab.errors import EnvironmentUnavailableError
-from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.trajectory import load_trajectory
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agentlab.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
 from agentlab.errors import BackendError, ConfigError, DataError
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.fileio import append_jsonl, read_jsonl
 from agentlab.llm.base import LLMBackend
 

@@ -7,8 +7,8 @@ import json
 
 
 from agentlab.episode import ExecOptions, run_task
-from agentlab.eval.exec_tasks import ExecTask
-from agentlab.metaagent.decision import PlanStep, RouteResult
+from agentlab.tasks.spec import ExecTask
+from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, snapshot
 from agentlab.trajectory import load_trajectory
 

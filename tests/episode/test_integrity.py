@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agentlab.episode import EPISODES_DIR, ExecOptions, run_suite, run_task
 from agentlab.errors import DataError
-from agentlab.eval.exec_tasks import TASK_ID, ExecTask, load_task, load_tasks, tasks_dir
+from agentlab.tasks.spec import TASK_ID, ExecTask, load_task, load_tasks, tasks_dir
 from agentlab.fileio import remove_inside
 
 

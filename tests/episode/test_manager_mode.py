@@ -10,7 +10,7 @@ from agentlab.episode import ExecOptions, run_task
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.openai_compat import OpenAICompatBackend
 from agentlab.metaagent.data import load_training_set
-from agentlab.metaagent.decision import PlanStep
+from agentlab.tasks.decisions import PlanStep
 from agentlab.metaagent.router import router_class
 from agentlab.teams.clauses import merge_steps, split_clauses
 from agentlab.teams.planning import ManagerOptions, router_planner

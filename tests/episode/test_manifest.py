@@ -11,7 +11,7 @@ import pytest
 from agentlab.envs.workspace import bwrap_available
 
 from agentlab.episode import ExecOptions, run_suite, suite_manifest
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.fileio import read_jsonl
 from agentlab.manifest import ManifestMismatchError, read_manifest
 

@@ -29,7 +29,7 @@ from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import SYSTEM_PYTHON, xvfb_available
 from agentlab.episode import ExecOptions, run_task
 from agentlab.errors import EnvironmentUnavailableError
-from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, ExecTask, load_task, load_tasks, tasks_dir
+from agentlab.tasks.spec import MULTI_APP_DOMAIN, ExecTask, load_task, load_tasks, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.pool import AgentPool
 
@@ -324,7 +324,7 @@ def test_a_two_application_task_opens_both_windows_in_one_libreoffice(tmp_path: 
         assert not list(opened.root.glob(".~lock*"))
         if has_uno:
             assert task.evaluate(opened.root).success
-            from agentlab.eval.getters import FinalState, xlsx_cell
+            from agentlab.judge.getters import FinalState, xlsx_cell
 
             assert xlsx_cell(FinalState(opened.root), "invoice.xlsx", "C1") == "checked"
     finally:

@@ -15,7 +15,7 @@ from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice
 from agentlab.envs.testing.fake_app import STATE_PATH
 from agentlab.episode import ExecOptions, gt_agent, run_suite, run_task
 from agentlab.errors import ConfigError, DataError, EnvironmentUnavailableError
-from agentlab.eval.exec_tasks import load_task, load_tasks, tasks_dir
+from agentlab.tasks.spec import load_task, load_tasks, tasks_dir
 from agentlab.fileio import read_jsonl
 from agentlab.trajectory import load_trajectory
 

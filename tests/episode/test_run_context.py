@@ -11,7 +11,7 @@ import pytest
 
 from agentlab.agents.context import Models, RunContext
 from agentlab.episode import ExecOptions, run_task
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.llm.base import ChatMessage, Metered
 from agentlab.teams import base as teams
 from agentlab.trajectory import TrajectoryRecorder, load_trajectory

@@ -9,7 +9,7 @@ import pytest
 
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
 from agentlab.errors import DataError
-from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, load_task, load_tasks, tasks_dir
+from agentlab.tasks.spec import MULTI_APP_DOMAIN, load_task, load_tasks, tasks_dir
 from agentlab.pool import DOMAINS
 
 TASKS = load_tasks()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agentlab.errors import DataError
-from agentlab.eval.evaluators import METRICS, EvaluatorSpec, evaluate
-from agentlab.eval.exec_tasks import WRITERS
-from agentlab.eval.getters import FinalState, GetterError, run_getter
+from agentlab.judge.evaluators import METRICS, EvaluatorSpec, evaluate
+from agentlab.tasks.setup import WRITERS
+from agentlab.judge.getters import FinalState, GetterError, run_getter
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from agentlab.errors import DataError
-from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, load_task, load_tasks, tasks_dir
-from agentlab.eval.synthesis import (
+from agentlab.tasks.spec import MULTI_APP_DOMAIN, load_task, load_tasks, tasks_dir
+from agentlab.synthesis.combine import (
     Part,
     collisions,
     combine,
@@ -20,7 +20,7 @@ from agentlab.eval.synthesis import (
     targets,
     template_instruction,
 )
-from agentlab.eval.synthesis_run import (
+from agentlab.synthesis.run import (
     Synthesizer,
     SynthesisConfig,
     Wording,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentlab.eval.evaluators import CheckOutcome, EvalResult
+from agentlab.judge.evaluators import CheckOutcome, EvalResult
 
 
 def test_the_record_names_each_check_with_what_it_expected_and_found() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from agentlab.episode import NoAgentChosen
 from agentlab.errors import ConfigError
-from agentlab.eval.exec_tasks import load_tasks
+from agentlab.tasks.spec import load_tasks
 from agentlab.experiments import desktop_arch
 from agentlab.experiments.desktop_arch import DesktopArchConfig, Variant, default_variants, gui_agent
 from agentlab.fileio import read_jsonl

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentlab.errors import ConfigError, DataError
-from agentlab.eval.exec_tasks import ExecTask, load_tasks
+from agentlab.tasks.spec import ExecTask, load_tasks
 from agentlab.experiments.execution_acc import ExecAccConfig, pick_tasks, run
 from agentlab.fileio import read_jsonl
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams

@@ -16,7 +16,7 @@ import pytest
 from agentlab.episode import TIMING_FIELDS, ExecOptions, comparable_row, run_suite
 from agentlab.episode_worker import EpisodeRecipe, per_worker
 from agentlab.errors import ConfigError
-from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.fileio import read_jsonl
 from agentlab.llm import LLMConfig, load_backend
 from agentlab.parallel import Scale

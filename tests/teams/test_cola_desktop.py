@@ -9,7 +9,7 @@ import pytest
 from agentlab.envs.desktop_task import open_desktop_task
 from agentlab.envs.snapshot import FolderStore
 from agentlab.envs.task_env import TaskEnvOptions
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 
 from ..episode.test_desktop_tasks import _needs_desktop as needs_desktop
 

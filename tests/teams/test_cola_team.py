@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from agentlab.episode import ExecOptions, run_task
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.teams.cola.interaction import ScriptedAnswers
 from agentlab.teams.cola.options import ColaOptions

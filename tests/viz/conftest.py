@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentlab.episode import ExecOptions, run_suite, suite_manifest
-from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.pool import AgentPool
 
 from ..episode.conftest import ScriptedBackend, py

@@ -113,7 +113,7 @@ def test_inspector_shows_a_code_agents_program_exit_code_and_output(tmp_path) ->
     """An execution episode (the real episode runner, a scripted code agent): each step card shows the
     program, its exit code and its output; the failing first program's stderr is there too."""
     from agentlab.episode import ExecOptions, run_task
-    from agentlab.eval.exec_tasks import load_task, tasks_dir
+    from agentlab.tasks.spec import load_task, tasks_dir
     from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
     from agentlab.pool import AgentPool
     from agentlab.trajectory import load_trajectory
@@ -190,7 +190,7 @@ def test_inspector_shows_a_multi_agent_episode_step_by_step_with_the_hub(tmp_pat
     step's trajectory in plan order, from the run's episodes folder or the episode folder itself, and
     step 2's first card shows the hub's message; plan_html lists the plan and each step's outcome."""
     from agentlab.episode import ExecOptions, run_task
-    from agentlab.eval.exec_tasks import ExecTask
+    from agentlab.tasks.spec import ExecTask
     from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
     from agentlab.pool import AgentPool
     from agentlab.viz.trajectory import TrajectoryInspector, plan_html

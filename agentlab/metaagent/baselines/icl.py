@@ -41,7 +41,7 @@ from agentlab.llm.scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.manager import Manager, render_state
 from agentlab.dialogue.templates import PromptTemplate, load_template
-from agentlab.metaagent.decision import RouteResult
+from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agentlab.envs.task_env import TaskEnv
-from agentlab.eval.evaluators import EvalResult
+from agentlab.judge.evaluators import EvalResult
 from agentlab.fileio import atomic_write_json
 from agentlab.teams.base import Job, Opening
 from agentlab.teams.cola.team import ColaTeam, TeamStatus

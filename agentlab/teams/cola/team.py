@@ -32,14 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agentlab.agents.base import CAN_ACT, build_agent
+from agentlab.agents.base import build_agent
+from agentlab.tasks.env_kinds import CAN_ACT
 from agentlab.dialogue.ask import RetrySampling
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.snapshot import FolderStore, Snapshot
 from agentlab.envs.task_env import TaskEnv
 from agentlab.errors import ConfigError, EnvironmentUnavailableError
 
-from agentlab.metaagent.decision import PlanStep
+from agentlab.tasks.decisions import PlanStep
 from agentlab.pool.document import AgentDocument
 from agentlab.teams.base import Job
 from agentlab.teams.cola.interaction import Answer, Question, QuestionKind

@@ -14,7 +14,7 @@ from agentlab.envs.desktop_task import LAUNCHERS, AppLauncher
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import DEMO_APP, SYSTEM_PYTHON, xvfb_available
 from agentlab.episode import ExecOptions, run_task
-from agentlab.eval.exec_tasks import ExecTask, load_task, tasks_dir
+from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.pool import AgentPool
 from agentlab.trajectory import load_trajectory

@@ -22,7 +22,7 @@ from agentlab.envs.desktop_task import open_desktop_task
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import xvfb_available
 from agentlab.episode import ExecOptions, run_task
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.pool import AgentPool
 from agentlab.trajectory import load_trajectory
 

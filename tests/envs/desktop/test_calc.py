@@ -11,7 +11,7 @@ import pytest
 
 from agentlab.envs.actions.desktop import Click, Hotkey, Type
 from agentlab.envs.desktop import DesktopEnv
-from agentlab.eval.exec_tasks import load_task, tasks_dir
+from agentlab.tasks.spec import load_task, tasks_dir
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from agentlab.eval.exec_tasks import ExecTask
+    from agentlab.tasks.spec import ExecTask
 
 app = typer.Typer(help="Execution tasks: list, check (setup + reference solution), score a final state.",
                   no_args_is_help=True)
@@ -19,7 +19,7 @@ app = typer.Typer(help="Execution tasks: list, check (setup + reference solution
 def list_(folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
           as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """One line per task: id, env, domain, instruction."""
-    from agentlab.eval.exec_tasks import load_tasks
+    from agentlab.tasks.spec import load_tasks
 
     tasks = load_tasks(folder)
     if as_json:
@@ -38,7 +38,8 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
     Exit 1 if any task fails."""
     from agentlab.envs.workspace import Workspace, WorkspaceConfig
     from agentlab.errors import AgentlabError, DataError
-    from agentlab.eval.exec_tasks import load_task, task_files
+    from agentlab.tasks.env_kinds import ENV_KINDS
+    from agentlab.tasks.spec import load_task, task_files
 
     failed = 0
     for path in task_files(folder):
@@ -48,7 +49,7 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
             failed += 1
             typer.echo(f"FAIL {exc}")
             continue
-        if t.env == "phone":
+        if ENV_KINDS[t.env].device_paths:  # replayed on a device, not run in a workspace
             failed += not _check_phone(t, device)
             continue
         with Workspace(config=WorkspaceConfig(sandbox=sandbox)) as ws:
@@ -114,7 +115,7 @@ def setup(task_id: str = typer.Argument(..., help="Task id (file name without .j
           target: Path = typer.Argument(..., help="Folder to write the start state into."),
           folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
     """Write a task's start files into TARGET (for a person or an agent to work on)."""
-    from agentlab.eval.exec_tasks import load_task, tasks_dir
+    from agentlab.tasks.spec import load_task, tasks_dir
 
     task = load_task((folder or tasks_dir()) / f"{task_id}.json")
     task.prepare(target)
@@ -127,7 +128,7 @@ def eval_(task_id: str = typer.Argument(..., help="Task id (file name without .j
           folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks).")) -> None:
     """Score the final state in STATE against a task's evaluator (exit 1 unless it succeeds)."""
     from agentlab.errors import DataError
-    from agentlab.eval.exec_tasks import load_task, tasks_dir
+    from agentlab.tasks.spec import load_task, tasks_dir
 
     if not state.is_dir():
         raise DataError("state folder not found", where=state)
@@ -156,8 +157,8 @@ def synthesize(
     import sys
 
     from agentlab.episode import gt_agent
-    from agentlab.eval.exec_tasks import load_tasks, tasks_dir
-    from agentlab.eval.synthesis_run import Synthesizer, SynthesisConfig, Wording, eligible_parts, write
+    from agentlab.tasks.spec import load_tasks, tasks_dir
+    from agentlab.synthesis.run import Synthesizer, SynthesisConfig, Wording, eligible_parts, write
     from agentlab.llm import LLMConfig, load_backend
     from agentlab.paths import data_dir
     from agentlab.pool import AgentPool

@@ -3,7 +3,7 @@
 AgentStore built OSWorld-Multi by mining pairs of OSWorld tasks whose agents differ and
 writing one instruction for the pair; the pair's own start states, evaluators and agents give
 the combined task a natural ground truth. This module is the deterministic half of that for our
-task files (the generator, the filters and the report are :mod:`agentlab.eval.synthesis_run`):
+task files (the generator, the filters and the report are :mod:`agentlab.synthesis.run`):
 
 - :func:`collisions` — parts that write or read the same path cannot share one folder (skipped,
   not renamed: a renamed file would no longer match its part's instruction);
@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab.errors import DataError
-from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, ExecTask, Solution
-from agentlab.metaagent.decision import PlanStep
+from agentlab.tasks.env_kinds import ENV_KINDS
+from agentlab.tasks.spec import MULTI_APP_DOMAIN, ExecTask, Solution
+from agentlab.tasks.decisions import PlanStep
 
 #: longest id part kept from each task id (ids stay readable: ``multi-os-error-lines-gimp-png-to-jpeg``)
 ID_PART_MAX = 24
@@ -169,7 +170,7 @@ def combine(parts: list[Part], instruction: str, task_id: str | None = None) -> 
     if len(parts) < 2:
         raise DataError("a combination needs at least two parts")
     envs = {p.task.env for p in parts}
-    if len(envs) != 1 or "phone" in envs:
+    if len(envs) != 1 or any(ENV_KINDS[e].device_paths for e in envs):
         raise DataError(f"parts must share one workspace or desktop env; got {sorted(envs)}")
     agents = [p.agent for p in parts]
     if len(set(agents)) != len(agents):

@@ -4,7 +4,7 @@ A task file (``data/tasks/<id>.json``) holds the instruction an agent receives, 
 (the pool's vocabulary), which environment runs it (``workspace`` for code-writing agents,
 ``desktop`` for GUI agents, ``phone`` for phone agents), ``setup`` steps that write the start
 files, the ``outputs`` the agent is expected to produce, and an OSWorld-style ``evaluator``
-block (:mod:`agentlab.eval.evaluators`). An optional ``reference_solution`` exists to test the
+block (:mod:`agentlab.judge.evaluators`). An optional ``reference_solution`` exists to test the
 task itself (a correct program must score 1, the untouched start state 0); it is never
 shown to an agent.
 
@@ -21,10 +21,7 @@ routing only and are not copied here.
 
 from __future__ import annotations
 
-import configparser
-import json
 import re
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -32,13 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentlab.config import error_line, read_json_object
 from agentlab.errors import DataError
-from agentlab.eval.evaluators import EvalResult, EvaluatorSpec, evaluate
-from agentlab.eval.getters import FinalState
-from agentlab.metaagent.decision import PlanStep
+from agentlab.judge.evaluators import EvalResult, EvaluatorSpec, evaluate
+from agentlab.judge.getters import FinalState
+from agentlab.tasks.decisions import PlanStep
 from agentlab.paths import data_dir
-
-Writer = Callable[..., None]
-WRITERS: dict[str, Writer] = {}
+from agentlab.tasks.env_kinds import ENV_KINDS
+from agentlab.tasks.setup import WRITERS
 
 #: the domain of tasks that touch two applications or files (data/tasks/pc-*.json, a PC-Eval
 #: analog): no single agent's domain covers them, so it is a task domain outside the pool's
@@ -70,16 +66,6 @@ def relative_path_problem(path: str) -> str | None:
     return None
 
 
-def writer(name: str) -> Callable[[Writer], Writer]:
-    """Register a setup step ``fn(path: Path, **config)`` under ``name``."""
-
-    def deco(fn: Writer) -> Writer:
-        WRITERS[name] = fn
-        return fn
-
-    return deco
-
-
 class Solution(BaseModel):
     """A known-good program for the task (tests only)."""
 
@@ -95,7 +81,8 @@ class ExecTask(BaseModel):
     id: str
     instruction: str
     domain: str
-    env: Literal["workspace", "desktop", "phone"] = "workspace"
+    #: the env kind it runs in (:data:`~agentlab.tasks.env_kinds.ENV_KINDS`)
+    env: str = "workspace"
     apps: list[str] = Field(default_factory=list)
     setup: list[dict[str, Any]] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
@@ -112,6 +99,13 @@ class ExecTask(BaseModel):
     def _safe_id(cls, value: str) -> str:
         if why := id_problem(value):
             raise ValueError(why)
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _known_env(cls, value: str) -> str:
+        if value not in ENV_KINDS:
+            raise ValueError(f"env {value!r} is not one of {', '.join(ENV_KINDS)}")
         return value
 
     @field_validator("instruction")
@@ -135,14 +129,15 @@ class ExecTask(BaseModel):
                 out.append(f"setup[{i}]: needs a relative 'path'")
             elif why := relative_path_problem(path):  # phone tasks too: a device path without its leading '/'
                 out.append(f"setup[{i}].path: {why}")
-        if self.env == "phone":
+        kind = ENV_KINDS[self.env]
+        if kind.device_paths:
             out += [f"outputs: {o!r} is not an absolute device path (/sdcard/...)" for o in self.outputs if not o.startswith("/")]
             if not self.apps:
                 out.append("apps: a phone task names the app package(s) to start, e.g. [\"com.example.clock\"]")
         else:
             out += [f"outputs: {why}" for o in self.outputs if (why := relative_path_problem(o))]
         sol = self.reference_solution
-        if sol is not None and (sol.language == "actions") != (self.env == "phone"):
+        if sol is not None and (sol.language == "actions") != kind.device_paths:
             out.append(f"reference_solution: language {sol.language!r} does not fit env {self.env!r} "
                        "(phone tasks replay 'actions'; the others run python or bash)")
         if self.plan is not None and not self.plan:
@@ -227,74 +222,3 @@ def task_files(folder: str | Path | None = None) -> list[Path]:
     if not files:
         raise DataError("no task files (*.json) in this folder", where=folder)
     return files
-
-
-# -- setup writers --------------------------------------------------------------------------
-@writer("write_text")
-def _write_text(path: Path, content: str) -> None:
-    path.write_text(content, encoding="utf-8")
-
-
-@writer("write_json")
-def _write_json(path: Path, value: Any) -> None:
-    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-
-
-@writer("write_ini")
-def _write_ini(path: Path, sections: dict[str, dict[str, str]]) -> None:
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read_dict({s: {k: str(v) for k, v in kv.items()} for s, kv in sections.items()})
-    with open(path, "w", encoding="utf-8") as fh:
-        parser.write(fh)
-
-
-@writer("write_xlsx")
-def _write_xlsx(path: Path, sheets: dict[str, list[list[Any]]]) -> None:
-    import openpyxl
-
-    wb = openpyxl.Workbook()
-    wb.remove(wb.active)
-    for name, rows in sheets.items():
-        ws = wb.create_sheet(name)
-        for row in rows:
-            ws.append(row)
-    wb.save(path)
-
-
-@writer("write_docx")
-def _write_docx(path: Path, paragraphs: list[str | dict[str, Any]]) -> None:
-    """Paragraphs are text, or ``{"text", "style", "bold", "italic"}``."""
-    import docx
-
-    doc = docx.Document()
-    for p in paragraphs:
-        spec = {"text": p} if isinstance(p, str) else p
-        para = doc.add_paragraph(style=spec.get("style"))
-        run = para.add_run(spec["text"])
-        run.bold = bool(spec["bold"]) if "bold" in spec else None
-        run.italic = bool(spec["italic"]) if "italic" in spec else None
-    doc.save(str(path))
-
-
-@writer("write_pptx")
-def _write_pptx(path: Path, slides: list[dict[str, Any]]) -> None:
-    """Slides are ``{"title": ..., "lines": [...]}`` on the title-and-content layout."""
-    import pptx
-
-    prs = pptx.Presentation()
-    for s in slides:
-        slide = prs.slides.add_slide(prs.slide_layouts[1])
-        slide.shapes.title.text = s.get("title", "")
-        body = slide.placeholders[1].text_frame
-        lines = list(s.get("lines", []))
-        body.text = lines[0] if lines else ""
-        for line in lines[1:]:
-            body.add_paragraph().text = line
-    prs.save(str(path))
-
-
-@writer("write_image")
-def _write_image(path: Path, width: int, height: int, colour: list[int], mode: str = "RGB") -> None:
-    from PIL import Image
-
-    Image.new("RGB", (width, height), tuple(colour)).convert(mode).save(path)

@@ -4,7 +4,7 @@ For each candidate combination of single-agent workspace tasks (different agents
 order, each task used at most ``max_uses`` times) the steps are, in order, each one a possible
 rejection counted in the report:
 
-1. **collision** — the parts share a path (:func:`agentlab.eval.synthesis.collisions`);
+1. **collision** — the parts share a path (:func:`agentlab.synthesis.combine.collisions`);
 2. **the generator's wording** — the model (SmolLM2-135M unless configured) is asked through
    ``data/prompts/synthesis/combine.txt``; its reply is rejected when it cannot be parsed, when
    it no longer names every part's target, or when its BERTScore against some part is below the
@@ -43,8 +43,8 @@ from tqdm import tqdm
 
 from agentlab.dialogue.templates import load_template
 from agentlab.errors import ConfigError
-from agentlab.eval.exec_tasks import MULTI_APP_DOMAIN, ExecTask
-from agentlab.eval.synthesis import Part, collisions, combine, combined_id, missing_targets, template_instruction
+from agentlab.tasks.spec import MULTI_APP_DOMAIN, ExecTask
+from agentlab.synthesis.combine import Part, collisions, combine, combined_id, missing_targets, template_instruction
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.similarity import SimilarityScorer
 

@@ -30,7 +30,7 @@ app = typer.Typer(
 #: (command name, module holding a ``typer.Typer`` named ``app``, help). Groups with a single
 #: command are mounted as that command (see ``_mount``).
 SUBCOMMANDS: list[tuple[str, str]] = [
-    ("pool", "agentlab.pool.cli"),
+    ("pool", "agentlab.cli.pool"),
     ("models", "agentlab.llm.cli"),
     ("notebooks", "agentlab.notebooks"),
     ("run", "agentlab.notebooks:main_job"),
@@ -38,7 +38,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("train", "agentlab.metaagent.cli:train"),
     ("route", "agentlab.metaagent.cli:route"),
     ("eval", "agentlab.metaagent.cli:eval_app"),
-    ("tasks", "agentlab.eval.tasks_cli"),
+    ("tasks", "agentlab.cli.tasks"),
     ("exec", "agentlab.episode_cli:exec_tasks"),
     ("desktop", "agentlab.envs.desktop_cli"),
     ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),

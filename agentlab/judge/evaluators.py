@@ -1,7 +1,7 @@
 """Evaluators: decide whether an episode's final state completes its task, OSWorld-style.
 
 A task file's ``evaluator`` block names one or more checks. Each check is a getter (see
-:mod:`agentlab.eval.getters`) run on the final state, a getter (usually ``literal``) for the
+:mod:`agentlab.judge.getters`) run on the final state, a getter (usually ``literal``) for the
 expected value, and a metric ``metric(result, expected, **options) -> float`` in [0, 1]::
 
     "evaluator": {"func": ["exact_match", "number_close"],
@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agentlab.errors import DataError
-from agentlab.eval.getters import FinalState, GetterError, check_config, run_getter
+from agentlab.judge.getters import FinalState, GetterError, check_config, run_getter
 
 Metric = Callable[..., float]
 METRICS: dict[str, Metric] = {}

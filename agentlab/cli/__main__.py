@@ -1,0 +1,5 @@
+"""``python -m agentlab.cli``: the ``agentlab`` command without the console script."""
+
+from agentlab.cli import main
+
+main()
