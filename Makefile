@@ -24,7 +24,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install sysdeps models check run test test-fast test-latest lock bench lab clean
+.PHONY: install sysdeps models check run test test-fast test-latest lock bench figures lab clean
 
 sysdeps:
 	@bash scripts/sysdeps.sh
@@ -88,6 +88,11 @@ lock:
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py --quick
+
+# The README pictures (docs/img): drawn from the benchmark results files and the trajectory viewer,
+# never measured here (benchmarks/figures.py says which file each number comes from).
+figures: install
+	$(BIN)/python benchmarks/figures.py
 
 # JupyterLab refuses to start as root without --allow-root (containers, CI boxes).
 lab: install

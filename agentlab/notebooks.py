@@ -21,7 +21,8 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -42,6 +43,28 @@ NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 PARAMS_DIR = NOTEBOOKS_DIR / "params"
 #: Parameters the runner injects into every notebook (each parameters cell declares them).
 RUNNER_PARAMS = ("run_dir", "figures_dir")
+
+
+#: set for the notebook kernels only: a tqdm bar in an executed notebook is kept as a stderr stream
+#: of carriage-return frames, noise to every reader (the runner reports each notebook's progress)
+KERNEL_ENV = {"TQDM_DISABLE": "1"}
+
+
+@contextmanager
+def kernel_env() -> Iterator[None]:
+    """:data:`KERNEL_ENV` in the environment while a kernel starts (a variable the user set wins).
+
+    tqdm reads ``TQDM_*`` once, when it is imported, so it is imported here first: the runner's
+    own cell bar (papermill's) keeps working."""
+    import tqdm  # noqa: F401
+
+    added = {k: v for k, v in KERNEL_ENV.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 class NotebookFailedError(AgentlabError):
@@ -402,18 +425,19 @@ def run_notebooks(
         t0 = time.perf_counter()
         failure: NotebookFailedError | None = None
         try:
-            pm.execute_notebook(
-                str(nb),
-                str(executed),
-                parameters=nb_params,
-                kernel_name="python3",
-                language="python",
-                cwd=str(notebooks_dir),
-                progress_bar=progress_bar,
-                log_output=stream_output,
-                execution_timeout=cfg.cell_timeout_s,
-                request_save_on_cell_execute=True,
-            )
+            with kernel_env():
+                pm.execute_notebook(
+                    str(nb),
+                    str(executed),
+                    parameters=nb_params,
+                    kernel_name="python3",
+                    language="python",
+                    cwd=str(notebooks_dir),
+                    progress_bar=progress_bar,
+                    log_output=stream_output,
+                    execution_timeout=cfg.cell_timeout_s,
+                    request_save_on_cell_execute=True,
+                )
             result.status = "ok"
         except PapermillExecutionError as exc:
             failure = _failure(exc, executed)

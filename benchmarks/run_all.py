@@ -1,7 +1,8 @@
 """Run every benchmark script in ``benchmarks/`` (``make bench``), one after another.
 
-Scripts are found by name (``*.py`` not starting with ``_``, except this runner and
-``collect_results.py``), run as separate processes with the flags given here (``--quick`` by
+Scripts are found by name (``*.py`` not starting with ``_``, except this runner,
+``collect_results.py`` and ``figures.py``, which draws the README pictures from the results and
+measures nothing), run as separate processes with the flags given here (``--quick`` by
 default), and their last output line -- the ``key=value`` summary -- is collected. A failing
 script does not stop the others; the exit status is non-zero if any failed. Afterwards
 ``collect_results.py`` (when present) assembles ``benchmarks/RESULTS.md``.
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-NOT_BENCHMARKS = {"run_all", "collect_results"}
+NOT_BENCHMARKS = {"run_all", "collect_results", "figures"}
 
 
 def discover() -> list[Path]:

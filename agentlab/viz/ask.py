@@ -30,6 +30,7 @@ class NotebookAsk:
     def __init__(self, answers: list[str] | None = None, *, read: Callable[[str], str] = input,
                  show: bool = True) -> None:
         self.scripted = ScriptedAnswers.of(answers or [])
+        self.scripted.warn_when_out = False  # the card shows the default answer ("no scripted answer left")
         self.read = read
         self.show = show
         self.log: list[tuple[Question, Answer, str]] = []  #: (question, answer, "person" | "scripted")

@@ -225,7 +225,7 @@ def episode_body(run: RunFolder, row: RunRow, save: SaveImage) -> tuple[str, str
     episode = run.episode_dir(row)
     parts = trajectory_parts(episode) if episode is not None else []
     task = task_of(episode)
-    where = f"<p class=\"muted\">episode folder: {esc(episode)}</p>" if episode else '<p class="muted">no episode folder recorded</p>'
+    where = f"<p class=\"muted\">episode folder: {esc(_relative(episode, run.path))}</p>" if episode else '<p class="muted">no episode folder recorded</p>'
     sections = [_part_html(p, episode, save, f"p{i}") for i, p in enumerate(parts)] if episode is not None else []
     return (str(task) if task else ""), _facts(row, task) + where + _plan(row, episode) + "".join(sections) + verdict_html(row)
 
@@ -238,3 +238,11 @@ def image_saver(folder: Path, href_prefix: str) -> SaveImage:
         return f"{href_prefix}/{name}"
 
     return save
+
+
+def _relative(path: Path, root: Path) -> str:
+    """``path`` inside the run folder, as the row names it (``episodes/<id>``); else in full."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

@@ -126,23 +126,21 @@ class RunFolder:
         return sorted({r.seed for r in self.rows if r.seed is not None})
 
     def episode_dir(self, row: RunRow) -> Path | None:
-        """The row's episode folder: its ``trajectory`` (kept inside the run folder), else
-        ``episodes/<id>[/seed-<s>]``; ``None`` when nothing was recorded."""
-        root = self.path.resolve()
-        candidates = []
-        if row.trajectory:
-            candidates.append(self.path / row.trajectory)
+        """The row's episode folder: its ``trajectory`` (relative to the run folder; an experiment's
+        arms point into a shared folder beside them, ``../../by_agent/<agent>/episodes/<id>``), else
+        ``episodes/<id>[/seed-<s>]``; ``None`` when no episode folder is there. Only a folder that
+        holds an episode's files is taken, so a row naming any other folder shows none."""
+        candidates = [self.path / row.trajectory] if row.trajectory else []
         base = self.path / EPISODES_DIR / row.id
         if row.seed is not None:
             candidates.append(base / f"seed-{row.seed}")
         candidates.append(base)
         for c in candidates:
             try:
-                resolved = c.resolve()
-            except (OSError, RuntimeError):
+                if c.is_dir() and is_episode_dir(c):
+                    return c
+            except OSError:
                 continue
-            if (resolved == root or root in resolved.parents) and c.is_dir() and is_episode_dir(c):
-                return c
         return None
 
 

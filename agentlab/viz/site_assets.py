@@ -20,7 +20,7 @@ table.episodes th.sorted-desc::after{content:" \\25BC"} table.episodes tr:hover 
 .filters select,.filters input{font-size:13px;padding:2px 4px}
 .facts th{width:150px} section.part{margin:18px 0;padding:12px 16px;background:#fff;border:1px solid #dde2ea;border-radius:6px}
 section.part h2{margin:0 0 6px;font-size:17px} .step{display:flex;gap:16px;align-items:flex-start;border-top:1px solid #eef1f6;padding:12px 0}
-.step .shot img{max-width:640px;max-height:680px;width:auto;height:auto;border:1px solid #c8ced8;display:block} .step .text{flex:1;min-width:320px}
+.step .shot img{max-width:640px;max-height:560px;width:auto;height:auto;border:1px solid #c8ced8;display:block} .step .text{flex:1;min-width:320px}
 .step h3{margin:0 0 6px;font-size:15px} .step.error h3{color:#b42318}
 pre{background:#f6f8fa;border:1px solid #e3e7ee;padding:6px 8px;white-space:pre-wrap;word-break:break-word;margin:4px 0;font-size:12px;max-height:420px;overflow:auto}
 pre.stderr{background:#fff5f5;border-color:#f3c7c7} details{margin:3px 0} summary{cursor:pointer;font-size:13px}

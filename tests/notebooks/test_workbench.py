@@ -119,3 +119,29 @@ def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
     for arm in nb04["parameters"]["exec_arms"]:
         rows = (tiny_run / "04_exec" / "table1" / "arms" / arm / "results.jsonl").read_text().splitlines()
         assert len(rows) == nb04["parameters"]["exec_tasks"]
+
+
+#: what a warning looks like in an output: Python's ``path:line: FutureWarning: ...``, transformers'
+#: ``[transformers] ... deprecated``, a logger's ``WARNING`` line
+NOISE = re.compile(r"\b[A-Z]\w*Warning\b|\[transformers\]|\bis deprecated\b|^WARNING\b", re.MULTILINE)
+
+
+def test_executed_notebooks_carry_no_warnings_and_no_stderr(tiny_run):
+    """Library noise (deprecations, progress bars) and stray stderr make an executed notebook hard
+    to read; every output must be what the notebook meant to show (issue #29)."""
+    report = json.loads((tiny_run / "report.json").read_text())
+    noisy = []
+    for entry in report["notebooks"]:
+        nb = nbformat.read(entry["executed"], as_version=4)
+        for i, cell in enumerate(nb.cells):
+            for out in cell.get("outputs", []):
+                text = out.get("text", "") if out.get("output_type") == "stream" else out.get("data", {}).get("text/plain", "")
+                if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    noisy.append(f"{entry['name']} cell {i}: stderr: {text[:200]!r}")
+                elif NOISE.search(text):
+                    noisy.append(f"{entry['name']} cell {i}: {NOISE.search(text).group(0)} in {text[:200]!r}")
+    assert not noisy, "\n".join(noisy)
+    # notebook 05 wrote the static viewer of its execution run and said where
+    assert (tiny_run / "05_exec" / "view" / "index.html").is_file()
+    nb05 = nbformat.read(tiny_run / "05_trajectories.ipynb", as_version=4)
+    assert "static viewer of 05_exec: " in "".join(o.get("text", "") for o in _outputs(nb05))

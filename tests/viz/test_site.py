@@ -216,3 +216,17 @@ def test_the_command_writes_the_site_beside_the_run_and_prints_its_path(exec_run
     out = capsys.readouterr().out
     assert out.strip() == f"view: {run / 'view' / 'index.html'}"
     assert (run / "view" / "episodes" / f"{PHONE}.html").is_file()
+
+
+def test_an_experiments_arm_finds_the_episodes_it_shares_with_other_arms(exec_run: Path, tmp_path: Path) -> None:
+    """agentlab.experiments.execution_acc writes each arm's rows under arms/<arm>/ with trajectories in
+    ../../by_agent/<agent>/episodes/<id>: the viewer follows them (and copies the pictures into the site)."""
+    shutil.copytree(exec_run / "episodes", tmp_path / "by_agent" / "ClockAgent" / "episodes")
+    arm = tmp_path / "arms" / "gt"
+    arm.mkdir(parents=True)
+    row = next(r for r in read_jsonl(exec_run / "results.jsonl") if r["id"] == PHONE)
+    (arm / "results.jsonl").write_text(json.dumps({**row, "trajectory": f"../../by_agent/ClockAgent/episodes/{PHONE}"}) + "\n")
+    write_site(arm)
+    page = (arm / "view" / "episodes" / f"{PHONE}.html").read_text()
+    assert page.count('class="agentlab-step"') >= 2 and f"../../by_agent/ClockAgent/episodes/{PHONE}" in page
+    assert list((arm / "view" / "episodes" / PHONE).glob("*.png"))  # the site holds its own copies

@@ -11,6 +11,7 @@ LoRA (the training-cost benchmark).
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any
 from pathlib import Path
 
@@ -58,7 +59,9 @@ class LoRARouter(AdaptedLMRouter):
             bias="none",
             task_type="CAUSAL_LM",
         )
-        self.peft_model = get_peft_model(base, config)
+        with warnings.catch_warnings():  # peft reads transformers' deprecated alias; harmless, and not ours to fix
+            warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+            self.peft_model = get_peft_model(base, config)
         self.peft_model.eval()
 
     def _model(self) -> torch.nn.Module:

@@ -123,6 +123,8 @@ class ScriptedAnswers:
     answers: list[Answer]
     default: Answer = field(default_factory=lambda: Answer("yes", text="yes (default: no scripted answer left)"))
     asked: list[tuple[Question, Answer]] = field(default_factory=list)
+    #: log a warning when the default answers (off where the answer is shown anyway: a notebook's card)
+    warn_when_out: bool = True
 
     @classmethod
     def of(cls, texts: Iterable[str], default: str = "yes") -> ScriptedAnswers:
@@ -148,7 +150,8 @@ class ScriptedAnswers:
         if self.answers:
             answer = self.answers.pop(0)
         else:
-            log.warning("no scripted answer left for %r; answering %r", question.text, self.default.choice)
+            (log.warning if self.warn_when_out else log.info)("no scripted answer left for %r; answering %r",
+                                                               question.text, self.default.choice)
             answer = self.default
         self.asked.append((question, answer))
         return answer
