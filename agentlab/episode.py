@@ -381,7 +381,7 @@ def run_suite(
     lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
     ran = 0
     finished = map_unordered(recipe, todo, scale, lost=lost)
-    # #29: disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
+    # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
     for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode", disable=None if progress else True):
         append_jsonl(path, row)
         rows.append(row)

@@ -235,7 +235,7 @@ class ReferenceReplies(LLMBackend):
 
 def viewer_picture(out: Path, work: Path = ROOT / "runs" / "figures") -> Path:
     from agentlab.episode import ExecOptions, run_suite
-    from agentlab.eval.exec_tasks import load_task, tasks_dir
+    from agentlab.tasks.spec import load_task, tasks_dir
     from agentlab.pool import AgentPool
     from agentlab.viz.chromium import screenshot
     from agentlab.viz.site import write_site
