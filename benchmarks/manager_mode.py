@@ -1,4 +1,4 @@
-"""Manager mode (hash-manager plans, not executed): AgentMatch and top-K recall on OSWorld multi-app tasks.
+"""HashManager mode (hash-manager plans, not executed): AgentMatch and top-K recall on OSWorld multi-app tasks.
 
 Gold: each ``multi_apps`` task's ``related_apps`` mapped to our domains
 (``load_osworld(multi=True)``, 2-4 domains per task). Both methods use the same manager
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
     from agentlab.eval.benchmarks import load_osworld
     from agentlab.eval.metrics import agent_match, topk_recall
     from agentlab.llm import load_local
-    from agentlab.metaagent.manager import Manager
+    from agentlab.metaagent.manager import HashManager
     from agentlab.metaagent.router import router_class
     from agentlab.paths import data_dir
     from agentlab.pool import AgentPool
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
             router = cls.load(args.tokens or (data_dir() / "tokens"), pool, progress=False)  # type: ignore[call-arg]
         else:
             router = cls(pool, progress=False)
-        manager = Manager(backend, max_new_tokens=args.max_new_tokens)
+        manager = HashManager(backend, max_new_tokens=args.max_new_tokens)
         results = router.plan(texts, manager, k=args.k)
         rankings = [[n for n, _ in r.ranking] for r in results]
         used = router.manager_for(manager)
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
         values[f"{m}_top{args.k}_recall"] = r[f"top{args.k}"]  # type: ignore[assignment]
         values[f"{m}_failures"] = r["failures"]  # type: ignore[assignment]
     line = summary_line(values)
-    write_result(args.results, "Manager mode on OSWorld multi-app tasks (plans only, not executed)", body, line)
+    write_result(args.results, "HashManager mode on OSWorld multi-app tasks (plans only, not executed)", body, line)
     print("\n".join(body))
     print(line, flush=True)
     return values

@@ -87,7 +87,7 @@ def test_unknown_keys_and_wrong_types_name_field_line_and_value(tmp_path: Path) 
 
 def test_every_config_of_the_project_uses_it(tmp_path: Path) -> None:
     """LLM, self-instruct, AgentToken, AppAgent and notebook parameters: the same format."""
-    from agentlab.agents.cli import _config
+    from agentlab.agents.appagent.cli import _config
     from agentlab.llm.config import LLMConfig
     from agentlab.metaagent.agenttoken import AgentTokenConfig
     from agentlab.notebooks import RunParams

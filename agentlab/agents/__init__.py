@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentlab.agents.appagent import AppAgent
-from agentlab.agents.appagent_core import AppAgentConfig, EpisodeResult
-from agentlab.agents.docs_store import DocStore, ElementDoc, doc_key
-from agentlab.agents.explore import record_demo
+from agentlab.agents.appagent.agent import AppAgent
+from agentlab.agents.appagent.core import AppAgentConfig, EpisodeResult
+from agentlab.agents.appagent.docs_store import DocStore, ElementDoc, doc_key
+from agentlab.agents.appagent.explore import record_demo
 
 __all__ = ["AppAgent", "AppAgentConfig", "DocStore", "ElementDoc", "EpisodeResult", "doc_key", "record_demo"]

@@ -32,8 +32,8 @@ Status = Literal["done", "failed", "max_steps", "time_limit", "context_overflow"
 #: runner name (a document's ``runner:``) -> "module:Class"
 AGENTS: dict[str, str] = {
     "code": "agentlab.agents.code:CodeAgent",
-    "appagent": "agentlab.agents.appagent_runner:AppAgentRunner",
-    "gui": "agentlab.agents.appagent_runner:GuiRunner",
+    "appagent": "agentlab.agents.appagent.runner:AppAgentRunner",
+    "gui": "agentlab.agents.appagent.runner:GuiRunner",
     "s2": "agentlab.agents.s2.runner:AgentS2",
     "pcagent": "agentlab.agents.pcagent.runner:PCAgent",
 }

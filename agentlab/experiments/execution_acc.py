@@ -244,7 +244,7 @@ def docs_ablation(
     pairs: dict[str, list[ExecTask]] = defaultdict(list)
     for t in phone:
         pairs[gold[t.id]].append(t)
-    from agentlab.agents.docs_store import DocStore
+    from agentlab.agents.appagent.docs_store import DocStore
 
     # what "with docs" means in this run: the elements each agent's app has documentation for
     documented = {a: len(DocStore(pool.get(a).runner_options.get("app", pool.get(a).domain)).documented()) for a in pairs}

@@ -1,4 +1,4 @@
-"""Manager mode on multi-app tasks: top-K recall of each router's ranking and AgentMatch of the manager's plans.
+"""HashManager mode on multi-app tasks: top-K recall of each router's ranking and AgentMatch of the manager's plans.
 
 Top-K recall: the share of a task's gold domains covered by the domains of the router's top K
 agents (every multi-app task, no generation). AgentMatch: the manager (the backbone, prompted
@@ -22,7 +22,7 @@ from agentlab.eval.benchmarks import BenchmarkTask, load_osworld
 from agentlab.eval.metrics import agent_match, topk_recall
 from agentlab.metaagent.data import TrainingSet
 from agentlab.tasks.decisions import RouteResult
-from agentlab.metaagent.manager import Manager
+from agentlab.metaagent.manager import HashManager
 from agentlab.metaagent.router import Router, router_class
 from agentlab.pool import AgentPool
 
@@ -87,7 +87,7 @@ def multi_app_tasks(pool: AgentPool) -> list[BenchmarkTask]:
 
 
 def measure_manager(
-    router: Router, manager: Manager, tasks: Sequence[BenchmarkTask], pool: AgentPool, *, planned: int, k: int,
+    router: Router, manager: HashManager, tasks: Sequence[BenchmarkTask], pool: AgentPool, *, planned: int, k: int,
     recall_ks: Sequence[int] = (1, 3, 5),
 ) -> ManagerRow:
     """Top-K recall of ``router`` on all ``tasks``; plans (and AgentMatch) for the first ``planned``."""
@@ -114,7 +114,7 @@ def run(
 ) -> ManagerMode:
     """Each configured router in manager mode; a router not in ``fitted`` is built with default
     options and fitted on ``train``."""
-    manager = Manager(backend, max_new_tokens=config.max_new_tokens)
+    manager = HashManager(backend, max_new_tokens=config.max_new_tokens)
     rows = []
     for kind in config.routers:
         router = (fitted or {}).get(kind)

@@ -5,13 +5,13 @@ root only exposes the light shared interfaces.
 """
 
 from agentlab.metaagent.data import TrainingSet, load_training_set
-from agentlab.metaagent.manager import Manager, parse_plan
+from agentlab.metaagent.manager import HashManager, parse_plan
 from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.router import ROUTERS, Router, RunOptions, router_class
 
 __all__ = [
     "ROUTERS",
-    "Manager",
+    "HashManager",
     "PlanStep",
     "RouteResult",
     "Router",

@@ -78,7 +78,7 @@ def render_state(state: str | None) -> str:
     return _state_block().render(state=state.strip()) if state and state.strip() else ""
 
 
-class Manager:
+class HashManager:
     """Generates and validates a multi-agent plan with one retry."""
 
     def __init__(
@@ -109,14 +109,14 @@ class Manager:
             refuse_grammar(backend, PlanGrammar(("any",)))
 
     def settings(self) -> dict[str, Any]:
-        """The constructor's keyword settings (to build a variant: ``Manager(backend, template, **settings)``)."""
+        """The constructor's keyword settings (to build a variant: ``HashManager(backend, template, **settings)``)."""
         return {"max_new_tokens": self.params.max_new_tokens, "max_demos": self.max_demos, "constrained": self.constrained,
                 "max_plan_steps": self.max_plan_steps, "min_plan_steps": self.min_plan_steps,
                 "max_subtask_tokens": self.max_subtask_tokens, "copy_task_words": self.copy_task_words}
 
-    def variant(self, backend: LLMBackend | None = None, **changes: Any) -> Manager:
+    def variant(self, backend: LLMBackend | None = None, **changes: Any) -> HashManager:
         """This manager with another backend and/or settings changed."""
-        return Manager(backend or self.backend, self.template, **{**self.settings(), **changes})
+        return HashManager(backend or self.backend, self.template, **{**self.settings(), **changes})
 
     def grammar(self, task: str, names: list[str]) -> PlanGrammar:
         """The plan grammar over ``names`` for ``task``."""

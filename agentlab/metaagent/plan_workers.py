@@ -1,6 +1,6 @@
-"""Manager-mode routing over many tasks on several workers (``agentlab route --mode manager --workers N``).
+"""HashManager-mode routing over many tasks on several workers (``agentlab route --mode manager --workers N``).
 
-Manager mode generates a plan per task with an LLM: seconds per task, and tasks independent of
+HashManager mode generates a plan per task with an LLM: seconds per task, and tasks independent of
 each other, so they shard well. A worker cannot be sent a loaded router or model; a
 :class:`PlanRecipe` is what it needs to build its own (the router kind, its checkpoint or training
 data, the pool folder), exactly as ``agentlab route`` builds them in-process (:func:`agentlab.metaagent.router.build_router`).
@@ -51,9 +51,9 @@ class PlanRecipe:
 
     def __call__(self, index: int) -> Callable[[PlanItem], dict[str, Any]]:
         from agentlab.llm import load_backend
-        from agentlab.metaagent.manager import Manager
+        from agentlab.metaagent.manager import HashManager
 
         r = build_router(self.router, AgentPool.from_dir(self.agents_dir), self.tokens, demos=self.demos,
                          llm=self.llm, progress=False, default_tokens=self.default_tokens)
-        manager = Manager(load_backend(r.llm))
+        manager = HashManager(load_backend(r.llm))
         return lambda item: plan_record(r, manager, item, self.k)

@@ -29,7 +29,7 @@ from agentlab.tasks.decisions import RouteResult
 
 if TYPE_CHECKING:
     from agentlab.metaagent.data import TrainingSet
-    from agentlab.metaagent.manager import Manager
+    from agentlab.metaagent.manager import HashManager
 
 
 C = TypeVar("C", bound=BaseModel)
@@ -117,7 +117,7 @@ class Router(ABC):
     def plan(
         self,
         tasks: list[str],
-        manager: Manager,
+        manager: HashManager,
         *,
         k: int = 5,
         states: list[str | None] | None = None,
@@ -134,7 +134,7 @@ class Router(ABC):
             out.append(res)
         return out
 
-    def manager_for(self, manager: Manager) -> Manager:
+    def manager_for(self, manager: HashManager) -> HashManager:
         """The manager :meth:`plan` prompts: ``manager`` itself unless the router adapts it
         (the ICL router fits all documents into the context)."""
         return manager

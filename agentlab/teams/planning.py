@@ -5,7 +5,7 @@ Two kinds (:data:`MANAGERS`), both behind the same router (AgentToken, ICL, embe
 * ``llm``: the hash-manager -- the router ranks the pool, the top-K documents go into the
   manager prompt and the model writes ``###Agent: subtask###`` lines
   (:meth:`~agentlab.metaagent.router.Router.plan` with a
-  :class:`~agentlab.metaagent.manager.Manager`), constrained to the plan grammar by default;
+  :class:`~agentlab.metaagent.manager.HashManager`), constrained to the plan grammar by default;
 * ``clauses``: the clause-level baseline (:mod:`agentlab.teams.clauses`), no generation.
 
 A planner is ``PlanFn = Callable[[ExecTask], RouteResult]``: an empty ``plan`` with ``error``
@@ -23,7 +23,7 @@ from agentlab.errors import ConfigError
 from agentlab.tasks.spec import ExecTask
 from agentlab.llm.base import LLMBackend
 from agentlab.tasks.decisions import RouteResult
-from agentlab.metaagent.manager import Manager
+from agentlab.metaagent.manager import HashManager
 from agentlab.metaagent.router import Router
 from agentlab.teams.clauses import clause_plan
 
@@ -50,8 +50,8 @@ class ManagerOptions:
     max_new_tokens: int = 160
 
 
-def make_manager(llm: LLMBackend, options: ManagerOptions) -> Manager:
-    return Manager(llm, max_new_tokens=options.max_new_tokens, constrained=options.constrained,
+def make_manager(llm: LLMBackend, options: ManagerOptions) -> HashManager:
+    return HashManager(llm, max_new_tokens=options.max_new_tokens, constrained=options.constrained,
                    max_plan_steps=options.max_steps, min_plan_steps=options.min_steps,
                    max_subtask_tokens=options.max_subtask_tokens, copy_task_words=options.copy_task_words)
 

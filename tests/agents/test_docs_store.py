@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlab.agents.docs_store import DocStore, doc_filename
+from agentlab.agents.appagent.docs_store import DocStore, doc_filename
 from agentlab.envs import Element
 from agentlab.errors import DataError
 

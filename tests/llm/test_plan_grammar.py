@@ -13,7 +13,7 @@ from agentlab.llm.base import ChatMessage, SamplingParams
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.openai_compat import OpenAICompatBackend
 from agentlab.llm.plan_grammar import PlanGrammar, PlanLogitsProcessor
-from agentlab.metaagent.manager import Manager, parse_plan
+from agentlab.metaagent.manager import HashManager, parse_plan
 
 NAMES = ("SheetAgent", "MailAgent", "WordAgent")
 TASK = "Compute the total of column B in sales.xlsx, then email the result to Bob."
@@ -77,7 +77,7 @@ def test_servers_get_the_regex_only_when_configured(chat_server) -> None:
     with pytest.raises(ConfigError, match="cannot constrain decoding to the plan grammar"):
         plain.chat([ChatMessage("user", "plan")], SamplingParams(grammar=grammar))
     with pytest.raises(ConfigError, match="guided_regex"):
-        Manager(plain, constrained=True)
+        HashManager(plain, constrained=True)
     guided = OpenAICompatBackend(LLMConfig(kind="openai", base_url=url, model="m", guided_regex=True))
     assert guided.capabilities.plan_grammar
     guided.chat([ChatMessage("user", "plan")], SamplingParams(grammar=grammar))
@@ -88,6 +88,6 @@ def test_servers_get_the_regex_only_when_configured(chat_server) -> None:
 
 def test_constrained_manager_plans_with_the_embedded_model(backend, pool) -> None:
     docs = [pool.get(n) for n in ("SheetAgent", "MailAgent")]
-    res = Manager(backend, constrained=True, max_plan_steps=2, max_new_tokens=60, max_demos=0,
+    res = HashManager(backend, constrained=True, max_plan_steps=2, max_new_tokens=60, max_demos=0,
                   max_subtask_tokens=12).plan(TASK, docs)
     assert res.agent in ("SheetAgent", "MailAgent") and res.error is None and 1 <= len(res.plan) <= 2, res.raw

@@ -1,11 +1,11 @@
-"""Manager parsing and the one-retry protocol (scripted backend for exact outputs, plus the real model)."""
+"""HashManager parsing and the one-retry protocol (scripted backend for exact outputs, plus the real model)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agentlab.llm.base import ChatMessage, LLMBackend
-from agentlab.metaagent.manager import Manager, parse_plan
+from agentlab.metaagent.manager import HashManager, parse_plan
 
 
 class Scripted(LLMBackend):
@@ -50,7 +50,7 @@ def test_parse_reports_each_problem(text: str, fragment: str) -> None:
 def test_retry_fixes_answer(pool) -> None:
     docs = [pool.get(n) for n in NAMES]
     be = Scripted(["###Excel: sum###", "###SheetAgent: sum B###\n###MailAgent: send it###"])
-    res = Manager(be).plan("Sum column B and mail the file to Bob", docs)
+    res = HashManager(be).plan("Sum column B and mail the file to Bob", docs)
     assert res.error is None and res.agent == "SheetAgent"
     assert [s.agent for s in res.plan] == ["SheetAgent", "MailAgent"]
     retry_msg = be.seen[1][-1].content
@@ -63,21 +63,21 @@ def test_retry_fixes_answer(pool) -> None:
 def test_second_failure_is_reported_not_dropped(pool) -> None:
     docs = [pool.get(n) for n in NAMES]
     be = Scripted(["garbage", "###SheetAgent: a###\n###SheetAgent: b###"])
-    res = Manager(be).plan("task", docs)
+    res = HashManager(be).plan("task", docs)
     assert res.agent is None and res.plan == []
     assert "no line of the form" in res.error and "two subtasks in a row" in res.error
 
 
 def test_state_is_rendered_into_prompt(pool) -> None:
     be = Scripted(["###SheetAgent: x###"])
-    Manager(be).plan("task", [pool.get("SheetAgent")], state="Calc window with sales.xlsx open")
+    HashManager(be).plan("task", [pool.get("SheetAgent")], state="Calc window with sales.xlsx open")
     assert "Calc window with sales.xlsx open" in be.seen[0][0].content
 
 
 @pytest.mark.slow
 def test_real_model_gives_plan_or_clear_failure(backend, pool) -> None:
     docs = [pool.get(n) for n in NAMES[:2]]
-    res = Manager(backend, max_new_tokens=24, max_demos=1).plan("Compute totals in sales.xlsx and upload it to Drive", docs)
+    res = HashManager(backend, max_new_tokens=24, max_demos=1).plan("Compute totals in sales.xlsx and upload it to Drive", docs)
     if res.agent is None:
         assert res.error and "retry" in res.error
     else:

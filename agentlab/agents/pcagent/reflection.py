@@ -5,7 +5,7 @@ and gives one of the paper's three verdicts: **as intended**; **unexpected chang
 screen changed, but not as meant: a wrong element or action type, so the decision agent
 should correct course); **no effect** (nothing responded: a spot with no interactive
 element, a field not yet focused). A screen that did not change at all is "no effect"
-without asking the model (:func:`~agentlab.agents.appagent_core.screen_changed`). The
+without asking the model (:func:`~agentlab.agents.appagent.core.screen_changed`). The
 verdict goes to the decision agent's next prompt and to the progress agent.
 
 The model is shown what changed rather than two whole screens (:func:`screen_diff`: the
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from agentlab.agents.appagent_core import screen_changed
+from agentlab.agents.appagent.core import screen_changed
 from agentlab.agents.pcagent.asker import RoleAsker
 from agentlab.agents.pcagent.perception import Perception
 from agentlab.agents.response import sections

@@ -39,7 +39,7 @@ from agentlab.metaagent.baselines.common import rankings, softmax_rows
 from agentlab.llm.prefix_cache import PrefixCachedBackend, PrefixLM
 from agentlab.llm.scoring import split_common_prefix
 from agentlab.metaagent.data import TrainingSet
-from agentlab.metaagent.manager import Manager, render_state
+from agentlab.metaagent.manager import HashManager, render_state
 from agentlab.dialogue.templates import PromptTemplate, load_template
 from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
@@ -122,7 +122,7 @@ class ICLRouter(Router):
         self._key: tuple[str, ...] | None = None
         self.suffix_text = ""
         self.demos_used: int | None = None
-        self._manager: tuple[tuple[object, ...], Manager] | None = None
+        self._manager: tuple[tuple[object, ...], HashManager] | None = None
         self.manager_demos: int | None = None
 
     @property
@@ -237,7 +237,7 @@ class ICLRouter(Router):
         return out
 
     # ------------------------------------------------------------------ manager mode
-    def manager_for_all(self, manager: Manager) -> Manager:
+    def manager_for_all(self, manager: HashManager) -> HashManager:
         """``manager`` over *all* documents (the paper's ICL manager), made to fit the context.
 
         Demonstrations per document shrink (from ``max_demos_cap``) until the prompt plus the
@@ -284,12 +284,12 @@ class ICLRouter(Router):
         log.info("ICL manager: %d documents with %d demonstration(s) each, %d prompt tokens", len(docs), demos, need)
         return built
 
-    def manager_for(self, manager: Manager) -> Manager:
+    def manager_for(self, manager: HashManager) -> HashManager:
         """All documents, fitted to the context (:meth:`manager_for_all`)."""
         return self.manager_for_all(manager)
 
     def plan(
-        self, tasks: list[str], manager: Manager, *, k: int = 5, states: list[str | None] | None = None
+        self, tasks: list[str], manager: HashManager, *, k: int = 5, states: list[str | None] | None = None
     ) -> list[RouteResult]:
         """ICL manager mode: every document in the manager prompt (``k`` is ignored), pool order."""
         states = states or [None] * len(tasks)

@@ -84,10 +84,10 @@ def test_rank_and_route_on_cached_prefix(pool, backend):
 
 
 def test_manager_for_all_fits_the_context(pool, backend):
-    from agentlab.metaagent.manager import Manager
+    from agentlab.metaagent.manager import HashManager
 
     router = ICLRouter(pool)
-    manager = Manager(backend, max_new_tokens=64)
+    manager = HashManager(backend, max_new_tokens=64)
     full = router.manager_for_all(manager)
     prompt = backend.chat_prompt([ChatMessage("user", full.prompt("x", list(pool.agents)))])
     assert backend.count_tokens(prompt) + 2 * 64 + 200 <= backend.context_length
@@ -100,11 +100,11 @@ def test_manager_for_all_fits_the_context(pool, backend):
 
 @pytest.mark.slow
 def test_icl_manager_plans_over_all_documents(pool, backend):
-    from agentlab.metaagent.manager import Manager
+    from agentlab.metaagent.manager import HashManager
 
     small = pool.subset(["SheetAgent", "VLCAgent", "ClockAgent"])
     router = ICLRouter(small, progress=False)
-    manager = Manager(backend, max_new_tokens=12)
+    manager = HashManager(backend, max_new_tokens=12)
     res = router.plan(["Play the video, then set an alarm for 7 am"], manager)[0]
     assert sorted(n for n, _ in res.ranking) == sorted(small.names)
     assert res.plan or res.error  # a parsed plan or a stated failure, never silence

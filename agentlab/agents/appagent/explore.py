@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agentlab.agents.appagent_core import (
+from agentlab.agents.appagent.core import (
     AppAgentCore,
     EpisodeResult,
     block,
     screen_changed,
     target_element,
 )
-from agentlab.agents.docs_store import doc_key
+from agentlab.agents.appagent.docs_store import doc_key
 from agentlab.agents.response import (
     ActReply,
     ReflectReply,

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from agentlab.agents.appagent import AppAgent
-from agentlab.agents.appagent_core import AppAgentConfig
+from agentlab.agents.appagent.agent import AppAgent
+from agentlab.agents.appagent.core import AppAgentConfig
 from agentlab.agents.base import AgentResult, Status
 from agentlab.agents.context import RunContext
 from agentlab.envs.base import Env

@@ -1,6 +1,6 @@
 """What AppAgent's two phases share: the run config, the episode result, asking the LLM, recording.
 
-Exploration (:mod:`agentlab.agents.explore`) and deployment (:mod:`agentlab.agents.appagent`)
+Exploration (:mod:`agentlab.agents.appagent.explore`) and deployment (:mod:`agentlab.agents.appagent.agent`)
 both build on :class:`AppAgentCore`, so neither imports the other. Every question to the LLM
 goes through :meth:`AppAgentCore.ask`, i.e. the dialogue layer's one retry loop
 (:func:`~agentlab.dialogue.ask.ask_until_parsed`): the first attempt is greedy, retries sample
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.agents.docs_store import DocStore
+from agentlab.agents.appagent.docs_store import DocStore
 from agentlab.dialogue.ask import AskResult, Attempt, Check, RetrySampling, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.base import Action

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from agentlab.agents.appagent_core import AppAgentConfig, EpisodeResult
+    from agentlab.agents.appagent.core import AppAgentConfig, EpisodeResult
     from agentlab.envs.base import Env, Observation
     from agentlab.llm.base import LLMBackend
 
@@ -36,7 +36,7 @@ _DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/
 
 
 def _config(path: Path | None, **overrides: Any) -> AppAgentConfig:
-    from agentlab.agents.appagent_core import AppAgentConfig
+    from agentlab.agents.appagent.core import AppAgentConfig
     from agentlab.config import load_config, validate
 
     if path is not None:
@@ -88,7 +88,7 @@ def explore(
     max_rounds: int | None = typer.Option(None, "--max-rounds"),
 ) -> None:
     """Explore the app on a device, writing per-element documentation."""
-    from agentlab.agents.appagent import AppAgent
+    from agentlab.agents.appagent.agent import AppAgent
 
     cfg = _config(config, app=app_name, docs_dir=docs_dir, max_rounds=max_rounds)
     agent = AppAgent(_llm(llm_config), cfg)
@@ -108,7 +108,7 @@ def deploy(
     no_docs: bool = typer.Option(False, "--no-docs", help="Do not show element documentation (baseline)."),
 ) -> None:
     """Carry out a task on the device, step by step."""
-    from agentlab.agents.appagent import AppAgent
+    from agentlab.agents.appagent.agent import AppAgent
 
     cfg = _config(config, app=app_name, docs_dir=docs_dir, max_steps=max_steps, use_docs=False if no_docs else None)
     agent = AppAgent(_llm(llm_config), cfg)
@@ -125,7 +125,7 @@ def demo(
     run: str | None = _RUN, episode: str | None = _EPISODE,
 ) -> None:
     """Record a human demonstration: type one action per line (tap(3), text("hi"), back(), exit())."""
-    from agentlab.agents.explore import record_demo
+    from agentlab.agents.appagent.explore import record_demo
     from agentlab.trajectory import TrajectoryRecorder
 
     with _env(env, serial, adb_host, adb_port, ime) as e:
@@ -145,7 +145,7 @@ def learn(
     app_name: str = _APP, config: Path | None = _CONFIG, llm_config: Path | None = _LLM, docs_dir: Path | None = _DOCS,
 ) -> None:
     """Write element documentation from a recorded demonstration (no device needed)."""
-    from agentlab.agents.appagent import AppAgent
+    from agentlab.agents.appagent.agent import AppAgent
 
     cfg = _config(config, app=app_name, docs_dir=docs_dir)  # a bad config is reported before the model loads
     agent = AppAgent(_llm(llm_config), cfg)
@@ -188,7 +188,7 @@ def episodes(run_dir: Path = typer.Argument(..., help="runs/<run>")) -> None:
 @app.command()
 def docs(app_name: str = _APP, docs_dir: Path | None = _DOCS) -> None:
     """Show the documentation learned for an app."""
-    from agentlab.agents.docs_store import DocStore
+    from agentlab.agents.appagent.docs_store import DocStore
 
     store = DocStore(app_name, docs_dir)
     for uid in store.documented():

@@ -2,9 +2,9 @@
 
 Follows the AppAgent paper's two phases over any :class:`~agentlab.envs.base.Env`:
 
-* **exploration** (:mod:`agentlab.agents.explore`): act on the app towards a goal, compare
+* **exploration** (:mod:`agentlab.agents.appagent.explore`): act on the app towards a goal, compare
   the screen before and after each action with the LLM, and write what each element does
-  into per-element documentation (:mod:`agentlab.agents.docs_store`); or write it from a
+  into per-element documentation (:mod:`agentlab.agents.appagent.docs_store`); or write it from a
   recorded human demonstration (a trajectory) instead of acting;
 * **deployment** (:meth:`AppAgent.deploy`): each step, show the LLM the labelled screen,
   the documentation of the elements on it, the task and a running summary; parse its
@@ -14,7 +14,7 @@ The LLM is any :class:`~agentlab.llm.LLMBackend` (text in, text out): the screen
 it as the numbered element list, not as pixels. A weak model's unusable replies are
 recorded in the trajectory with the reason, fed back (``appagent/deploy_feedback``), and
 bounded by ``max_retries`` consecutive failures; the episode is bounded by ``max_steps``.
-What both phases share (config, asking, recording) is :mod:`agentlab.agents.appagent_core`.
+What both phases share (config, asking, recording) is :mod:`agentlab.agents.appagent.core`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from agentlab.agents.appagent_core import AppAgentCore, EpisodeResult, NullRecorder, block
-from agentlab.agents.explore import learn_from_demo, run_exploration
+from agentlab.agents.appagent.core import AppAgentCore, EpisodeResult, NullRecorder, block
+from agentlab.agents.appagent.explore import learn_from_demo, run_exploration
 from agentlab.agents.response import ActReply, parse_act_reply
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.base import Env, StepResult
