@@ -343,6 +343,9 @@ def run_suite(
     ``limit`` stops after that many newly run items (the rest stay for a resumed run).
     ``manifest`` (see :func:`suite_manifest`) is recorded in the folder, or, when resuming, must
     match the recorded one (:func:`agentlab.manifest.open_run`; ``force_resume`` continues anyway).
+    Without one, a manifest is built from the arguments and recorded; a resume that differs from it
+    is recorded as forced, not refused (:func:`agentlab.episode_worker.execute` and the studies pass
+    theirs, and refuse).
     ``scale`` with several workers (or a cluster address) runs the items on Ray workers, each
     built by ``recipe`` (an :class:`agentlab.episode_worker.EpisodeRecipe`: loaded models are not
     shipped); the rows arrive in the order items finish. An item whose worker died twice gets a
@@ -356,8 +359,13 @@ def run_suite(
     out_dir.mkdir(parents=True, exist_ok=True)
     check_out_dir(out_dir, resume)
     tasks = list(tasks)
-    if manifest is not None:  # refuses before anything in the folder is touched
-        open_run(out_dir, manifest, resume=resume, force=force_resume)
+    strict = manifest is not None
+    if manifest is None:  # every run folder records what made it, whoever assembled the run
+        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent,
+                                  router=None if agent is not None else router_identity(options.router))
+    # a manifest the caller gave refuses a resume that differs (before anything in the folder is
+    # touched); one built here records the difference and goes on (a resume forced by its caller)
+    open_run(out_dir, manifest, resume=resume, force=force_resume or not strict)
     path = results_path(out_dir)
     rows = read_jsonl(path) if path.exists() else []
     if retry_errors and any(r.get("error") for r in rows):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite
+from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite, suite_manifest
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask
@@ -163,8 +163,10 @@ def run_pairs(
     """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
     for agent, tasks in sorted(pairs.items()):
+        # the study's own manifest: a resumed folder made with another model, task set or option is refused
+        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent)
         summary = run_suite(tasks, pool=pool, llm=llm, out_dir=out_dir / agent, options=options, agent=agent,
-                            resume=True, progress=progress, retry_errors=retry_errors)
+                            resume=True, progress=progress, retry_errors=retry_errors, manifest=manifest)
         for row in summary.rows:
             row["trajectory"] = f"{agent}/{row['trajectory']}"  # relative to out_dir
             done[(row["id"], agent)] = row

@@ -35,7 +35,7 @@ from agentlab.tasks.spec import ExecTask
 from agentlab.eval.metrics import SUBTASK_THRESHOLD, agent_match, subtask_accuracy
 from agentlab.llm.base import LLMBackend
 from agentlab.tasks.decisions import PlanStep, RouteResult
-from agentlab.metaagent.router import Router
+from agentlab.metaagent.router import DEFAULT_ROUTER, Router
 from agentlab.pool import AgentPool
 from agentlab.similarity import BertScorer
 from agentlab.teams.clauses import split_clauses
@@ -351,7 +351,7 @@ def measure(
             if folder.exists():
                 shutil.rmtree(folder)
             managed = method not in ("gold", "single", "cola")
-            opts = dataclasses.replace(opts0, router=kind if managed else "gt", mode="manager" if managed else "single",
+            opts = dataclasses.replace(opts0, router=kind if managed else DEFAULT_ROUTER, mode="manager" if managed else "single",
                                        team="cola" if method == "cola" else None)
             planner = router_planner(router(kind), llm, manager_options(method)) if managed else None
             summary = run_suite([it.task for it in items if it.task is not None], pool=pool, llm=llm, out_dir=folder,
