@@ -33,7 +33,7 @@ from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend
-from agentlab.metaagent.router import CHECKPOINT_ROUTERS
+from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class ExecAccConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    arms: list[str] = Field(default_factory=lambda: ["gt", "agenttoken", "embedding", "icl", GENERALIST])
+    arms: list[str] = Field(default_factory=lambda: [DEFAULT_ROUTER, "agenttoken", "embedding", "icl", GENERALIST])
     #: the agent doing every task in the ``generalist`` arm
     generalist: str = "Friday"
     #: at most this many tasks, taken round-robin over domains (None: all)
@@ -87,9 +87,7 @@ def pick_tasks(tasks: Sequence[ExecTask], n: int | None, envs: Iterable[str] | N
 
 
 def arm_route(arm: str, pool: AgentPool, config: ExecAccConfig) -> RouteFn:
-    """The route function of an arm."""
-    if arm == "gt":
-        return lambda task: gt_agent(task, pool)
+    """The route function of an arm: a router of the registry (ground truth included), or the generalist."""
     if arm == GENERALIST:
         pool.get(config.generalist)  # an unknown name fails here, before anything runs
         return lambda task: config.generalist
