@@ -23,7 +23,7 @@ def list_(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
 
     tasks = load_tasks(folder)
     if as_json:
-        typer.echo(json.dumps([t.model_dump(exclude={"reference_solution"}) for t in tasks], indent=2))
+        typer.echo(json.dumps([t.model_dump(exclude={"reference_solution", "gui_solution"}) for t in tasks], indent=2))
         return
     for t in tasks:
         typer.echo(f"{t.id:24s} {t.env:9s} {t.domain:8s} {t.instruction[:80]}")
@@ -32,17 +32,26 @@ def list_(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
 @app.command()
 def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
           sandbox: str = typer.Option("auto", help="auto | bwrap | none"),
-          device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' or an adb serial (see agentlab exec).")) -> None:
+          device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' or an adb serial (see agentlab exec)."),
+          gui: bool = typer.Option(False, "--gui", help="Desktop tasks only: replay each one's gui_solution through "
+                                   "the desktop env under a private Xvfb."),
+          out: Path | None = typer.Option(None, "--out", help="With --gui: the folder for the episode files "
+                                          "(default: a temporary one, kept only when a task fails)."),
+          only: list[str] = typer.Option([], "--task", help="Check only these task ids (repeatable).")) -> None:
     """For every task: the start state must score 0, and its reference solution, run in a
     sandboxed workspace (phone tasks: its actions replayed on the device), must score 1.
+    With --gui, every desktop task's GUI solution is replayed on its application instead.
     Exit 1 if any task fails."""
     from agentlab.envs.workspace import Workspace, WorkspaceConfig
     from agentlab.errors import AgentlabError, DataError
     from agentlab.tasks.env_kinds import ENV_KINDS
     from agentlab.tasks.spec import load_task, task_files
 
+    paths = [p for p in task_files(folder) if not only or p.stem in only]
+    if gui:
+        raise SystemExit(_check_gui(paths, out))
     failed = 0
-    for path in task_files(folder):
+    for path in paths:
         try:  # a bad task file is reported and the check goes on with the others
             t = load_task(path)
         except DataError as exc:
@@ -73,6 +82,46 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
                        + ("" if run.ok else f" ({run.summary(300)})"))
     if failed:
         raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
+
+
+def _check_gui(paths: list[Path], out: Path | None) -> int:
+    """``tasks check --gui``: each desktop task opened under its own private Xvfb, its start
+    state scored, its GUI solution replayed, its applications closed, its end state scored.
+    A failing task names its step and keeps its episode folder (screen included); the check
+    goes on with the next task. The exit status (1 if any failed)."""
+    import shutil
+    import tempfile
+
+    from agentlab.envs.gui_replay import check_task_gui
+    from agentlab.errors import DataError
+    from agentlab.tasks.spec import load_task
+
+    root = out or Path(tempfile.mkdtemp(prefix="agentlab-gui-check-"))
+    failed = ok = 0
+    for path in paths:
+        try:
+            task = load_task(path)
+        except DataError as exc:
+            failed += 1
+            typer.echo(f"FAIL {exc}")
+            continue
+        if task.env != "desktop":
+            continue
+        folder = root / task.id
+        if folder.exists():
+            shutil.rmtree(folder)
+        result = check_task_gui(task, folder)
+        typer.echo(result.line())
+        if result.ok:
+            ok += 1
+            if out is None:
+                shutil.rmtree(folder, ignore_errors=True)
+        else:
+            failed += 1
+    typer.echo(f"gui check: {ok} ok, {failed} failed" + (f" (episode files in {root})" if failed else ""))
+    if out is None and not failed:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if failed else 0
 
 
 def _check_phone(task: ExecTask, device: str) -> bool:

@@ -37,15 +37,16 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop import DesktopEnv
+from agentlab.envs.launchers import LAUNCHERS, AppLauncher, environ_for, installed, uno_url
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.envs.xdisplay import VirtualDisplay
 from agentlab.errors import EnvironmentUnavailableError
@@ -55,66 +56,8 @@ log = logging.getLogger(__name__)
 
 FILES_DIR = "files"
 APP_LOG = "app.log"
-
-
-@dataclass(frozen=True)
-class AppLauncher:
-    """How one desktop application is started on a file."""
-
-    program: str  #: looked up on PATH
-    args: tuple[str, ...]  #: before the profile argument and the file
-    a11y_app: str  #: the accessibility tree's name of the application (``DesktopEnv(app=...)``)
-    install_hint: str  #: what to install when ``program`` is missing
-    file_args: tuple[str, ...] = ()  #: added (after ``args``) only when a file is opened
-    #: a fresh user profile in the episode folder ("{uri}" is replaced by the folder's file: URI)
-    profile_arg: str = ""
-    env: Mapping[str, str] = field(default_factory=dict)
-    lock_glob: str = ""  #: lock files the application leaves next to a file it opened
-    blank_title: str = ""  #: the window title to wait for when there is no file to open
-    #: an argument that makes the application listen for UNO ("{pipe}" is replaced by a name
-    #: unique to the episode); empty for applications without UNO
-    uno_arg: str = ""
-    #: file types (lower-case suffixes) it opens, to pick its file when a task opens several apps
-    extensions: tuple[str, ...] = ()
-
-    def argv(self, file: Path | None, profile: Path, uno_pipe: str = "") -> list[str]:
-        out = [self.program, *self.args, *(self.file_args if file is not None else ())]
-        if self.uno_arg and uno_pipe:
-            out.append(self.uno_arg.format(pipe=uno_pipe))
-        if self.profile_arg:
-            out.append(self.profile_arg.format(uri=profile.resolve().as_uri()))
-        if file is not None:
-            out.append(str(file))
-        return out
-
-
-def _libreoffice(module: str, extensions: tuple[str, ...]) -> AppLauncher:
-    return AppLauncher(
-        program="soffice",
-        args=(f"--{module}", "--norestore", "--nologo", "--nolockcheck"),
-        file_args=("--nodefault",),  # without a file, --nodefault would show no window at all
-        a11y_app="soffice",
-        install_hint=f"Debian: apt-get install libreoffice-{module} libreoffice-gtk3",
-        profile_arg="-env:UserInstallation={uri}",
-        env={"SAL_USE_VCLPLUGIN": "gtk3"},  # the GTK3 plugin exposes the accessibility tree
-        lock_glob=".~lock.*#",
-        blank_title="LibreOffice",
-        uno_arg="--accept=pipe,name={pipe};urp;",
-        extensions=extensions,
-    )
-
-
-def uno_url(pipe: str) -> str:
-    """The UNO connection string for a LibreOffice started with ``uno_arg`` and ``pipe``."""
-    return f"uno:pipe,name={pipe};urp;StarOffice.ComponentContext"
-
-
-#: a task's ``apps`` entry -> how to start it on this machine
-LAUNCHERS: dict[str, AppLauncher] = {
-    "libreoffice-calc": _libreoffice("calc", (".xlsx", ".xls", ".ods", ".csv")),
-    "libreoffice-writer": _libreoffice("writer", (".docx", ".doc", ".odt", ".rtf", ".txt")),
-    "libreoffice-impress": _libreoffice("impress", (".pptx", ".ppt", ".odp")),
-}
+__all__ = ["LAUNCHERS", "AppLauncher", "AppStart", "DesktopTaskEnv", "app_starts", "open_desktop_task", "task_file",
+           "uno_url", "wait_settled"]
 
 
 @dataclass(frozen=True)
@@ -138,14 +81,23 @@ def task_apps(task: ExecTask) -> list[tuple[str, AppLauncher]]:
         f"launchers exist for {', '.join(LAUNCHERS)}", where=task.source or task.id)
 
 
-def task_file(task: ExecTask, root: Path) -> Path | None:
-    """The file the application opens: the task's first output, else its first setup path, that exists."""
+def _start_paths(task: ExecTask, root: Path) -> list[Path]:
+    """The task's outputs, then its setup paths, that exist in ``root`` (each once, in that order)."""
     paths = [*task.outputs, *(str(s.get("path")) for s in task.setup if s.get("path"))]
-    for rel in paths:
-        path = root / rel
-        if path.is_file():
-            return path
-    return None
+    return list(dict.fromkeys(root / rel for rel in paths if (root / rel).is_file()))
+
+
+def task_file(task: ExecTask, root: Path, launcher: AppLauncher | None = None) -> Path | None:
+    """The file the application opens: the task's first output, else its first setup path, that
+    exists. An application with a state folder (a browser profile, a mail profile) opens only a
+    file outside it of a type it opens, or none; one that opens the folder itself opens no file."""
+    paths = _start_paths(task, root)
+    if launcher is not None and launcher.opens_folder:
+        return None
+    if launcher is not None and launcher.state_dir:
+        state = root / launcher.state_dir
+        return next((p for p in paths if state not in p.parents and p.suffix.lower() in launcher.extensions), None)
+    return paths[0] if paths else None
 
 
 def app_starts(task: ExecTask, root: Path) -> list[AppStart]:
@@ -156,9 +108,8 @@ def app_starts(task: ExecTask, root: Path) -> list[AppStart]:
     apps = task_apps(task)
     if len(apps) == 1:
         name, launcher = apps[0]
-        return [AppStart(name, launcher, task_file(task, root))]
-    paths = [*task.outputs, *(str(s.get("path")) for s in task.setup if s.get("path"))]
-    candidates = list(dict.fromkeys(root / rel for rel in paths if (root / rel).is_file()))
+        return [AppStart(name, launcher, task_file(task, root, launcher))]
+    candidates = _start_paths(task, root)
     out: list[AppStart] = []
     for i, (name, launcher) in enumerate(apps):
         file = next((p for p in candidates if p.suffix.lower() in launcher.extensions), None)
@@ -242,7 +193,8 @@ class DesktopTaskEnv(TaskEnv):
 
     def __init__(self, env: DesktopEnv, root: Path, display: VirtualDisplay, apps: list[subprocess.Popen[bytes]],
                  launchers: list[AppLauncher], *, settle_timeout_s: float = 15.0,
-                 relaunch: Callable[[], list[subprocess.Popen[bytes]]] | None = None) -> None:
+                 relaunch: Callable[[], tuple[list[subprocess.Popen[bytes]], list[str]]] | None = None,
+                 windows: list[str] | None = None) -> None:
         super().__init__(env, root)
         self.display = display
         #: the processes launched, in launch order (a LibreOffice launch that joined the first has exited)
@@ -250,6 +202,8 @@ class DesktopTaskEnv(TaskEnv):
         self.launchers = launchers
         self.settle_timeout_s = settle_timeout_s
         self._relaunch = relaunch
+        #: each launch's window (X id), for its quit shortcut
+        self.windows: list[str] = list(windows or [])
 
     def reopen(self) -> None:
         """Stop the applications (if still running) and open them again on :attr:`root`'s files,
@@ -257,23 +211,32 @@ class DesktopTaskEnv(TaskEnv):
         self._stop_apps()
         if self._relaunch is None:
             raise EnvironmentUnavailableError("this desktop cannot relaunch its applications", where=self.root)
-        self.apps = self._relaunch()
+        self.apps, self.windows = self._relaunch()
         if isinstance(self.env, DesktopEnv):
             self.env.observe_stable(timeout_s=30.0)
 
-    def _stop_apps(self) -> None:
+    def _stop_apps(self, graceful: bool = False) -> None:
         if self.apps:
+            how = {id(p): (la, w) for p, la, w in zip(self.apps, self.launchers, self.windows or [""] * len(self.apps))}
             for proc in reversed(self.apps):
-                self.display.stop_app(proc)  # the whole process group (LibreOffice: oosplash + soffice.bin)
+                launcher, window = how.get(id(proc), (None, ""))
+                if graceful and launcher is not None and launcher.quit_s > 0:  # it writes its profile, then exits
+                    self.display.quit_app(proc, launcher.quit_s, window=window, keys=launcher.quit_keys)
+                else:
+                    self.display.stop_app(proc)  # the whole process group (LibreOffice: oosplash + soffice.bin)
             self.apps = []
             for launcher in self.launchers:
                 _remove_locks(self.root, launcher)
 
     def collect(self) -> None:
-        """Let a save still being written finish, then stop the applications (files flushed)."""
-        if self.apps:
+        """Bring the applications' state to disk, then stop them: a save still being written is
+        let finish (files a document application writes), and an application that keeps its
+        state in a profile (a browser's bookmarks and preferences, a mail client's folders,
+        a player's settings) is asked to quit (SIGTERM, :attr:`AppLauncher.quit_s`) so that it
+        writes that state as it does on a normal exit."""
+        if self.apps and any(la.quit_s <= 0 for la in self.launchers):
             wait_settled(self.root, timeout_s=self.settle_timeout_s)
-        self._stop_apps()
+        self._stop_apps(graceful=True)
 
     def close(self) -> None:
         try:
@@ -300,6 +263,12 @@ def tile_windows(display: VirtualDisplay, windows: list[str]) -> None:
                 log.warning("could not %s window %s: %s", cmd[0], wid, r.stderr.strip())
 
 
+def profile_dir(launcher: AppLauncher, folder: Path, root: Path) -> Path:
+    """Where ``launcher``'s profile lives: its state folder inside the files (``root``), or
+    ``<episode>/profile`` (LibreOffice's user installation, terminals' and file managers' home)."""
+    return root / launcher.state_dir if launcher.state_dir else folder / "profile"
+
+
 def _launch_window(task: ExecTask, start: AppStart, display: VirtualDisplay, folder: Path, root: Path,
                    options: TaskEnvOptions, pipe: str,
                    host: subprocess.Popen[bytes] | None) -> tuple[subprocess.Popen[bytes], str]:
@@ -307,13 +276,16 @@ def _launch_window(task: ExecTask, start: AppStart, display: VirtualDisplay, fol
     joins; else the new process) so that an application that died is reported at once; the
     process and the window's X id."""
     app_log = folder / APP_LOG
-    title = start.file.name if start.file is not None else start.launcher.blank_title
+    launcher = start.launcher
+    title = start.file.name if start.file is not None else launcher.blank_title
+    pattern = launcher.window or _window_pattern(title)
+    title = launcher.window and f"a window matching {launcher.window!r}" or title
+    state = profile_dir(launcher, folder, root)
     t0 = time.monotonic()
     try:
-        proc = display.launch(start.launcher.argv(start.file, folder / "profile", pipe), env=dict(start.launcher.env),
-                              cwd=root, log_path=app_log)
-        window = display.wait_for_window(_window_pattern(title), timeout_s=options.app_start_timeout_s,
-                                         proc=host or proc)
+        proc = display.launch(launcher.argv(start.file, state, pipe, root), cwd=root, log_path=app_log,
+                              env=environ_for(launcher, state, root, folder))
+        window = display.wait_for_window(pattern, timeout_s=options.app_start_timeout_s, proc=host or proc)
     except EnvironmentUnavailableError as exc:
         raise EnvironmentUnavailableError(f"{start.name} did not open {title} for task {task.id} on "
                                           f"{display.display}: {exc.message}{_screen_seen(display, folder)}"
@@ -331,18 +303,20 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
     # would name a file that does not exist from there and no window would ever open
     folder = folder.resolve()
     for name, launcher in apps:
-        if shutil.which(launcher.program) is None:
+        if not installed(launcher):
             raise EnvironmentUnavailableError(
-                f"{name} is not installed here ({launcher.program} is not on PATH; {launcher.install_hint}); "
+                f"{name} is not installed here ({launcher.needs} is not on PATH; {launcher.install_hint}); "
                 f"task {task.id} cannot be opened", where=where)
     root = folder / FILES_DIR
     root.mkdir(parents=True, exist_ok=True)
     task.prepare(root)
     for _, launcher in apps:
         _remove_locks(root, launcher)
+        if launcher.seed is not None:
+            launcher.seed(profile_dir(launcher, folder, root), root)
     starts = app_starts(task, root)
     first = starts[0]
-    if first.file is None and not first.launcher.blank_title:
+    if first.file is None and not (first.launcher.blank_title or first.launcher.window):
         raise EnvironmentUnavailableError(f"task {task.id} has no start file for {first.name} to open "
                                           "(its outputs and setup paths name no existing file)", where=where)
     own_screen = options.display is not None
@@ -354,7 +328,7 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
     try:
         uno_pipe = f"agentlab-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
-        def launch_all() -> tuple[list[subprocess.Popen[bytes]], str]:
+        def launch_all() -> tuple[list[subprocess.Popen[bytes]], list[str], str]:
             """Launch every application on its file (at the start, and again on a team's backtrack)."""
             procs: list[subprocess.Popen[bytes]] = []
             windows: list[str] = []
@@ -370,15 +344,21 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
                 pipe = pipe or own
             if len(windows) > 1 and not own_screen:  # a person's screen has a window manager to arrange them
                 tile_windows(display, windows)
-            return procs, pipe
+            return procs, windows, pipe
 
-        procs, pipe = launch_all()
+        procs, windows, pipe = launch_all()
         a11y_apps = {s.launcher.a11y_app for s in starts}
         env = DesktopEnv(display=display, app=a11y_apps.pop() if len(a11y_apps) == 1 else "", confirm=own_screen,
                          uno_url=uno_url(pipe) if pipe else None)
-        # the window is mapped before its toolbars settle: the agent's first screen should be a stable one
-        env.observe_stable(timeout_s=min(30.0, options.app_start_timeout_s))
-        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts], relaunch=lambda: launch_all()[0])
+        # an application registers its accessibility tree a moment after its window maps (VLC's
+        # Qt bridge: seconds), and the window is mapped before its toolbars settle: the agent's
+        # first screen should be the tree, and a stable one
+        wait = min(30.0, options.app_start_timeout_s)
+        if pyatspi_available() is None:
+            env.observe_until(lambda o: o.info.get("source") == "a11y", timeout_s=wait)
+        env.observe_stable(timeout_s=wait)
+        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts], 
+                              relaunch=lambda: launch_all()[:2], windows=windows)
     except BaseException:
         display.stop()
         raise

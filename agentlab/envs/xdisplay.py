@@ -205,6 +205,41 @@ class VirtualDisplay:
         if proc in self._apps:
             self._apps.remove(proc)
 
+    def press_in(self, window: str, keys: str) -> bool:
+        """Press ``keys`` (xdotool spelling, ``ctrl+q``) in ``window``: with no window manager the
+        keyboard follows the pointer, so the pointer is moved into the window first. False when
+        xdotool could not (the window is gone)."""
+        for cmd in (["mousemove", "--window", window, "40", "10"], ["key", "--clearmodifiers", keys]):
+            r = subprocess.run(["xdotool", *cmd], env=self.env, capture_output=True, text=True, timeout=10)
+            if r.returncode != 0:
+                return False
+            time.sleep(0.2)
+        return True
+
+    def quit_app(self, proc: subprocess.Popen[bytes], grace_s: float, *, window: str = "", keys: str = "") -> bool:
+        """Ask an app to quit as a person or a session manager would: its own quit shortcut
+        (``keys`` pressed in ``window``) when given, else SIGTERM to its main process only (not its
+        helpers, which it shuts down itself after writing its state); up to ``grace_s`` to exit,
+        then :meth:`stop_app` for whatever is left. True when it exited by itself."""
+        clean = False
+        if keys and window and proc.poll() is None and self.press_in(window, keys):
+            try:
+                proc.wait(timeout=grace_s)
+                clean = True
+            except subprocess.TimeoutExpired:
+                log.warning("process %s did not quit within %.0fs of %s", proc.pid, grace_s, keys)
+        if not clean and proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=grace_s)
+                clean = True
+            except subprocess.TimeoutExpired:
+                log.warning("process %s did not quit within %.0fs of SIGTERM", proc.pid, grace_s)
+            except ProcessLookupError:
+                pass
+        self.stop_app(proc)
+        return clean
+
     def launch_demo_app(self, state_path: str | Path, title: str = "agentlab demo") -> subprocess.Popen[bytes]:
         """The shipped GTK demo (buttons, an entry, a check box) that writes its state as JSON
         to ``state_path`` after every change; returns once its window is mapped."""

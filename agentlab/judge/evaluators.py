@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agentlab.errors import DataError
+from agentlab.judge import app_getters  # noqa: F401  (registers the desktop applications' getters)
 from agentlab.judge.getters import FinalState, GetterError, check_config, run_getter
 
 Metric = Callable[..., float]

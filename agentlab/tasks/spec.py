@@ -32,6 +32,7 @@ from agentlab.errors import DataError
 from agentlab.judge.evaluators import EvalResult, EvaluatorSpec, evaluate
 from agentlab.judge.getters import FinalState
 from agentlab.tasks.decisions import PlanStep
+from agentlab.tasks.gui_solution import GuiStep
 from agentlab.paths import data_dir
 from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.setup import WRITERS
@@ -88,6 +89,10 @@ class ExecTask(BaseModel):
     outputs: list[str] = Field(default_factory=list)
     evaluator: EvaluatorSpec
     reference_solution: Solution | None = None
+    #: a desktop task's GUI reference solution: steps in the desktop action space aimed at elements
+    #: by accessible role and name (:mod:`agentlab.tasks.gui_solution`); tests only, like
+    #: ``reference_solution`` (``agentlab tasks check --gui`` replays it), never shown to an agent
+    gui_solution: list[GuiStep] | None = None
     #: the gold agent (a pool name) for ground-truth routing; absent: the pool's agent for domain + env
     agent: str | None = None
     #: a multi-agent task's gold plan, in order (``agentlab exec --router gt`` executes it); None: one agent
@@ -140,6 +145,8 @@ class ExecTask(BaseModel):
         if sol is not None and (sol.language == "actions") != kind.device_paths:
             out.append(f"reference_solution: language {sol.language!r} does not fit env {self.env!r} "
                        "(phone tasks replay 'actions'; the others run python or bash)")
+        if self.gui_solution is not None and (self.env != "desktop" or not self.gui_solution):
+            out.append("gui_solution: only a desktop task has one, and it lists at least one step")
         if self.plan is not None and not self.plan:
             out.append("plan: an empty list; leave 'plan' out for a single-agent task")
         if self.plan is not None and self.agent is not None:
