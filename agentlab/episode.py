@@ -35,26 +35,25 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from agentlab.agents.context import Models
-from agentlab.envs.task_env import TaskEnv, TaskEnvOptions, open_task_env
+from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
 from agentlab.errors import AgentlabError, DataError, HarnessError
 from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
-from agentlab.metaagent.router import DEFAULT_ROUTER, ROUTERS, Router, build_router
+from agentlab.metaagent.router import ROUTERS, Router, build_router
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.parallel import Scale, WorkerRecipe, map_unordered
 from agentlab.pool.store import AgentPool
-from agentlab.teams.base import Job, PlanFn, RouteFn, team_class, team_name
+from agentlab.teams.base import ExecOptions, Job, PlanFn, RouteFn, team_class, team_name
 from agentlab.teams.cola.interaction import Ask
-from agentlab.teams.cola.options import ColaOptions
 from agentlab.teams.single import NoAgentChosen, gt_agent  # noqa: F401  (ground-truth routing: part of this module's API)
 
 log = logging.getLogger(__name__)
@@ -69,30 +68,6 @@ WorkItem = tuple[ExecTask, int]
 TIMING_FIELDS = frozenset({"seconds", "setup_s", "evaluate_s"})
 
 
-
-
-@dataclass
-class ExecOptions:
-    """How each task of a suite is run (recorded in every row)."""
-
-    router: str = DEFAULT_ROUTER
-    max_steps: int = 10
-    time_limit_s: float = 600.0
-    seed: int = 0
-    #: runs per task, with seeds ``seed, seed+1, ..., seed+seeds-1``
-    seeds: int = 1
-    #: cut every model reply at this many new tokens (None: each runner's own setting)
-    max_new_tokens: int | None = None
-    #: laid over every document's ``runner_options`` (an ablation: ``{"use_docs": False}``)
-    runner_options: dict[str, Any] = field(default_factory=dict)
-    envs: TaskEnvOptions = field(default_factory=TaskEnvOptions)
-    #: "single": one agent per task (a task's gold plan still runs under ``--router gt``);
-    #: "manager": a manager writes a plan over the router's top-K agents and the plan is executed
-    mode: Literal["single", "manager"] = "single"
-    #: a team carrying every task out (``"cola"``); None: plans run step by step (agentlab.teams.executed)
-    team: str | None = None
-    #: the COLA team's settings (``team="cola"``): interaction mode, review, recovery budgets, memory
-    cola: ColaOptions = field(default_factory=ColaOptions)
 
 
 class RouterRoute:

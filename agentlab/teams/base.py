@@ -23,20 +23,21 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from agentlab.agents.context import Models, RunContext
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.errors import ConfigError
 from agentlab.judge.evaluators import EvalResult
+from agentlab.metaagent.router import DEFAULT_ROUTER
 from agentlab.tasks.spec import ExecTask
 from agentlab.pool.store import AgentPool
+from agentlab.teams.cola.options import ColaOptions
 from agentlab.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.tasks.decisions import RouteResult
     from agentlab.teams.cola.interaction import Ask
-    from agentlab.teams.cola.options import ColaOptions
 
 #: team name -> "module:Class" (the class takes no arguments; a run's settings come with the :class:`Job`)
 TEAMS: dict[str, str] = {
@@ -51,29 +52,28 @@ RouteFn = Callable[[ExecTask], str]
 PlanFn = Callable[[ExecTask], "RouteResult"]
 
 
-class TeamOptions(Protocol):
-    """What teams read of a run's options (:class:`agentlab.episode.ExecOptions` has all of it)."""
+@dataclass
+class ExecOptions:
+    """How each task of a suite is run (recorded in every row)."""
 
-    @property
-    def max_steps(self) -> int: ...
-
-    @property
-    def seed(self) -> int: ...
-
-    @property
-    def runner_options(self) -> dict[str, Any]: ...
-
-    @property
-    def envs(self) -> TaskEnvOptions: ...
-
-    @property
-    def mode(self) -> str: ...
-
-    @property
-    def team(self) -> str | None: ...
-
-    @property
-    def cola(self) -> ColaOptions: ...
+    router: str = DEFAULT_ROUTER
+    max_steps: int = 10
+    time_limit_s: float = 600.0
+    seed: int = 0
+    #: runs per task, with seeds ``seed, seed+1, ..., seed+seeds-1``
+    seeds: int = 1
+    #: cut every model reply at this many new tokens (None: each runner's own setting)
+    max_new_tokens: int | None = None
+    #: laid over every document's ``runner_options`` (an ablation: ``{"use_docs": False}``)
+    runner_options: dict[str, Any] = field(default_factory=dict)
+    envs: TaskEnvOptions = field(default_factory=TaskEnvOptions)
+    #: "single": one agent per task (a task's gold plan still runs under ``--router gt``);
+    #: "manager": a manager writes a plan over the router's top-K agents and the plan is executed
+    mode: Literal["single", "manager"] = "single"
+    #: a team carrying every task out (``"cola"``); None: plans run step by step (agentlab.teams.executed)
+    team: str | None = None
+    #: the COLA team's settings (``team="cola"``): interaction mode, review, recovery budgets, memory
+    cola: ColaOptions = field(default_factory=ColaOptions)
 
 
 @dataclass
@@ -84,7 +84,7 @@ class Job:
     task: ExecTask
     pool: AgentPool
     models: Models
-    options: TeamOptions
+    options: ExecOptions
     folder: Path  #: the episode folder (``<run>/episodes/<id>[/seed-<s>]``)
     run_dir: Path  #: what trajectory paths in the row are relative to
     deadline: float  #: ``time.monotonic()`` after which no action runs
@@ -135,7 +135,7 @@ def team_class(name: str, *, where: str | None = None) -> type[Team]:
     return cls
 
 
-def team_name(task: ExecTask, options: TeamOptions, *, agent: str | None, route: RouteFn | None,
+def team_name(task: ExecTask, options: ExecOptions, *, agent: str | None, route: RouteFn | None,
               planner: PlanFn | None) -> str:
     """Which team carries ``task`` out: a forced agent acts alone; a named team (``options.team``)
     is that team; a manager's plan, or a task's gold plan under a router that follows them (ground

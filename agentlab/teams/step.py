@@ -34,7 +34,7 @@ from agentlab.envs.workspace_env import WorkspaceEnv
 from agentlab.errors import AgentlabError
 from agentlab.tasks.spec import ExecTask
 from agentlab.tasks.decisions import PlanStep
-from agentlab.teams.base import Job, TeamOptions
+from agentlab.teams.base import ExecOptions, Job
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, final_output, snapshot, summarize
 from agentlab.trajectory import StepRecord, TrajectoryRecorder
 
@@ -77,7 +77,7 @@ class _HubNotedRecorder(TrajectoryRecorder):
         return super().record(observation, action, **kwargs)
 
 
-def _env_for(agent_kind: str, task: ExecTask, opened: TaskEnv, options: TeamOptions) -> Env | None:
+def _env_for(agent_kind: str, task: ExecTask, opened: TaskEnv, options: ExecOptions) -> Env | None:
     """The env the step's agent acts on (None: it cannot act on this task's env)."""
     if task.env not in CAN_ACT.get(agent_kind, frozenset()):
         return None
