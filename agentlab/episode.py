@@ -127,8 +127,9 @@ def suite_manifest(
     opts = asdict(options)
     envs = opts.pop("envs")
     opts.pop("seed"), opts.pop("seeds"), opts.pop("cola")
-    if options.team == "cola":  # the team's settings change results only when a team runs
-        opts["cola"] = options.cola.model_dump(mode="json")
+    settings = team_class(options.team).settings_field if options.team else None
+    if settings:  # a team's own settings change results only when that team runs
+        opts[settings] = getattr(options, settings).model_dump(mode="json")
     opts.update(router="forced" if agent else options.router, agent=agent, device=envs["device"],
                 sandbox=options.envs.workspace.sandbox, isolation=isolation_in_force(options.envs.workspace.sandbox))
     return build_manifest(

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentlab.llm.base import LLMBackend, Metered
@@ -93,8 +92,6 @@ class RunContext:
     #: ``time.monotonic()`` after which the env refuses actions (the task's time limit)
     deadline: float = math.inf
     seed: int = 0
-    #: what the run adds to every record's ``meta.json`` extras (task id, runner, plan step)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def llm(self, role: str = DEFAULT_ROLE) -> LLMBackend:
         """The metered model of ``role``."""
@@ -102,9 +99,6 @@ class RunContext:
 
     def usage(self) -> Usage:
         return self.models.total()
-
-    def time_left(self) -> float:
-        return self.deadline - time.monotonic()
 
     def actions_recorded(self) -> int:
         """Steps the recorder holds with an action: the steps of a run stopped from outside."""

@@ -47,10 +47,3 @@ ENV_KINDS: dict[str, EnvKind] = {
 #: the task envs an agent acting in each kind can carry out
 CAN_ACT: dict[str, frozenset[str]] = {k.name: k.acts_on for k in ENV_KINDS.values()}
 
-
-def env_kind(name: str) -> EnvKind:
-    """The kind called ``name`` (a KeyError naming the known ones otherwise: callers validate first)."""
-    try:
-        return ENV_KINDS[name]
-    except KeyError:
-        raise KeyError(f"unknown env kind {name!r}; known: {', '.join(ENV_KINDS)}") from None

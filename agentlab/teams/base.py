@@ -92,7 +92,6 @@ class Job:
     route: RouteFn | None = None  #: the router (None: ground truth)
     planner: PlanFn | None = None  #: manager mode
     ask: Ask | None = None  #: how a team that asks a person asks (COLA's passive/active modes)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def context(self, recorder: TrajectoryRecorder, **changes: Any) -> RunContext:
         """The :class:`RunContext` of one agent acting for this episode (its own recorder)."""

@@ -127,11 +127,6 @@ class ColaTeam:
             return False
         return True
 
-    @property
-    def llm_calls(self) -> int:
-        """The team's own model calls (planner and reviewer), not its agents'."""
-        return self.plan_sampling.calls + self.review_sampling.calls
-
     # -- bookkeeping ------------------------------------------------------------------
     def _say(self, role: str, text: str, at: int, **extras: Any) -> dict[str, Any]:
         """A role message for the trajectory, also remembered in the short-term dialogue (as said at step ``at``)."""
