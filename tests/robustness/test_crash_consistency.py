@@ -6,23 +6,29 @@ exactly before a newline), resumes the way the program does, and checks that eve
 that was complete before the cut survives exactly once and that the run finishes.
 Files: a generic JSON-lines file (manager predictions, figure manifests), the self-instruct
 journal, and episode trajectories; atomic (whole-file) writes leave the old version intact.
+
+Each test also checks that it explored: both ends (nothing kept, everything kept) and many cuts
+between them; how many distinct offsets were cut is kept in the test's ``user_properties``
+(``cut_offsets``: report plugins such as ``--report-log`` carry it) and shown when the check fails.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentlab.fileio import append_jsonl, atomic_write_text, read_jsonl
 
-TRIED = {"jsonl": 0, "journal": 0, "trajectory": 0, "glued": 0, "datasets": 0}
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FAST = settings(max_examples=150, deadline=None)
+SLOW = settings(max_examples=60, deadline=None)
+#: distinct cut offsets each kind of test must reach (Hypothesis draws repeat some fractions)
+AT_LEAST_FAST, AT_LEAST_SLOW = 40, 20
 
 RECORDS = [{"id": f"t{i}", "agent": "SpotifyAgent", "text": "café ☕ 日本" * (i % 3 + 1), "n": i} for i in range(12)]
 
@@ -40,43 +46,72 @@ def _cut(path: Path, offset: int) -> int:
     return sum(e <= offset for e in ends)
 
 
-@FAST
-@given(frac=st.floats(0.0, 1.0))
-def test_jsonl_resume_after_a_cut_keeps_every_complete_record_once(tmp_path_factory, frac: float) -> None:
+Cut = tuple[int, int]  #: (the offset cut at, the file's size before the cut)
+
+
+def explore(config: settings, cut_once: Callable[[float], Cut], node: pytest.Item, at_least: int) -> None:
+    """Run ``cut_once(frac)`` (one cut keeping ``frac`` of the file, then the resume and its checks)
+    on every fraction Hypothesis picks and on both ends; then assert the cuts covered both ends and
+    at least ``at_least`` distinct offsets, and record how many in the test's ``user_properties``."""
+    cuts: list[Cut] = []
+
+    @config
+    @given(frac=st.floats(0.0, 1.0))
+    @example(frac=0.0)
+    @example(frac=1.0)
+    def each(frac: float) -> None:
+        cuts.append(cut_once(frac))
+
+    each()
+    offsets = {off for off, _ in cuts}
+    node.user_properties.append(("cut_offsets", len(offsets)))
+    ends = {"nothing kept": 0 in offsets, "everything kept": any(off == size for off, size in cuts)}
+    assert all(ends.values()) and len(offsets) >= at_least, (
+        f"{len(cuts)} cuts at {len(offsets)} distinct offsets {sorted(offsets)}; ends cut: {ends}")
+
+
+def test_jsonl_resume_after_a_cut_keeps_every_complete_record_once(tmp_path_factory, request: pytest.FixtureRequest) -> None:
     """The resume pattern of ``agentlab route --mode manager``: read what is done, append the rest."""
-    path = tmp_path_factory.mktemp("jsonl") / "pred.jsonl"
-    for r in RECORDS:
-        append_jsonl(path, r)
-    size = path.stat().st_size
-    offset = int(frac * size)
-    whole = _cut(path, offset)
-    done = {r["id"] for r in read_jsonl(path)}  # a torn last line is not an error
-    # a record cut exactly before its newline is complete and kept
-    assert {f"t{i}" for i in range(whole)} <= done <= {f"t{i}" for i in range(whole + 1)}
-    for r in RECORDS:
-        if r["id"] not in done:
+
+    def cut_once(frac: float) -> Cut:
+        path = tmp_path_factory.mktemp("jsonl") / "pred.jsonl"
+        for r in RECORDS:
             append_jsonl(path, r)
-    back = read_jsonl(path, tolerate_torn_tail=False)  # the file is whole again
-    assert back == RECORDS
-    TRIED["jsonl"] += 1
+        size = path.stat().st_size
+        offset = int(frac * size)
+        whole = _cut(path, offset)
+        done = {r["id"] for r in read_jsonl(path)}  # a torn last line is not an error
+        # a record cut exactly before its newline is complete and kept
+        assert {f"t{i}" for i in range(whole)} <= done <= {f"t{i}" for i in range(whole + 1)}
+        for r in RECORDS:
+            if r["id"] not in done:
+                append_jsonl(path, r)
+        back = read_jsonl(path, tolerate_torn_tail=False)  # the file is whole again
+        assert back == RECORDS
+        return offset, size
+
+    explore(FAST, cut_once, request.node, at_least=AT_LEAST_FAST)
 
 
-@FAST
-@given(frac=st.floats(0.0, 1.0))
-def test_a_record_glued_to_a_fragment_by_an_older_version_is_recovered(tmp_path_factory, frac: float) -> None:
+def test_a_record_glued_to_a_fragment_by_an_older_version_is_recovered(tmp_path_factory, request: pytest.FixtureRequest) -> None:
     """Files damaged before append_jsonl repaired tails: the record behind the fragment is read."""
-    path = tmp_path_factory.mktemp("glued") / "journal.jsonl"
-    for r in RECORDS[:6]:
-        append_jsonl(path, r)
-    offset = int(frac * path.stat().st_size)
-    whole = _cut(path, offset)
-    with open(path, "ab") as fh:  # what the old append did: no look at the tail
-        fh.write((json.dumps(RECORDS[6], ensure_ascii=False) + "\n").encode())
-    ids = [r["id"] for r in read_jsonl(path)]
-    assert ids[:whole] == [f"t{i}" for i in range(whole)] and ids[-1] == "t6"  # (+ a record that only lost its newline)
-    assert len(ids) in (whole + 1, whole + 2)
-    assert len(ids) == len(set(ids))
-    TRIED["glued"] += 1
+
+    def cut_once(frac: float) -> Cut:
+        path = tmp_path_factory.mktemp("glued") / "journal.jsonl"
+        for r in RECORDS[:6]:
+            append_jsonl(path, r)
+        size = path.stat().st_size
+        offset = int(frac * size)
+        whole = _cut(path, offset)
+        with open(path, "ab") as fh:  # what the old append did: no look at the tail
+            fh.write((json.dumps(RECORDS[6], ensure_ascii=False) + "\n").encode())
+        ids = [r["id"] for r in read_jsonl(path)]
+        assert ids[:whole] == [f"t{i}" for i in range(whole)] and ids[-1] == "t6"  # (+ a record that only lost its newline)
+        assert len(ids) in (whole + 1, whole + 2)
+        assert len(ids) == len(set(ids))
+        return offset, size
+
+    explore(FAST, cut_once, request.node, at_least=AT_LEAST_FAST)
 
 
 def _round(agent: str, k: int) -> dict:
@@ -88,81 +123,91 @@ HEADER = {"thresholds": {"tau1": 0.5}, "prompt_sha": "abc", "generator": "g", "p
           "seeds": {"A": "1", "B": "2"}}
 
 
-@SLOW
-@given(frac=st.floats(0.0, 1.0))
-def test_selfinstruct_journal_resumes_after_a_cut(tmp_path_factory, frac: float) -> None:
+def test_selfinstruct_journal_resumes_after_a_cut(tmp_path_factory, request: pytest.FixtureRequest) -> None:
     from agentlab.selfinstruct.store import Journal
 
-    out = tmp_path_factory.mktemp("journal")
     plan = [("A", 1), ("B", 1), ("A", 2), ("B", 2), ("A", 3)]
-    j = Journal(out)
-    j.start(HEADER, fresh=False)
-    for agent, k in plan:
-        j.commit_round(_round(agent, k))
-    j.commit_stop("A", "target reached")
-    _cut(j.path, int(frac * j.path.stat().st_size))
-    # resume as the pipeline does: check the header, then run the rounds the journal lacks
-    j = Journal(out)
-    j.start(HEADER, fresh=False)
-    state = j.state()
-    for agent, k in plan:
-        if k > (state[agent].rounds if agent in state else 0):
+
+    def cut_once(frac: float) -> Cut:
+        out = tmp_path_factory.mktemp("journal")
+        j = Journal(out)
+        j.start(HEADER, fresh=False)
+        for agent, k in plan:
             j.commit_round(_round(agent, k))
-    if "A" not in state or state["A"].stopped is None:
         j.commit_stop("A", "target reached")
-    final = Journal(out).state()
-    assert [r["text"] for r in final["A"].rows] == [f"A tâche {k}" for k in (1, 2, 3)]
-    assert [r["text"] for r in final["B"].rows] == [f"B tâche {k}" for k in (1, 2)]
-    assert final["A"].stopped == "target reached"
-    read_jsonl(j.path, tolerate_torn_tail=False)  # every line whole
-    TRIED["journal"] += 1
+        size = j.path.stat().st_size
+        offset = int(frac * size)
+        _cut(j.path, offset)
+        # resume as the pipeline does: check the header, then run the rounds the journal lacks
+        j = Journal(out)
+        j.start(HEADER, fresh=False)
+        state = j.state()
+        for agent, k in plan:
+            if k > (state[agent].rounds if agent in state else 0):
+                j.commit_round(_round(agent, k))
+        if "A" not in state or state["A"].stopped is None:
+            j.commit_stop("A", "target reached")
+        final = Journal(out).state()
+        assert [r["text"] for r in final["A"].rows] == [f"A tâche {k}" for k in (1, 2, 3)]
+        assert [r["text"] for r in final["B"].rows] == [f"B tâche {k}" for k in (1, 2)]
+        assert final["A"].stopped == "target reached"
+        read_jsonl(j.path, tolerate_torn_tail=False)  # every line whole
+        return offset, size
+
+    explore(SLOW, cut_once, request.node, at_least=AT_LEAST_SLOW)
 
 
-@SLOW
-@given(frac=st.floats(0.0, 1.0))
-def test_trajectory_resumes_after_a_cut(tmp_path_factory, frac: float) -> None:
+def test_trajectory_resumes_after_a_cut(tmp_path_factory, request: pytest.FixtureRequest) -> None:
     from agentlab.envs.actions.phone import Back, Text
     from agentlab.trajectory import TrajectoryRecorder, load_trajectory
 
-    ep = tmp_path_factory.mktemp("traj") / "run" / "ep"
-    rec = TrajectoryRecorder(ep, task="type a name")
-    for i in range(6):
-        rec.record(None, Text(text=f"Zoë {i} ✓") if i % 2 else Back(), thought=f"step {i} ünïcode")
-    whole = _cut(rec.traj_file, int(frac * rec.traj_file.stat().st_size))
-    rec = TrajectoryRecorder(ep, task="type a name")  # resume
-    assert whole <= len(rec.steps) <= whole + 1
-    while len(rec.steps) < 6:
-        i = len(rec.steps)
-        rec.record(None, Text(text=f"Zoë {i} ✓") if i % 2 else Back(), thought=f"step {i} ünïcode")
-    traj = load_trajectory(ep)
-    assert [s.step for s in traj.steps] == list(range(6))
-    assert [s.thought for s in traj.steps] == [f"step {i} ünïcode" for i in range(6)]
-    TRIED["trajectory"] += 1
+    def cut_once(frac: float) -> Cut:
+        ep = tmp_path_factory.mktemp("traj") / "run" / "ep"
+        rec = TrajectoryRecorder(ep, task="type a name")
+        for i in range(6):
+            rec.record(None, Text(text=f"Zoë {i} ✓") if i % 2 else Back(), thought=f"step {i} ünïcode")
+        size = rec.traj_file.stat().st_size
+        offset = int(frac * size)
+        whole = _cut(rec.traj_file, offset)
+        rec = TrajectoryRecorder(ep, task="type a name")  # resume
+        assert whole <= len(rec.steps) <= whole + 1
+        while len(rec.steps) < 6:
+            i = len(rec.steps)
+            rec.record(None, Text(text=f"Zoë {i} ✓") if i % 2 else Back(), thought=f"step {i} ünïcode")
+        traj = load_trajectory(ep)
+        assert [s.step for s in traj.steps] == list(range(6))
+        assert [s.thought for s in traj.steps] == [f"step {i} ünïcode" for i in range(6)]
+        return offset, size
+
+    explore(SLOW, cut_once, request.node, at_least=AT_LEAST_SLOW)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(frac=st.floats(0.0, 1.0))
-def test_selfinstruct_datasets_rebuilt_after_a_cut_hold_every_row_once(tmp_path_factory, frac: float) -> None:
+def test_selfinstruct_datasets_rebuilt_after_a_cut_hold_every_row_once(tmp_path_factory, request: pytest.FixtureRequest) -> None:
     """The datasets are materialised from the journal after every round, so a resumed run
     rewrites them whole: each accepted row once, nothing from a torn round."""
     from agentlab.selfinstruct.store import Journal, load_demos, write_datasets
 
-    out = tmp_path_factory.mktemp("datasets")
-    j = Journal(out)
-    j.start(HEADER, fresh=False)
-    for k in (1, 2, 3):
-        j.commit_round(_row_round("A", k))
-    write_datasets(out, [], j.state())
-    _cut(j.path, int(frac * j.path.stat().st_size))
-    j = Journal(out)
-    j.start(HEADER, fresh=False)
-    done = j.state().get("A")
-    for k in (1, 2, 3):
-        if k > (done.rounds if done else 0):
+    def cut_once(frac: float) -> Cut:
+        out = tmp_path_factory.mktemp("datasets")
+        j = Journal(out)
+        j.start(HEADER, fresh=False)
+        for k in (1, 2, 3):
             j.commit_round(_row_round("A", k))
-    write_datasets(out, [], j.state())
-    assert list(load_demos(out)["text"]) == [f"A tâche {k}" for k in (1, 2, 3)]
-    TRIED["datasets"] += 1
+        write_datasets(out, [], j.state())
+        size = j.path.stat().st_size
+        offset = int(frac * size)
+        _cut(j.path, offset)
+        j = Journal(out)
+        j.start(HEADER, fresh=False)
+        done = j.state().get("A")
+        for k in (1, 2, 3):
+            if k > (done.rounds if done else 0):
+                j.commit_round(_row_round("A", k))
+        write_datasets(out, [], j.state())
+        assert list(load_demos(out)["text"]) == [f"A tâche {k}" for k in (1, 2, 3)]
+        return offset, size
+
+    explore(settings(max_examples=8, deadline=None), cut_once, request.node, at_least=3)
 
 
 def _row_round(agent: str, k: int) -> dict:
@@ -183,8 +228,3 @@ def test_an_interrupted_atomic_write_leaves_the_old_file(tmp_path: Path) -> None
             raise KeyboardInterrupt
     assert target.read_text() == "old\n" and os.listdir(tmp_path) == ["thresholds.json"]
 
-
-def test_zz_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    """Report how many cut offsets were tried (run with -s to see it)."""
-    with capsys.disabled():
-        print(f"\ncrash offsets tried: {TRIED} (total {sum(TRIED.values())})")
