@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from _common import summary_line
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one prompt variant (raw), the final hidden state, the training grid")
     ap.add_argument("--templates", nargs="+", default=["metaagent/router_agenttoken"])
@@ -29,8 +30,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=None, help="write all rows as JSON")
     ap.add_argument("--md", type=Path, default=None, help="write the rows as a Markdown table")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)  # the reference, then every row as JSON
 
     from agentlab.experiments.tuning import TuningConfig, run
 
@@ -54,7 +53,10 @@ def main(argv: list[str] | None = None) -> None:
         "reference_osworld": ref["osworld"], "reference_appagent": ref["appagent"],
         "best_osworld": None if best is None else best["osworld"], "best_appagent": None if best is None else best["appagent"],
     }), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)  # the reference, then every row as JSON
+    sys.exit(main())

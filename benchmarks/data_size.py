@@ -23,28 +23,23 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
+import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from _common import RESULTS, ROOT, command_line, summary_line
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from agentlab.fileio import atomic_write_text  # noqa: E402  (after the offline switches above)
+from agentlab.fileio import atomic_write_text
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="embedding router only, sizes 10 and 25")
     ap.add_argument("--routers", default="embedding,agenttoken")
     ap.add_argument("--demos", type=Path, default=ROOT / "data" / "demos")
-    args = ap.parse_args()
+    ap.add_argument("--results", type=Path, default=RESULTS / "data_size.md")
+    args = ap.parse_args(argv)
     routers = ["embedding"] if args.quick else [r.strip() for r in args.routers.split(",") if r.strip()]
     sizes = [10, 25] if args.quick else [10, 25, 50, 100]
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)  # one line per trained router
 
     from agentlab.eval.benchmarks import load_appagent, load_osworld
     from agentlab.experiments import data_size
@@ -52,7 +47,7 @@ def main() -> None:
 
     pool = AgentPool.from_dir()
     tasks = load_osworld() + load_appagent()
-    cmd = "python benchmarks/data_size.py" + (" --quick" if args.quick else f" --routers {','.join(routers)}")
+    cmd = command_line(__file__, argv)
     out = [
         "## Data size and the BERTScore filter (Figure-5 analog)",
         "",
@@ -91,10 +86,13 @@ def main() -> None:
             print(f"{arm} {r}: {rep.accuracy:.3f} macro {rep.macro_accuracy:.3f} ({secs:.0f} s)", flush=True)
         out.append(f"| seeds + k {'accepted by Algorithm 1' if arm == 'filtered' else 'unfiltered candidates'} | " + " | ".join(cells) + " |")
     text = "\n".join(out) + "\n"
-    atomic_write_text(ROOT / "benchmarks" / "results" / "data_size.md", text)
+    atomic_write_text(args.results, text)
     print(text)
-    print(" ".join(f"{k}={v:.4f}" for k, v in summary.items()))
+    print(summary_line(summary), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)  # one line per trained router
+    sys.exit(main())

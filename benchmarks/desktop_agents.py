@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, log, summary_line, write_result
+from _common import RESULTS, command_line, log, summary_line, usage_error, write_result
 
-from agentlab.tasks.spec import load_tasks
+from agentlab.errors import ConfigError
 from agentlab.pool import AgentPool
+from agentlab.tasks.spec import load_tasks
 
 
 def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | str | None]]:
@@ -46,7 +48,7 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         wanted = [v.strip() for v in args.variants.split(",") if v.strip()]
         unknown = sorted(set(wanted) - {v.name for v in variants})
         if unknown:
-            raise SystemExit(f"unknown variant(s) {unknown}; known: {[v.name for v in variants]}")
+            raise ConfigError(f"unknown variant(s) {unknown}; known: {[v.name for v in variants]}")
         variants = [v for v in variants if v.name in wanted]
     if args.max_subtasks is not None:  # the hierarchical runners' plan budget (S2: subgoals, PC-Agent: subtasks)
         budget = {"AgentS2": "max_subgoals", "PCAgent": "max_subtasks"}
@@ -118,7 +120,7 @@ def enrolment(args: argparse.Namespace) -> tuple[list[str], dict[str, float | in
     return body, values
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--part", choices=["table", "enrolment", "all"], default="all")
     p.add_argument("--quick", action="store_true", help="2 tasks, 60 routing tasks")
@@ -137,22 +139,28 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path("runs/bench_desktop_agents"))
     p.add_argument("--results", type=Path, default=RESULTS / "desktop_agents.md", help="the table part's results file")
     p.add_argument("--enrolment-results", type=Path, default=RESULTS / "desktop_enrolment.md")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    command = command_line(__file__, argv)
     summaries = []
     if args.part in ("table", "all"):
-        body, values = table(args)
+        try:
+            body, values = table(args)
+        except ConfigError as exc:  # an unknown variant name, a bad LLM config
+            return usage_error(str(exc))
         body += ["", f"Run folder (rows, trajectories of every episode): `{args.out / 'table'}`."]
         summaries.append(summary_line(values))
-        write_result(args.results, "Agent S2 and PC-Agent on the desktop tasks (real model)", body, summaries[-1])
+        write_result(args.results, "Agent S2 and PC-Agent on the desktop tasks (real model)", body, summaries[-1],
+                     command=command)
         log("\n".join(body))
     if args.part in ("enrolment", "all"):
         body, values = enrolment(args)
         summaries.append(summary_line(values))
         write_result(args.enrolment_results, "Enrolment: routing before and after AgentS2 and PCAgent join", body,
-                     summaries[-1])
+                     summaries[-1], command=command)
         log("\n".join(body))
     print(" ".join(summaries))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -48,10 +48,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import RESULTS, evenly, log, summary_line, write_result
+from _common import RESULTS, command_line, log, summary_line, usage_error, write_result
 
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.workspace import WorkspaceConfig, bwrap_available
+from agentlab.experiments.subsets import evenly
 from agentlab.episode import ExecOptions, run_suite
 from agentlab.tasks.spec import ExecTask, load_tasks
 from agentlab.fileio import read_jsonl
@@ -164,7 +165,7 @@ def account_row(side: Side, row: dict, out: Path) -> None:
     side.setup_ms.append(1000 * row["setup_s"])
 
 
-def accuracy(args: argparse.Namespace) -> None:
+def accuracy(args: argparse.Namespace, command: str) -> None:
     """Table 1 / 3 / 7 analogs with a real model."""
     from agentlab.experiments import execution_acc as ea
     from agentlab.llm import LLMConfig, load_backend
@@ -223,12 +224,13 @@ def accuracy(args: argparse.Namespace) -> None:
         values["overhead_share_real_model"] = real.share
     body += ["", f"Run folder (rows, trajectories of every episode): `{args.out}`."]
     summary = summary_line({"tasks": len(chosen), **values})
-    write_result(args.acc_results, "ExecutionAcc per router, cost per task, documentation ablation (real model)", body, summary)
+    write_result(args.acc_results, "ExecutionAcc per router, cost per task, documentation ablation (real model)", body, summary,
+                 command=command)
     log("\n".join(body))
     log(summary)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=("accuracy", "overhead", "all"), default="all")
     ap.add_argument("--quick", action="store_true", help="fewer tasks (overhead: 8, accuracy: 6)")
@@ -243,15 +245,17 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--retry-errors", action="store_true", help="accuracy: run again the episodes that ended in a harness error")
     ap.add_argument("--out", type=Path, default=Path("runs/bench-execution"), help="resumable run folder (accuracy)")
-    args = ap.parse_args()
-    logging.basicConfig(level=logging.WARNING)
+    args = ap.parse_args(argv)
+    command = command_line(__file__, argv)
     if args.part in ("accuracy", "all"):
-        accuracy(args)
-    if args.part in ("overhead", "all"):
-        overhead(args)
+        accuracy(args, command)
+    if args.part in ("overhead", "all") and not overhead(args, command):
+        return usage_error("harness errors during the benchmark (see the table)")
+    return 0
 
 
-def overhead(args: argparse.Namespace) -> None:
+def overhead(args: argparse.Namespace, command: str) -> bool:
+    """The harness overhead part; False when an episode ended in a harness error."""
     tasks = [t for t in load_tasks() if t.env == "workspace" and t.reference_solution is not None and not t.plan]
     tasks = evenly(tasks, args.tasks if args.tasks is not None else (8 if args.quick else None))
     modes = ["none"] + (["bwrap"] if bwrap_available() else [])
@@ -268,7 +272,7 @@ def overhead(args: argparse.Namespace) -> None:
             # one-off costs (a format library's first import) do not all land on one side
             for mode in modes if i % 2 == 0 else modes[::-1]:
                 out = Path(tmp) / mode
-                opts = ExecOptions(max_steps=3, envs=TaskEnvOptions(workspace=WorkspaceConfig(sandbox=mode)))  # type: ignore[arg-type]
+                opts = ExecOptions(max_steps=3, envs=TaskEnvOptions(workspace=WorkspaceConfig.model_validate({"sandbox": mode})))
                 run_suite([task], pool=pool, llm=llm, out_dir=out, options=opts, resume=True, progress=False)
                 account(sides[mode], out)
     took = time.perf_counter() - t0
@@ -312,12 +316,13 @@ def overhead(args: argparse.Namespace) -> None:
         **{f"overhead_share_{m}": s.share for m, s in sides.items()},
         "goal": f"FAIL({','.join(failing)})" if failing else "PASS",
     })
-    write_result(args.results, "Execution harness overhead per workspace step (scripted model)", body, summary)
+    write_result(args.results, "Execution harness overhead per workspace step (scripted model)", body, summary,
+                 command=command)
     log("\n".join(body))
     log(summary)
-    if any(s.errors for s in sides.values()):
-        sys.exit("harness errors during the benchmark (see the table)")
+    return not any(s.errors for s in sides.values())
 
 
 if __name__ == "__main__":
-    main()
+    logging.basicConfig(level=logging.WARNING)
+    sys.exit(main())

@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import argparse
 import glob
+import sys
 import time
 from pathlib import Path
 
-from _common import RESULTS, ROOT, log, summary_line, write_result
+from _common import RESULTS, ROOT, command_line, log, summary_line, usage_error, write_result
 
 PLAN_ITEMS = ROOT / "data" / "benchmarks" / "two_agent_plans.jsonl"
 
 
-def main(argv: list[str] | None = None) -> dict[str, float | None]:
+def main(argv: list[str] | None = None) -> int:
     from agentlab.experiments.multi_agent import METHODS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
         methods = [m for m in methods if m in ("gold", "clauses", "agenttoken")] if args.methods == ",".join(METHODS) else methods
     for m in methods:
         if m not in METHODS:
-            raise SystemExit(f"unknown method '{m}' ({', '.join(METHODS)})")
+            return usage_error(f"unknown method '{m}' ({', '.join(METHODS)})")
 
     from agentlab.episode import ExecOptions
     from agentlab.tasks.spec import load_task
@@ -124,11 +125,12 @@ def main(argv: list[str] | None = None) -> dict[str, float | None]:
                 values[f"{row['method']}_execacc"] = row["execution_acc"]
     values["subtask_threshold"] = threshold
     line = summary_line(values)
-    write_result(args.results, "Multi-agent tasks, Table 2 analog (AgentMatch, SubtaskAcc, ExecutionAcc, cost)", body, line)
+    write_result(args.results, "Multi-agent tasks, Table 2 analog (AgentMatch, SubtaskAcc, ExecutionAcc, cost)", body, line,
+                 command=command_line(__file__, argv))
     print("\n".join(body))
     print(line, flush=True)
-    return values
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -142,3 +142,17 @@ def table(results: list[VariantResult], set_names: list[str]) -> list[str]:
     for row in body:
         lines.append("| " + " | ".join("-" if row[k] is None else str(row[k]) for k in head) + " |")
     return lines
+
+
+def section(results: list[VariantResult], set_names: list[str], base_examples: int, source: str) -> list[str]:
+    """The ablation as a results-file section: heading, what the sets are, :func:`table`. ``source``:
+    "table" (the routing table's sample without document requests) or "seed" (seed demonstrations)."""
+    what = "the table's sample, without document requests" if source == "table" else "seed demonstrations only"
+    return [
+        f"### Ablation: each change side by side ({base_examples} base examples: {what})",
+        "",
+        "Each AgentToken change alone, then the encoder and the hybrid; `313`: the benchmark tasks (domain level), "
+        "`project`: the project set. temperature: the calibrated AgentToken temperature (1.00 = not calibrated).",
+        "",
+        *table(results, set_names),
+    ]

@@ -3,12 +3,16 @@
 For each router kind: build it through ``ROUTERS`` (no progress bars; LoRA and prompt tuning
 with ``use_cache=False`` so a real fit is measured, not a cached adapter), fit it on its
 training set while timing it and sampling memory (:func:`~agentlab.experiments.fit_cost.measure_fit`),
-route its evaluation tasks and judge the answers by domain. When the data hold the project's own
-set (gold agents known), the same fitted router also routes it, judged by domain *and* by agent.
+route its evaluation tasks and judge the answers by domain (overall, per domain and per
+benchmark). When the data hold the project's own set (gold agents known), the same fitted router
+also routes it, judged by domain *and* by agent. Routers named in ``all_data_routers`` are fitted
+a second time on every demonstration (rows ``<kind>@all``). The ICL router's row also records
+its prompt (tokens, demonstrations per document), its strict answers and its ranking's accuracy.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from dataclasses import dataclass, field
@@ -17,11 +21,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.eval.benchmarks import BenchmarkTask
+from agentlab.errors import ConfigError
 from agentlab.eval.metrics import AgentRoutingReport, RoutingReport, agent_accuracy, routing_accuracy
 from agentlab.experiments.fit_cost import FitCost, measure_fit
-from agentlab.experiments.routing_data import ADAPTED_LM_ROUTERS, RoutingData
+from agentlab.experiments.routing_data import RoutingData
+from agentlab.metaagent.baselines.icl import ICLRouter
+from agentlab.metaagent.data import TrainingSet
+from agentlab.metaagent.router import ADAPTED_LM_ROUTERS, Router, router_class
 from agentlab.tasks.decisions import RouteResult
-from agentlab.metaagent.router import Router, router_class
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
@@ -40,6 +47,10 @@ class RoutingTableConfig(BaseModel):
     router_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: retrain LoRA / prompt tuning instead of reusing a cached adapter (a real fit is measured)
     retrain_adapters: bool = True
+    #: routers also fitted on every demonstration (``RoutingData.full``), as rows ``<kind>@all``
+    all_data_routers: list[str] = Field(default_factory=list)
+    #: keep every fitted router in ``RoutingTable.fitted`` (off: each is dropped once measured, to free memory)
+    keep_fitted: bool = True
 
     def options_for(self, kind: str) -> dict[str, Any]:
         """Constructor options of ``kind``: run options first, then the configured ones."""
@@ -73,6 +84,19 @@ def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool) -> Se
 
 
 @dataclass
+class ICLPrompt:
+    """What the ICL router's answers rest on, and how they read."""
+
+    #: tokens of the prompt before the task (every document), and demonstrations per document in it
+    prompt_tokens: int
+    demos: int | None
+    #: share of answers that are a strict ``###Name###`` naming a pool agent
+    strict: float
+    #: accuracy of the answer-likelihood ranking's top-1
+    rank_accuracy: float
+
+
+@dataclass
 class RouterMeasurement:
     """One router's row of the table."""
 
@@ -88,6 +112,25 @@ class RouterMeasurement:
     results: list[RouteResult] = field(default_factory=list)
     #: the same fitted router on the project's own set (None when the data hold none)
     project: SetScore | None = None
+    #: accuracy on each benchmark's tasks (``BenchmarkTask.benchmark``: "osworld", "appagent", ...)
+    by_benchmark: dict[str, float] = field(default_factory=dict)
+    #: the ICL router's prompt and answers (None for other routers)
+    icl: ICLPrompt | None = None
+
+    @property
+    def warnings(self) -> int:
+        """Answers that name an agent but came with a problem (e.g. a lenient parse)."""
+        return sum(r.agent is not None and r.error is not None for r in self.results)
+
+    @property
+    def fit_seconds(self) -> float:
+        """Wall time of the fit: what ``fit`` reported (a reused adapter: its original training), else measured."""
+        return float(self.fit_metrics.get("seconds", self.cost.seconds))
+
+    @property
+    def cached(self) -> bool:
+        """The fit reused a cached adapter."""
+        return bool(self.fit_metrics.get("cached"))
 
     def as_row(self) -> dict[str, Any]:
         """The row as notebook 04 shows it (Table 5 analog)."""
@@ -180,23 +223,50 @@ def measure_router(router: Router, train: Any, tasks: list[Any], pool: AgentPool
     t0 = time.perf_counter()
     routed = router.route([t.instruction for t in tasks])
     per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
-    report = routing_accuracy([r.agent for r in routed], [t.domain for t in tasks], pool)
-    return RouterMeasurement(router.name, len(train), len(tasks), report, cost, per_task, dict(metrics), routed)
+    pred, gold = [r.agent for r in routed], [t.domain for t in tasks]
+    report = routing_accuracy(pred, gold, pool)
+    benches = {b: [i for i, t in enumerate(tasks) if t.benchmark == b] for b in dict.fromkeys(t.benchmark for t in tasks)}
+    by_bench = {b: routing_accuracy([pred[i] for i in idx], [gold[i] for i in idx], pool).accuracy for b, idx in benches.items()}
+    return RouterMeasurement(router.name, len(train), len(tasks), report, cost, per_task, dict(metrics), routed,
+                             by_benchmark=by_bench)
+
+
+def icl_prompt(router: ICLRouter, m: RouterMeasurement, tasks: list[BenchmarkTask], pool: AgentPool) -> ICLPrompt:
+    """The ICL router's prompt after routing ``tasks``, and how its answers ``m.results`` read."""
+    res = m.results
+    top = [r.ranking[0][0] if r.ranking else None for r in res]
+    return ICLPrompt(
+        prompt_tokens=len(router.prefix_ids), demos=router.demos_used,
+        strict=sum(r.agent is not None and r.error is None for r in res) / max(len(res), 1),
+        rank_accuracy=routing_accuracy(top, [t.domain or "" for t in tasks], pool).accuracy,
+    )
 
 
 def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> RoutingTable:
-    """Measure every configured router on ``data`` (each on its own training set and tasks)."""
+    """Measure every configured router on ``data`` (each on its own training set and tasks), then the
+    ``all_data_routers`` again on every demonstration (``data.full``)."""
     table = RoutingTable(rows=[])
-    for kind in config.routers:
+    runs: list[tuple[str, str, TrainingSet]] = [(kind, kind, data.train_for(kind)) for kind in config.routers]
+    if config.all_data_routers:
+        if data.full is None:
+            raise ConfigError("all_data_routers need the data's full training set (drawn with all_data=True)")
+        runs += [(f"{kind}@all", kind, data.full) for kind in config.all_data_routers]
+    for label, kind, train in runs:
         router = router_class(kind)(pool, **config.options_for(kind))
-        train, tasks = data.train_for(kind), data.tasks_for(kind)
-        log.info("%s: fitting on %d demonstrations ...", kind, len(train))
+        tasks = data.tasks_for(kind)
+        log.info("%s: fitting on %d demonstrations ...", label, len(train))
         m = measure_router(router, train, tasks, pool)
-        m.router = kind
+        m.router = label
         if data.project_for(kind):
             m.project = score_set(router, data.project_for(kind), pool)
+        if isinstance(router, ICLRouter):
+            m.icl = icl_prompt(router, m, tasks, pool)
         table.rows.append(m)
-        table.fitted[kind] = router
-        log.info("  accuracy %.1f%% on %d tasks; fit %.0f s; %.2f s/task",
-                 100 * m.report.accuracy, len(tasks), m.cost.seconds, m.route_seconds_per_task)
+        log.info("  accuracy %.1f%% on %d tasks; fit %.0f s%s; %.2f s/task", 100 * m.report.accuracy, len(tasks),
+                 m.fit_seconds, " (cached)" if m.cached else "", m.route_seconds_per_task)
+        if config.keep_fitted:
+            table.fitted[label] = router
+        else:
+            del router
+            gc.collect()
     return table

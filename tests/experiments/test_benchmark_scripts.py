@@ -1,25 +1,54 @@
-"""The benchmark scripts run end to end on tiny settings and end with a key=value summary line."""
+"""The benchmark scripts run end to end on their ``--quick`` path and end with a key=value summary line.
+
+Each test calls the script's ``main(argv)`` in this process (the embedded models load once per
+session, not once per script) with ``--quick`` and only smaller counts than quick's (tasks,
+examples) and a results path of its own: the options that choose what a benchmark measures
+(sizes, routers, parts) are the ones ``make bench`` runs, so a script cannot drift from its
+smoke test.
+"""
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks"
+_LOADED: dict[str, ModuleType] = {}
 
 
-def run(script: str, *args: str, timeout: float = 900) -> str:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / script), *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout
+@pytest.fixture(scope="module", autouse=True)
+def _benchmarks_importable():  # type: ignore[no-untyped-def]
+    """The scripts import their helpers as ``_common`` (their folder is on the path when run)."""
+    sys.path.insert(0, str(BENCH))
+    yield
+    sys.path.remove(str(BENCH))
+
+
+def script(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (imported by path, once)."""
+    if name not in _LOADED:
+        spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up while the script runs
+        spec.loader.exec_module(module)
+        _LOADED[name] = module
+    return _LOADED[name]
+
+
+def run(capsys: pytest.CaptureFixture[str], name: str, *args: str) -> str:
+    """``main(args)`` of the script: it must succeed; its stdout."""
+    capsys.readouterr()
+    code = script(name).main(list(args))
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    return captured.out
 
 
 def summary(stdout: str) -> dict[str, str]:
@@ -36,10 +65,22 @@ def test_run_all_discovers_every_benchmark():
     assert bad.returncode == 2 and "unknown benchmark" in bad.stderr
 
 
+def test_every_benchmark_is_main_argv_to_exit_status():
+    """What run_all runs is importable and callable in-process: ``main(argv) -> int``."""
+    import inspect
+
+    names = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--list"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    for name in names:
+        sig = inspect.signature(script(name).main)
+        assert list(sig.parameters) == ["argv"] and sig.return_annotation == "int", name
+
+
 @pytest.mark.slow
-def test_routing_smoke(tmp_path):
+def test_routing_smoke(tmp_path, capsys):
     res = tmp_path / "routing.md"
-    out = run("routing.py", "--quick", "--routers", "embedding,agenttoken", "--limit", "3", "--per-agent", "2", "--results", str(res))
+    out = run(capsys, "routing", "--quick", "--routers", "embedding,agenttoken", "--limit", "3", "--per-agent", "2",
+              "--results", str(res))
     s = summary(out)
     assert set(s) == {"agenttoken", "embedding"}
     assert all(0.0 <= float(v) <= 1.0 for v in s.values())
@@ -48,38 +89,47 @@ def test_routing_smoke(tmp_path):
 
 
 @pytest.mark.slow
-def test_training_cost_smoke(tmp_path):
+def test_training_cost_smoke(tmp_path, capsys):
     res = tmp_path / "tc.md"
-    out = run("training_cost.py", "--agents", "3", "--per-agent", "1", "--epochs", "1", "--results", str(res))
+    out = run(capsys, "training_cost", "--quick", "--agents", "3", "--per-agent", "1", "--results", str(res))
     s = summary(out)
     assert float(s["speedup_vs_lora"]) > 0 and float(s["memory_ratio_vs_lora"]) > 0
     assert "| agenttoken | 1,728 |" in res.read_text()  # 3 agents x 576 dims
 
 
 @pytest.mark.slow
-def test_pool_scale_smoke(tmp_path):
+def test_pool_scale_smoke(tmp_path, capsys, pool):
+    """--quick's sizes (the real pool and 1,000 agents), fewer tasks."""
     res = tmp_path / "ps.md"
-    out = run("pool_scale.py", "--sizes", "32,60", "--tasks", "2", "--icl-tasks", "0", "--results", str(res))
+    out = run(capsys, "pool_scale", "--quick", "--tasks", "2", "--icl-tasks", "0", "--results", str(res))
     s = summary(out)
-    assert float(s["latency_ratio_60_vs_32"]) > 0
-    assert 32 <= int(s["icl_max_agents"]) < 60  # the 32 documents fit without demonstrations, 60 do not
+    n = len(pool)
+    assert float(s[f"latency_ratio_1000_vs_{n}"]) > 0 and 0.0 <= float(s[f"agenttoken_acc_{n}"]) <= 1.0
+    assert n <= int(s["icl_max_agents"]) < 1000  # the real documents fit without demonstrations, 1,000 do not
+    text = res.read_text()
+    assert f"## Pool scale: latency and accuracy from {n} to 1,000 agents" in text and f"Pool = {n} real agents" in text
+    assert f"| {n} | " in text and "| 1000 | " in text
 
 
 @pytest.mark.slow
-def test_manager_mode_smoke(tmp_path):
+def test_manager_mode_smoke(tmp_path, capsys):
     res = tmp_path / "ma.md"
-    out = run("manager_mode.py", "--tasks", "1", "--methods", "agenttoken", "--max-new-tokens", "12", "--results", str(res))
+    out = run(capsys, "manager_mode", "--quick", "--tasks", "1", "--methods", "agenttoken", "--max-new-tokens", "12",
+              "--results", str(res))
     s = summary(out)
     assert 0.0 <= float(s["agenttoken_top5_recall"]) <= 1.0
-    assert "AgentMatch" in res.read_text()
+    assert set(s) == {"agenttoken_agentmatch", "agenttoken_top5_recall", "agenttoken_failures"}
+    text = res.read_text()
+    assert "AgentMatch" in text and "| agenttoken | top-5 | 3 |" in text
 
 
 @pytest.mark.slow
-def test_multi_agent_table2_smoke(tmp_path):
+def test_multi_agent_table2_smoke(tmp_path, capsys):
     """The Table 2 analog, plans only, two plan items: the gold row is perfect, the clause row measured,
     the calibration shown, the command recorded."""
     res = tmp_path / "t2.md"
-    out = run("multi_agent.py", "--quick", "--methods", "gold,clauses,single", "--out", str(tmp_path / "runs"), "--results", str(res))
+    out = run(capsys, "multi_agent", "--quick", "--methods", "gold,clauses,single", "--out", str(tmp_path / "runs"),
+              "--results", str(res))
     s = summary(out)
     assert float(s["gold_agentmatch"]) == 1.0 and 0.0 <= float(s["clauses_agentmatch"]) <= 1.0
     assert 0.0 < float(s["subtask_threshold"]) < 1.0
@@ -88,9 +138,9 @@ def test_multi_agent_table2_smoke(tmp_path):
     assert "| single | skipped" in text and "non-matching pairs" in text
 
 
-def test_execution_smoke(tmp_path):
+def test_execution_smoke(tmp_path, capsys):
     res = tmp_path / "ex.md"
-    out = run("execution.py", "--part", "overhead", "--tasks", "2", "--results", str(res))
+    out = run(capsys, "execution", "--part", "overhead", "--tasks", "2", "--quick", "--results", str(res))
     s = summary(out)
     assert s["tasks"] == "2" and float(s["overhead_ms_none"]) > 0 and 0 < float(s["overhead_share_none"]) < 1
     assert s["goal"] == "PASS" or s["goal"].startswith("FAIL(")
@@ -100,11 +150,11 @@ def test_execution_smoke(tmp_path):
 
 
 @pytest.mark.slow
-def test_execution_accuracy_smoke(tmp_path):
+def test_execution_accuracy_smoke(tmp_path, capsys):
     """The Table 1 analog with the real embedded model on one task, two arms (tiny replies)."""
     res = tmp_path / "acc.md"
-    out = run("execution.py", "--part", "accuracy", "--tasks", "1", "--arms", "gt,generalist", "--envs", "workspace",
-              "--max-steps", "1", "--max-new-tokens", "16", "--out", str(tmp_path / "run"), "--acc-results", str(res))
+    out = run(capsys, "execution", "--part", "accuracy", "--tasks", "1", "--arms", "gt,generalist", "--envs", "workspace",
+              "--max-steps", "1", "--max-new-tokens", "16", "--quick", "--out", str(tmp_path / "run"), "--acc-results", str(res))
     s = summary(out)
     assert s["tasks"] == "1" and set(s) >= {"acc_gt", "acc_generalist"} and float(s["acc_gt"]) in (0.0, 1.0)
     text = res.read_text()
@@ -114,9 +164,9 @@ def test_execution_accuracy_smoke(tmp_path):
 
 
 @pytest.mark.slow
-def test_routing_smoke_hybrid_and_project_set(tmp_path):
+def test_routing_smoke_hybrid_and_project_set(tmp_path, capsys):
     res = tmp_path / "routing.md"
-    out = run("routing.py", "--quick", "--routers", "embedding,hybrid", "--limit", "3", "--per-agent", "2",
+    out = run(capsys, "routing", "--quick", "--routers", "embedding,hybrid", "--limit", "3", "--per-agent", "2",
               "--project", "--results", str(res))
     s = summary(out)
     assert {"embedding", "hybrid", "hybrid_v2_domain", "hybrid_v2_agent", "embedding_v2_agent"} <= set(s)
@@ -127,18 +177,48 @@ def test_routing_smoke_hybrid_and_project_set(tmp_path):
 
 
 @pytest.mark.slow
-def test_route_latency_smoke(tmp_path):
+def test_route_latency_smoke(tmp_path, capsys):
     res = tmp_path / "lat.md"
-    out = run("route_latency.py", "--tasks", "3", "--routers", "agenttoken", "--results", str(res))
+    out = run(capsys, "route_latency", "--quick", "--tasks", "3", "--routers", "agenttoken", "--results", str(res))
     got = summary(out)
     assert set(got) == {"agenttoken_cold_s", "agenttoken_warm_s"} and all(float(v) > 0 for v in got.values())
     assert "| agenttoken | cold | 3 |" in res.read_text()
 
 
-def test_route_latency_refuses_an_unknown_router_in_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, str(BENCH / "route_latency.py"), "--routers", "agenttoken,nope", "--results",
-                           str(tmp_path / "x.md")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+def test_route_latency_refuses_an_unknown_router_in_one_line(tmp_path, capsys):
     from agentlab.metaagent.router import ROUTERS
 
-    assert proc.returncode == 1 and proc.stderr.strip() == f"unknown router 'nope'; choose one of {', '.join(ROUTERS)}"
+    assert script("route_latency").main(["--routers", "agenttoken,nope", "--results", str(tmp_path / "x.md")]) == 1
+    assert capsys.readouterr().err.strip() == f"unknown router 'nope'; choose one of {', '.join(ROUTERS)}"
     assert not (tmp_path / "x.md").exists()
+
+
+@pytest.mark.slow
+def test_android_agent_smoke(tmp_path, capsys, monkeypatch, chat_server):
+    """--quick on the fake clock app, the model a loopback endpoint that finishes at once (the
+    embedded model takes minutes per reply on these prompts)."""
+    url = chat_server(lambda body, k: "Thought: nothing to do\nAction: FINISH\nSummary: done")
+    for key, value in {"KIND": "openai", "BASE_URL": url, "MODEL": "loopback-finisher"}.items():
+        monkeypatch.setenv(f"AGENTLAB_LLM_{key}", value)
+    res = tmp_path / "android.md"
+    out = run(capsys, "android_agent", "--quick", "--out", str(res))
+    s = summary(out)
+    assert float(s["observe_over_raw"]) > 0 and {s["solved_none"], s["solved_auto_exploration"], s["solved_manual"]} == {"0"}
+    text = res.read_text()
+    assert text.startswith("## AndroidEnv and the AppAgent agent (fake adb server)\n\nCommand: `python benchmarks/android_agent.py "
+                           "--quick --out ")
+    assert "(LLM: `loopback-finisher`; 2 task(s) on the fake clock app, max 3 actions" in text
+    assert "| manual | 0/2 | 0.0 | 0/2 (0%) | done 2 |" in text and "Summary line" not in text
+
+
+@pytest.mark.slow
+def test_selfinstruct_smoke(tmp_path, capsys):
+    """--quick without the live generation sample (the embedded generator: a minute)."""
+    res = tmp_path / "si.md"
+    out = run(capsys, "selfinstruct", "--quick", "--no-live", "--results", str(res))
+    s = summary(out)
+    assert float(s["naive_over_cold_8x12"]) > 0 and float(s["batched_over_warm_16x50"]) > 0 and float(s["greedy_ms"]) > 0
+    assert "live_acceptance" not in s
+    text = res.read_text()
+    assert "| 8 | 12 | 96 |" in text and "| 16 | 50 | 800 | not run |" in text and "| calc |" in text
+    assert "Live sample" not in text and "Summary line" not in text

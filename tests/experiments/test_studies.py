@@ -144,6 +144,7 @@ def test_pool_scale_grows_with_distractors(pool, data):
     big = pool_scale.grown_pool(pool, len(pool) + 3)
     assert big.names[: len(pool)] == pool.names and big.names[-1] == "Synth0002Agent"
     assert {big.get(n).domain for n in big.names[len(pool):]} == {"synthetic"}
+    assert pool_scale.grown_pool(pool, 3).names == pool.names[:3]  # ICL's fit limit below the real pool
     res = pool_scale.run(pool, data.tasks[:2], [], pool_scale.PoolScaleConfig(sizes=[len(pool), len(pool) + 2]))
     assert set(res.agenttoken) == {len(pool), len(pool) + 2} and res.icl == {}
     assert res.latency_ratio() > 0 and all(0.0 <= a.acc <= 1.0 for a in res.agenttoken.values())

@@ -1,0 +1,133 @@
+"""Routing latency per task, one task at a time, as ``agentlab route`` sees a new task.
+
+A routing table's "route s/task" divides a batched call by the task count and may hit the
+hidden-state disk cache; this study measures what a single new task costs instead:
+
+- **cold**: the hidden-state cache is off, so the frozen backbone runs on the task's prompt
+  (and, for AgentToken, on every vocabulary token it decodes before an agent token);
+- **warm**: the same task again with the cache on (its first forward pass read from disk).
+
+A router without a hidden-state cache (the embedding router) has one row, cache ``-``. Every
+router is built the way the CLI builds it (:func:`~agentlab.metaagent.router.build_router`: the
+shipped checkpoint for AgentToken and the hybrid, seed demonstrations for the others), and all
+route the same tasks, spread over the OSWorld + AppAgent list.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.eval.benchmarks import load_appagent, load_osworld
+from agentlab.experiments.markdown import table
+from agentlab.experiments.subsets import evenly
+from agentlab.metaagent.agenttoken import AgentTokenRouter
+from agentlab.metaagent.hybrid import HybridRouter
+from agentlab.metaagent.router import Router, build_router, router_class
+from agentlab.pool import AgentPool
+
+log = logging.getLogger(__name__)
+
+#: issue 16's goal for AgentToken, seconds per task
+GOAL_S = 0.02
+
+
+class RouteLatencyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    routers: list[str] = Field(default_factory=lambda: ["agenttoken", "hybrid", "embedding"])
+    #: tasks, spread evenly over the OSWorld + AppAgent list
+    tasks: int = Field(60, ge=1)
+
+
+@dataclass
+class LatencyRow:
+    """One router in one cache mode: the wall time of each task, routed alone."""
+
+    router: str
+    #: "cold", "warm", or "-" for a router without a hidden-state cache
+    cache: str
+    seconds: list[float]
+
+    @property
+    def mean_s(self) -> float:
+        return statistics.mean(self.seconds)
+
+    def cells(self) -> list[str]:
+        ms = sorted(x * 1000 for x in self.seconds)
+        p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
+        return [self.router, self.cache, str(len(ms)), f"{statistics.mean(ms):.1f}", f"{statistics.median(ms):.1f}", f"{p95:.1f}"]
+
+    @property
+    def key(self) -> str:
+        """The summary key of this row's mean: ``<router>_<cache>_s``, ``<router>_s`` without a cache."""
+        return f"{self.router}_s" if self.cache == "-" else f"{self.router}_{self.cache}_s"
+
+
+@dataclass
+class RouteLatency:
+    tasks: int
+    torch_threads: int
+    rows: list[LatencyRow] = field(default_factory=list)
+    #: seconds to build (load or fit) each router
+    load_seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, float | int | str | None]:
+        return {r.key: r.mean_s for r in self.rows}
+
+    def markdown(self) -> list[str]:
+        return [f"{self.tasks} OSWorld + AppAgent tasks (spread over the list), routed one at a time; "
+                f"torch threads {self.torch_threads}; backbone SmolLM2-135M on CPU. cold: hidden-state cache off; "
+                "warm: the task's first forward pass read from the disk cache.", "",
+                *table(["router", "cache", "tasks", "mean ms", "median ms", "p95 ms"], [r.cells() for r in self.rows]),
+                "", f"Goal (issue 16): AgentToken <= {GOAL_S * 1000:.0f} ms per task."]
+
+
+def _one_at_a_time(route: Callable[[list[str]], object], tasks: list[str]) -> list[float]:
+    out = []
+    for t in tasks:
+        t0 = time.perf_counter()
+        route([t])
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def _cached_part(router: Router) -> AgentTokenRouter | None:
+    """The AgentToken router whose hidden-state cache serves ``router`` (the hybrid's token half), if any."""
+    if isinstance(router, HybridRouter):
+        return router.token
+    return router if isinstance(router, AgentTokenRouter) else None
+
+
+def run(pool: AgentPool, config: RouteLatencyConfig) -> RouteLatency:
+    """Every configured router on the same tasks, one task per call, cold and warm where it caches.
+
+    An unknown router name is a :class:`~agentlab.errors.ConfigError` before any model loads."""
+    import torch
+
+    for kind in config.routers:
+        router_class(kind)
+    tasks = [t.instruction for t in evenly(load_osworld() + load_appagent(), config.tasks)]
+    out = RouteLatency(tasks=len(tasks), torch_threads=torch.get_num_threads())
+    for kind in config.routers:
+        t0 = time.perf_counter()
+        router = build_router(kind, pool, progress=False)
+        out.load_seconds[kind] = time.perf_counter() - t0
+        router.route(tasks[:1])  # the first call pays one-off work (weights to memory, MiniLM load)
+        cached = _cached_part(router)
+        if cached is None:
+            out.rows.append(LatencyRow(kind, "-", _one_at_a_time(router.route, tasks)))
+        else:
+            cached.use_cache = False
+            cold = _one_at_a_time(router.route, tasks)
+            cached.use_cache = True  # its disk cache is opened on the next call
+            router.route(tasks)  # fill the cache
+            out.rows += [LatencyRow(kind, "cold", cold), LatencyRow(kind, "warm", _one_at_a_time(router.route, tasks))]
+        log.info("%s: built in %.1f s", kind, out.load_seconds[kind])
+        del router
+    return out
