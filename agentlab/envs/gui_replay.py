@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlab.envs.actions.base import Action
-from agentlab.envs.actions.desktop import Click, DoubleClick, Hotkey, Type
+from agentlab.envs.actions.desktop import Click, DoubleClick, Drag, Hotkey, Type
 from agentlab.envs.base import Element, Observation
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.errors import AgentlabError, EnvironmentUnavailableError, InvalidActionError
@@ -69,6 +69,10 @@ def action_for(step: GuiStep, obs: Observation) -> Action | None:
     act = step.action
     target = step.target
     element = find(obs, target) if target is not None else None
+    if act == "drag":
+        assert step.to is not None
+        drop = find(obs, step.to)
+        return Drag(source=element.id, target=drop.id) if element is not None and drop is not None else None
     if act in ("click", "double_click") or (act == "type" and step.into is not None):
         if element is None:
             return None
@@ -109,8 +113,9 @@ def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
                 if (find(obs, step.target) is not None) != (step.action == "wait"):
                     raise _fail(env, obs, i, step, shots, "still on screen" if step.action == "gone" else "never showed")
             else:
-                if step.target is not None and find(obs, step.target) is None:
-                    obs = _wait_for(env, step.target, step.timeout_s)
+                for target in (step.target, step.to):
+                    if target is not None and find(obs, target) is None:
+                        obs = _wait_for(env, target, step.timeout_s)
                 action = action_for(step, obs)
                 if action is None:
                     raise _fail(env, obs, i, step, shots, "its element never showed")

@@ -225,7 +225,8 @@ LAUNCHERS: dict[str, AppLauncher] = {
         program="/usr/lib/thunderbird/thunderbird", requires="thunderbird", args=("--no-remote", "--profile", "{state}"),
         a11y_app="Thunderbird", install_hint="Debian: apt-get install thunderbird",
         env={"GNOME_ACCESSIBILITY": "1", "HOME": "{home}", "MOZ_CRASHREPORTER_DISABLE": "1"},
-        state_dir="thunderbird", seed=seed_thunderbird, window=r"Mozilla Thunderbird$", quit_s=15.0),
+        state_dir="thunderbird", seed=seed_thunderbird, window=r"Mozilla Thunderbird$", quit_s=15.0,
+        quit_keys="ctrl+q"),
     "vlc": AppLauncher(
         program=SYSTEM_PYTHON, args=(str(VLC_START), "--no-qt-privacy-ask", "--no-qt-updates-notif",
                                      "--no-video-title-show", "--aout=dummy"),

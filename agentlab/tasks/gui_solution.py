@@ -12,7 +12,7 @@ screen whatever the element numbers are::
       {"sleep": 1.5}
     ]
 
-Each step holds exactly one of ``click``, ``double_click``, ``type`` (``into``: the element to click
+Each step holds exactly one of ``click``, ``double_click``, ``drag`` (``to``: where to drop), ``type`` (``into``: the element to click
 first), ``key`` (``"ctrl+s"``), ``wait`` (until the element is on screen) and ``sleep`` (seconds).
 A step aimed at an element waits for it up to ``timeout_s``. Like ``reference_solution`` it exists
 to prove the task solvable (``agentlab tasks check --gui`` replays it through the desktop env) and
@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ACTIONS = ("click", "double_click", "type", "key", "wait", "gone", "sleep")
+ACTIONS = ("click", "double_click", "drag", "type", "key", "wait", "gone", "sleep")
 
 
 class Target(BaseModel):
@@ -75,6 +75,8 @@ class GuiStep(BaseModel):
 
     click: Target | None = None
     double_click: Target | None = None
+    drag: Target | None = None
+    to: Target | None = None  #: with ``drag``: the element to drop on
     type: str | None = None
     into: Target | None = None  #: with ``type``: click this element first
     key: str | None = None  #: keys pressed together, "ctrl+s"
@@ -91,6 +93,8 @@ class GuiStep(BaseModel):
                              f"{', '.join(given) or 'none'}")
         if self.into is not None and self.type is None:
             raise ValueError("'into' goes with 'type'")
+        if (self.to is None) != (self.drag is None):
+            raise ValueError("'drag' and 'to' go together: drag an element to another")
         return self
 
     @property
@@ -107,6 +111,9 @@ class GuiStep(BaseModel):
         if act in ("click", "double_click", "wait", "gone"):
             assert self.target is not None
             return f"{act} {self.target.describe()}"
+        if act == "drag":
+            assert self.drag is not None and self.to is not None
+            return f"drag {self.drag.describe()} to {self.to.describe()}"
         if act == "type":
             where = f" into {self.into.describe()}" if self.into is not None else ""
             return f"type {self.type!r}{where}"
