@@ -228,8 +228,8 @@ LAUNCHERS: dict[str, AppLauncher] = {
         state_dir="thunderbird", seed=seed_thunderbird, window=r"Mozilla Thunderbird$", quit_s=15.0,
         quit_keys="ctrl+q"),
     "vlc": AppLauncher(
-        program=SYSTEM_PYTHON, args=(str(VLC_START), "--no-qt-privacy-ask", "--no-qt-updates-notif",
-                                     "--no-video-title-show", "--aout=dummy"),
+        program=SYSTEM_PYTHON, args=(str(VLC_START), "--no-qt-privacy-ask", "--no-qt-error-dialogs",
+                                     "--aout=dummy"),
         a11y_app="vlc", install_hint="Debian: apt-get install vlc", requires="vlc",
         env={**QT_A11Y, "XDG_CONFIG_HOME": "{state}", "HOME": "{home}"}, state_dir="vlc-config", seed=seed_vlc,
         window=r"VLC media player$", quit_s=10.0, extensions=(".mp3", ".ogg", ".wav", ".m3u", ".xspf")),
