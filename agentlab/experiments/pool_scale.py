@@ -49,6 +49,8 @@ class AgentTokenAtSize:
     rank_s: float
     acc: float
     synthetic_chosen: int
+    #: the agent chosen for each task
+    chosen: list[str | None] = field(default_factory=list)
 
 
 @dataclass
@@ -196,13 +198,15 @@ def run(
         if config.rows == "random":
             rows = torch.randn(extra, w0.shape[1], generator=gen)
             rows = rows / rows.norm(dim=1, keepdim=True) * norm
-        else:
-            base = w0[torch.arange(extra) % len(pool)]
+        else:  # synthetic agent i copies the document of pool agent i (cycling): its row perturbs that agent's row
+            copied = [trained.agents.index(pool.names[i % len(pool)]) for i in range(extra)]
             noise = torch.randn(extra, w0.shape[1], generator=gen)
-            rows = base + 0.25 * norm * noise / noise.norm(dim=1, keepdim=True)
+            rows = w0[copied] + 0.25 * norm * noise / noise.norm(dim=1, keepdim=True)
         router = AgentTokenRouter(big, template=trained.template_name, feature=trained.feature, use_cache=False, progress=False)
-        router.head = AgentHead(n, w0.shape[1], logit_bias=head.logit_bias, init=torch.cat([w0, rows]))
-        router.agents = big.names
+        # the checkpoint's rows keep their own agent order (it need not be the pool's); the synthetic rows follow
+        router.head = AgentHead(len(trained.agents) + extra, w0.shape[1], logit_bias=head.logit_bias, init=torch.cat([w0, rows]))
+        router.agents = list(trained.agents) + big.names[len(pool):]
+        router.temperature = trained.temperature
         router.route(texts[:1])  # warm-up (prefix cache, allocations)
         t0 = time.perf_counter()
         res = router.route(texts)
@@ -212,7 +216,7 @@ def run(
         rank_s = (time.perf_counter() - t0) / len(texts)
         acc = routing_accuracy([r.agent for r in res], gold, big).accuracy
         synth = sum(r.agent is not None and r.agent.startswith("Synth") for r in res)
-        out.agenttoken[n] = AgentTokenAtSize(route_s, rank_s, acc, synth)
+        out.agenttoken[n] = AgentTokenAtSize(route_s, rank_s, acc, synth, [r.agent for r in res])
         log.info("agenttoken n=%d: route %.0f ms/task, rank %.0f ms/task, acc %.3f, synthetic chosen %d",
                  n, route_s * 1000, rank_s * 1000, acc, synth)
 

@@ -150,6 +150,11 @@ def test_pool_scale_grows_with_distractors(pool, data):
     assert res.latency_ratio() > 0 and all(0.0 <= a.acc <= 1.0 for a in res.agenttoken.values())
     fit0, tokens0 = res.icl_max_agents[0]
     assert fit0 >= len(pool) and tokens0 <= res.context_length - res.reserve_tokens
+    # at the real pool's size the rebuilt router answers as the checkpoint does (rows keep the checkpoint's order)
+    from agentlab.metaagent.agenttoken import AgentTokenRouter
+
+    shipped = AgentTokenRouter.load(res.checkpoint, pool, use_cache=False, progress=False)
+    assert res.agenttoken[len(pool)].chosen == [r.agent for r in shipped.route([t.instruction for t in data.tasks[:2]])]
 
 
 def test_routing_table_scores_the_project_set_by_domain_and_by_agent(small):
