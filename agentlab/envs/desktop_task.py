@@ -342,7 +342,8 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
                 procs.append(proc)
                 windows.append(window)
                 pipe = pipe or own
-            if len(windows) > 1 and not own_screen:  # a person's screen has a window manager to arrange them
+            fill = any(s.launcher.fill_screen for s in starts)
+            if (len(windows) > 1 or fill) and not own_screen:  # a person's screen has a window manager to arrange them
                 tile_windows(display, windows)
             return procs, windows, pipe
 

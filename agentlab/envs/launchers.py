@@ -70,6 +70,8 @@ class AppLauncher:
     opens_folder: bool = False
     #: what must be on PATH (default: ``program``)
     requires: str = ""
+    #: its window is sized to the whole screen on a private display (GIMP opens a small one)
+    fill_screen: bool = False
 
     def argv(self, file: Path | None, profile: Path, uno_pipe: str = "", root: Path | None = None) -> list[str]:
         fill = {"state": str(profile), "root": str(root or profile)}
@@ -187,7 +189,7 @@ def seed_vlc(state: Path, root: Path) -> None:
 
 
 def seed_gimp(state: Path, root: Path) -> None:
-    """GIMP's configuration folder (``GIMP2_DIRECTORY``): single-window mode so no dock windows
+    """GIMP's configuration folder (``GIMP2_DIRECTORY``): single-window mode, so no dock windows
     float over the image (there is no window manager to place them)."""
     _write_new(state / "sessionrc", "(single-window-mode yes)\n(hide-docks no)\n")
     _write_new(state / "gimprc", "(show-tips no)\n(restore-session no)\n(save-session-info no)\n")
@@ -237,7 +239,7 @@ LAUNCHERS: dict[str, AppLauncher] = {
         program="gimp", args=("--no-splash", "--no-fonts"), a11y_app="gimp",
         install_hint="Debian: apt-get install gimp libgail-common libatk-adaptor",
         env={**GTK2_A11Y, "GIMP2_DIRECTORY": "{state}", "HOME": "{home}"}, state_dir="gimp-config", seed=seed_gimp,
-        window=r"(GIMP|GNU Image Manipulation Program)$", quit_s=10.0,
+        window=r"(GIMP|GNU Image Manipulation Program)$", quit_s=10.0, fill_screen=True,
         extensions=(".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".xcf")),
     "terminal": AppLauncher(
         program="lxterminal", args=("--working-directory={root}",), a11y_app="lxterminal",

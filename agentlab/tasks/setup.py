@@ -90,7 +90,14 @@ def _write_pptx(path: Path, slides: list[dict[str, Any]]) -> None:
 
 
 @writer("write_image")
-def _write_image(path: Path, width: int, height: int, colour: list[int], mode: str = "RGB") -> None:
+def _write_image(path: Path, width: int, height: int, colour: list[int], mode: str = "RGB",
+                 second_colour: list[int] | None = None, split: str = "left-right") -> None:
+    """One colour, or two halves (``second_colour`` fills the right half, or the bottom half with
+    ``split="top-bottom"``): a flip or a rotation shows in a pixel."""
     from PIL import Image
 
-    Image.new("RGB", (width, height), tuple(colour)).convert(mode).save(path)
+    im = Image.new("RGB", (width, height), tuple(colour))
+    if second_colour is not None:
+        box = (width // 2, 0, width, height) if split == "left-right" else (0, height // 2, width, height)
+        im.paste(tuple(second_colour), box)
+    im.convert(mode).save(path)

@@ -123,11 +123,11 @@ def test_an_application_not_installed_is_a_harness_error_row(tmp_path, pool, scr
 
 def test_an_application_without_a_launcher_is_a_harness_error_row(tmp_path, pool, scripted) -> None:
     raw = json.loads((tasks_dir() / "calc-enter-total.json").read_text())
-    path = tmp_path / "vlc-open-clip.json"
-    path.write_text(json.dumps({**raw, "id": "vlc-open-clip", "domain": "vlc", "apps": ["vlc"]}))
+    path = tmp_path / "vscode-open-settings.json"  # VS Code's GUI is not packaged for Debian: no launcher
+    path.write_text(json.dumps({**raw, "id": "vscode-open-settings", "domain": "vscode", "apps": ["code"]}))
     row = run_task(load_task(path), pool=pool, llm=scripted([]), out_dir=tmp_path / "run", options=ExecOptions())
-    assert (row["success"], row["agents"]) == (False, ["VLCAgent"])
-    assert "task vlc-open-clip needs a desktop application this harness cannot open here (apps: vlc)" in row["error"]
+    assert (row["success"], row["agents"]) == (False, ["VSGUIAgent"])
+    assert "task vscode-open-settings needs a desktop application this harness cannot open here (apps: code)" in row["error"]
 
 
 def test_no_xvfb_is_a_harness_error_naming_app_and_task(tmp_path, monkeypatch) -> None:
