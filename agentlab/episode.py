@@ -48,6 +48,7 @@ from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
+from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import ROUTERS, Router, build_router
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.parallel import Scale, WorkerRecipe, map_unordered
@@ -119,11 +120,15 @@ def suite_manifest(
     options: ExecOptions,
     router: dict[str, Any] | None = None,
     agent: str | None = None,
+    roles: Mapping[str, LLMBackend] | None = None,
+    sides: ImageSides | None = None,
 ) -> Manifest:
     """The manifest of an ``agentlab exec`` run: the agents' model, the router (``router``: from
     :func:`router_identity`; default ground truth) and the sentence encoder, every agent document
     and task file hashed, the seeds, and the options that change results (not the display: where
-    a desktop is shown does not change what happens on it)."""
+    a desktop is shown does not change what happens on it). Each role with a model of its own
+    (``roles``) is recorded as ``role:<name>`` with whether it sees images and at what size, so a
+    resume with a changed role model is refused."""
     opts = asdict(options)
     envs = opts.pop("envs")
     opts.pop("seed"), opts.pop("seeds"), opts.pop("cola")
@@ -134,13 +139,25 @@ def suite_manifest(
                 sandbox=options.envs.workspace.sandbox, isolation=isolation_in_force(options.envs.workspace.sandbox))
     return build_manifest(
         "exec",
-        models={"agents": backend_identity(llm), "router": router or checkpoint_identity("forced" if agent else options.router, None),
-                "sentence_encoder": encoder_identity()},
+        models={"agents": _seeing(backend_identity(llm), llm, (sides or ImageSides()).default),
+                "router": router or checkpoint_identity("forced" if agent else options.router, None),
+                "sentence_encoder": encoder_identity(),
+                **{f"role:{r}": _seeing(backend_identity(b), b, (sides or ImageSides()).of(r), always=True)
+                   for r, b in sorted((roles or {}).items())}},
         seeds=[options.seed + i for i in range(options.seeds)],
         options=opts,
         tasks={t.id: t.source for t in tasks},
         documents={d.name: d.path for d in pool.agents},
     )
+
+
+def _seeing(ident: dict[str, Any], llm: LLMBackend, side: int, *, always: bool = False) -> dict[str, Any]:
+    """A model identity with whether it is shown screenshots and their size (a text model's entry
+    stays as it was before roles existed, so older run folders still resume)."""
+    images = bool(llm.capabilities.images)
+    if images or always:
+        ident.update(images=images, max_image_side=side if images else None)
+    return ident
 
 
 def episode_folder(out_dir: Path, task_id: str, options: ExecOptions, seed_index: int = 0) -> Path:
@@ -165,14 +182,15 @@ def run_task(
     planner: PlanFn | None = None,
     ask: Ask | None = None,
     roles: Mapping[str, LLMBackend] | None = None,
+    sides: ImageSides | None = None,
 ) -> dict[str, Any]:
     """Carry one task out and judge it; the row of ``results.jsonl`` (never raises AgentlabError).
 
     The kernel every way of carrying a task out shares: the episode folder, the team
     (:func:`agentlab.teams.base.team_name`: one agent, a plan's steps, or a named team), the
-    metered models (``llm``, and ``roles``: a model per role), the deadline, opening the env the
-    team asks for, judging the end state once, the row (its costs from the meters) and harness
-    errors. ``seed_index`` picks the run's seed ``options.seed + seed_index``; ``ask`` is how a
+    metered models (``llm``, and ``roles``: a model per role; ``sides``: each role's screenshot
+    size), the deadline, opening the env the team asks for, judging the end state once, the row
+    (its costs from the meters) and harness errors. ``seed_index`` picks the run's seed ``options.seed + seed_index``; ``ask`` is how a
     team that asks a person asks.
     """
     t0 = time.monotonic()
@@ -184,7 +202,7 @@ def run_task(
     if options.max_new_tokens is not None:
         llm = ReplyCap(llm, options.max_new_tokens)
         roles = {r: ReplyCap(b, options.max_new_tokens) for r, b in (roles or {}).items()}
-    models = Models(llm, roles)
+    models = Models(llm, roles, sides)
     name = team_name(task, options, agent=agent, route=route, planner=planner)
     job = Job(task=task, pool=pool, models=models, options=replace(options, seed=seed), folder=folder, run_dir=out_dir,
               deadline=t0 + options.time_limit_s, agent=agent, route=route, planner=planner, ask=ask)
@@ -311,6 +329,8 @@ def run_suite(
     ask: Ask | None = None,
     scale: Scale | None = None,
     recipe: WorkerRecipe[WorkItem, dict[str, Any]] | None = None,
+    roles: Mapping[str, LLMBackend] | None = None,
+    sides: ImageSides | None = None,
 ) -> SuiteSummary:
     """Run every (task, seed) not yet in ``results.jsonl``, appending a row as each one ends.
 
@@ -337,7 +357,7 @@ def run_suite(
     tasks = list(tasks)
     strict = manifest is not None
     if manifest is None:  # every run folder records what made it, whoever assembled the run
-        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent,
+        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent, roles=roles, sides=sides,
                                   router=None if agent is not None else router_identity(options.router))
     # a manifest the caller gave refuses a resume that differs (before anything in the folder is
     # touched); one built here records the difference and goes on (a resume forced by its caller)
@@ -361,7 +381,7 @@ def run_suite(
                            "and router (agentlab.episode_worker.EpisodeRecipe); loaded models are not shipped")
     if recipe is None:
         recipe = partial(_in_process, pool=pool, llm=llm, out_dir=out_dir, options=options, route=route, agent=agent,
-                         planner=planner, ask=ask)
+                         planner=planner, ask=ask, roles=roles, sides=sides)
     lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
     ran = 0
     finished = map_unordered(recipe, todo, scale, lost=lost)

@@ -99,7 +99,7 @@ def exec_tasks(
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
     router: str = typer.Option(DEFAULT_ROUTER, "--router", help=f"{' | '.join(ROUTERS)} (gt: each task's gold agent, or gold plan)"),
     agent: str | None = typer.Option(None, "--agent", help="Force this pool agent for every task."),
-    llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
+    llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config, optionally with a roles: map (a model per role, docs/roles.md) (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
     time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action)."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row (the first one with --seeds)."),
@@ -138,7 +138,9 @@ def exec_tasks(
     from agentlab.episode import ExecOptions
     from agentlab.episode_worker import EpisodeRecipe, RunSpec, execute, per_worker
     from agentlab.errors import ConfigError
+    from agentlab.agents.roles import known_roles
     from agentlab.llm import LLMConfig
+    from agentlab.llm.roles import ModelsFile, load_models_file
     from agentlab.metaagent.router import check_router
     from agentlab.parallel import Scale
     from agentlab.pool import AgentPool
@@ -165,10 +167,15 @@ def exec_tasks(
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
         pool.get(agent)
-    llm_cfg = LLMConfig.from_yaml(llm_config) if llm_config else LLMConfig.from_env()
-    # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice
-    router_cfg = LLMConfig.from_yaml(router_llm_config) if router_llm_config else LLMConfig.from_env()
-    isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind))
+    models = load_models_file(llm_config, known_roles()) if llm_config else ModelsFile(LLMConfig.from_env())
+    llm_cfg = models.llm
+    # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice;
+    # --router-llm-config wins over the file's router role
+    router_cfg = (LLMConfig.from_yaml(router_llm_config) if router_llm_config
+                  else models.roles.get("router") or LLMConfig.from_env())
+    agent_roles = {r: c for r, c in models.roles.items() if r != "router"}
+    isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind,
+                                                             *(c.kind for c in agent_roles.values())))
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,
                           max_new_tokens=max_new_tokens, runner_options=parse_runner_options(runner_option),
                           envs=TaskEnvOptions(display=displays[0] if displays else None,
@@ -178,7 +185,8 @@ def exec_tasks(
     manager_options = ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
                                      max_steps=max_plan_steps, min_steps=min_plan_steps, copy_task_words=copy_task_words)
     recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
-                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options)
+                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options,
+                           roles=agent_roles)
     spec = RunSpec(recipe, scale=scale, resume=resume, force_resume=force_resume, retry_errors=retry_errors, limit=limit)
     summary = execute(spec, items, ask=ask, pool=pool)
     for domain, (acc, n) in summary.by_domain().items():

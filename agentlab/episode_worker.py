@@ -14,7 +14,7 @@ phone serial cannot be shared by two workers, so they are given one per worker
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -37,6 +37,7 @@ from agentlab.teams.cola.interaction import Ask
 from agentlab.errors import ConfigError
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
+from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import DEFAULT_ROUTER
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import PlanFn, RouteFn
@@ -63,12 +64,14 @@ def per_worker(value: str | None, workers: int, flag: str, *, shareable: frozens
 
 @dataclass
 class Worker:
-    """What a worker runs episodes with: its pool, the agents' model, the router, the manager."""
+    """What a worker runs episodes with: its pool, the agents' model (and each role's own), the
+    router, the manager."""
 
     pool: AgentPool
     llm: LLMBackend
     route: RouteFn | None
     planner: PlanFn | None
+    roles: Mapping[str, LLMBackend] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,19 @@ class EpisodeRecipe:
     devices: tuple[str, ...] = ()
     #: manager mode: how the manager writes plans (None: the options' mode decides nothing more)
     manager: ManagerOptions | None = None
+    #: role -> its own model (an LLM config file's ``roles:``; the ``router`` role is in ``router_llm``)
+    roles: Mapping[str, LLMConfig] = field(default_factory=dict)
+
+    @property
+    def sides(self) -> ImageSides:
+        """The longest screenshot side of every role (``max_image_side`` of its entry, else of ``llm``)."""
+        return ImageSides(self.llm.max_image_side, {r: c.max_image_side for r, c in self.roles.items()})
+
+    def load_roles(self) -> dict[str, LLMBackend]:
+        """Each role's own model, loaded (a role naming the agents' config shares nothing: it is loaded again)."""
+        from agentlab.llm import load_backend
+
+        return {role: load_backend(cfg) for role, cfg in self.roles.items()}
 
     def options_for(self, index: int) -> ExecOptions:
         """The run's options with worker ``index``'s own display and device."""
@@ -119,12 +135,12 @@ class EpisodeRecipe:
                                          manager_llm, self.manager or ManagerOptions())
         elif self.agent is None:
             route = router_route(self.router, pool, self.tokens, self.router_llm)
-        return Worker(pool, llm, route, planner)
+        return Worker(pool, llm, route, planner, self.load_roles())
 
     def __call__(self, index: int) -> Callable[[WorkItem], dict[str, Any]]:
         w = self.build()
         return partial(run_item, pool=w.pool, llm=w.llm, out_dir=self.out_dir, options=self.options_for(index),
-                       route=w.route, agent=self.agent, planner=w.planner)
+                       route=w.route, agent=self.agent, planner=w.planner, roles=w.roles, sides=self.sides)
 
 
 @dataclass(frozen=True)
@@ -165,10 +181,13 @@ def execute(spec: RunSpec, tasks: list[ExecTask], *, ask: Ask | None = None, pro
     if worker is None:  # the driver still needs the pool and the agents' model for the manifest
         from agentlab.llm import load_backend
 
-        worker = Worker(pool or AgentPool.from_dir(recipe.agents_dir), llm or load_backend(recipe.llm), None, None)
+        worker = Worker(pool or AgentPool.from_dir(recipe.agents_dir), llm or load_backend(recipe.llm), None, None,
+                        recipe.load_roles())
     manifest = suite_manifest(tasks, pool=worker.pool, llm=worker.llm, options=recipe.options, agent=recipe.agent,
-                              router=None if recipe.agent is not None else router_identity(recipe.router, recipe.tokens))
+                              router=None if recipe.agent is not None else router_identity(recipe.router, recipe.tokens),
+                              roles=worker.roles, sides=recipe.sides)
     return run_suite(tasks, pool=worker.pool, llm=worker.llm, out_dir=recipe.out_dir, options=recipe.options_for(0),
                      route=worker.route, agent=recipe.agent, planner=worker.planner, ask=ask, resume=resume,
                      limit=spec.limit, retry_errors=spec.retry_errors, manifest=manifest, force_resume=spec.force_resume,
-                     progress=progress, scale=spec.scale, recipe=recipe if spec.scale.distributed else None)
+                     progress=progress, scale=spec.scale, recipe=recipe if spec.scale.distributed else None,
+                     roles=worker.roles, sides=recipe.sides)

@@ -23,11 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.llm.base import LLMBackend, Metered
+from agentlab.llm.screens import ImageFit, ImageSides
 from agentlab.trajectory import TrajectoryRecorder
 
-#: the role an agent without roles speaks as
-DEFAULT_ROLE = "agent"
+__all__ = ["DEFAULT_ROLE", "Models", "RunContext", "Usage"]
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,28 @@ class Models:
 
     ``default`` serves every role not in ``roles``. The meters live as long as this object, so
     usage accumulates over the episode; a team reads a step's cost as the difference of two
-    :meth:`total` readings (runs are single-threaded).
+    :meth:`total` readings (runs are single-threaded). Every role's images are downscaled to its
+    side in ``sides`` and counted (:class:`~agentlab.llm.screens.ImageFit`).
     """
 
-    def __init__(self, default: LLMBackend, roles: Mapping[str, LLMBackend] | None = None) -> None:
+    def __init__(self, default: LLMBackend, roles: Mapping[str, LLMBackend] | None = None,
+                 sides: ImageSides | None = None) -> None:
         self.default = default
         self.roles = dict(roles or {})
+        self.sides = sides or ImageSides()
         self._meters: dict[str, Metered] = {}
+        self._fits: dict[str, ImageFit] = {}
 
     def get(self, role: str = DEFAULT_ROLE) -> Metered:
         """The metered backend of ``role`` (made on first use)."""
         if role not in self._meters:
-            self._meters[role] = Metered(self.roles.get(role, self.default))
+            self._fits[role] = ImageFit(self.roles.get(role, self.default), self.sides.of(role))
+            self._meters[role] = Metered(self._fits[role])
         return self._meters[role]
+
+    def image_side(self, role: str = DEFAULT_ROLE) -> int:
+        """The longest side ``role``'s screenshots are sent at (a grounder maps its point back with it)."""
+        return self.sides.of(role)
 
     def total(self) -> Usage:
         out = Usage()
@@ -74,11 +84,15 @@ class Models:
         return out
 
     def usage_by_role(self) -> dict[str, dict[str, Any]]:
-        """``{role: {"model_id", "llm_calls", "tokens_in", "tokens_out"}}`` of every role that was asked."""
+        """``{role: {"model_id", "llm_calls", "tokens_in", "tokens_out"}}`` of every role that was asked,
+        plus ``images`` and ``image_bytes`` (PNG, as sent) for a role that was shown screenshots."""
         out: dict[str, dict[str, Any]] = {}
         for role, meter in sorted(self._meters.items()):
             calls, tin, tout = meter.spent()
             out[role] = {"model_id": meter.model_id, "llm_calls": calls, "tokens_in": tin, "tokens_out": tout}
+            fit = self._fits[role]
+            if fit.images_sent:
+                out[role].update(images=fit.images_sent, image_bytes=fit.image_bytes)
         return out
 
 
@@ -96,6 +110,10 @@ class RunContext:
     def llm(self, role: str = DEFAULT_ROLE) -> LLMBackend:
         """The metered model of ``role``."""
         return self.models.get(role)
+
+    def image_side(self, role: str = DEFAULT_ROLE) -> int:
+        """The longest side of ``role``'s screenshots as sent (:meth:`Models.image_side`)."""
+        return self.models.image_side(role)
 
     def usage(self) -> Usage:
         return self.models.total()

@@ -29,11 +29,22 @@ def load_backend(config: LLMConfig | None = None) -> LLMBackend:
     if config.kind == "openai":
         from agentlab.llm.openai_compat import OpenAICompatBackend
 
-        return OpenAICompatBackend(config)
+        # an endpoint does not say whether it takes images: ``vision`` (when given) says it for ``images``
+        return OpenAICompatBackend(config if config.vision is None else config.model_copy(update={"images": config.vision}))
+    if config.vision and config.kind == "local":
+        from agentlab.errors import ConfigError
+
+        raise ConfigError("llm.vision: true, but llm.kind: local is a text model; use kind: vision (a local "
+                          "vision-language model folder) or kind: openai with a vision model behind it")
     if config.kind == "vision":
         from agentlab.llm.vision import VisionHFBackend
 
-        return VisionHFBackend(config)
+        backend: LLMBackend = VisionHFBackend(config)
+        if config.vision is False:  # the ablation: a vision model kept on the text observation
+            from agentlab.llm.screens import TextOnly
+
+            backend = TextOnly(backend)
+        return backend
     return load_local(config)
 
 

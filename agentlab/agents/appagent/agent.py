@@ -10,8 +10,8 @@ Follows the AppAgent paper's two phases over any :class:`~agentlab.envs.base.Env
   the documentation of the elements on it, the task and a running summary; parse its
   Observation / Thought / Action / Summary reply and act, until it says FINISH.
 
-The LLM is any :class:`~agentlab.llm.LLMBackend` (text in, text out): the screen reaches
-it as the numbered element list, not as pixels. A weak model's unusable replies are
+The LLM is any :class:`~agentlab.llm.LLMBackend`: the screen reaches it as the numbered
+element list and, when the model takes images, as the screenshot with those numbers drawn on it. A weak model's unusable replies are
 recorded in the trajectory with the reason, fed back (``appagent/deploy_feedback``), and
 bounded by ``max_retries`` consecutive failures; the episode is bounded by ``max_steps``.
 What both phases share (config, asking, recording) is :mod:`agentlab.agents.appagent.core`.
@@ -92,6 +92,7 @@ class AppAgent(AppAgentCore):
                          docs=block("appagent/docs_block", docs=docs) if docs else "",
                          actions=space.doc(), example=space.example(), last_summary=summary),
                     checks=[carry], correction="appagent/deploy_feedback", on_attempt=record_failure,
+                    images=self.screen_images(obs),
                 )
                 parsed = asked.value
                 if parsed is None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,9 +25,13 @@ from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.desktop import Type
 from agentlab.envs.actions.phone import PHONE, Text
 from agentlab.envs.base import Element, Env, Observation
+from agentlab.envs.marks import draw_marks
 from agentlab.errors import AgentlabError, DeviceDisconnectedError
 from agentlab.llm.base import ChatMessage, LLMBackend
 from agentlab.trajectory import StepRecord, TrajectoryRecorder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PIL import Image
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +132,19 @@ class AppAgentCore:
     def llm_calls(self) -> int:
         return self.sampling.calls
 
-    def messages(self, prompt: str, platform: str, **fields: str) -> list[ChatMessage]:
-        """The system prompt and one rendered template as the user turn."""
+    def messages(self, prompt: str, platform: str, *, images: tuple[Image.Image, ...] = (),
+                 **fields: str) -> list[ChatMessage]:
+        """The system prompt and one rendered template as the user turn (carrying ``images``)."""
         system = load_template("appagent/system").render(platform=platform).strip() + "\n"
         user = load_template(prompt).render(**fields).strip() + "\n"
-        return [ChatMessage("system", system), ChatMessage("user", user)]
+        return [ChatMessage("system", system), ChatMessage("user", user, images=images)]
+
+    def screen_images(self, obs: Observation) -> tuple[Image.Image, ...]:
+        """The labelled screenshot (the listed elements' numbers drawn on it, as the AppAgent paper
+        shows its model) when the model takes images; nothing for a text model, which reads the list."""
+        if obs.screenshot is None or not self.llm.capabilities.images:
+            return ()
+        return (draw_marks(obs.screenshot, obs.elements[: self.config.max_elements]),)
 
     def ask(
         self,
@@ -144,6 +156,7 @@ class AppAgentCore:
         checks: Sequence[Check[T]] = (),
         correction: str | None = None,
         on_attempt: Callable[[Attempt[T]], None] | None = None,
+        images: tuple[Image.Image, ...] = (),
     ) -> AskResult[T]:
         """Ask with template ``prompt`` until ``parse`` and ``checks`` accept the reply (``max_retries`` retries).
 
@@ -153,7 +166,7 @@ class AppAgentCore:
 
         def build(feedback: str) -> list[ChatMessage]:
             extra = {"feedback": f"\n{feedback}\n" if feedback else ""} if correction else {}
-            return self.messages(prompt, platform, **fields, **extra)
+            return self.messages(prompt, platform, images=images, **fields, **extra)
 
         return ask_until_parsed(
             self.llm,

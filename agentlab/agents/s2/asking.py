@@ -19,6 +19,7 @@ from agentlab.agents.s2.config import S2Config
 from agentlab.dialogue.ask import AskResult, Attempt, Check, RetrySampling, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.llm.base import ChatMessage, LLMBackend
+from agentlab.llm.screens import DEFAULT_MAX_IMAGE_SIDE
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
@@ -40,15 +41,26 @@ MODEL_ROLES = {"manager": "manager", "worker": "worker", "grounding expert": "gr
 class Asker:
     """The models by role and the run's sampling settings."""
 
-    def __init__(self, llm: Callable[[str], LLMBackend] | LLMBackend, config: S2Config) -> None:
+    def __init__(self, llm: Callable[[str], LLMBackend] | LLMBackend, config: S2Config,
+                 image_side: Callable[[str], int] | None = None) -> None:
         #: role -> its model (one backend given: every role asks it)
         self.llm_for: Callable[[str], LLMBackend] = llm if callable(llm) else (lambda _role: llm)
+        #: model role -> the longest side its screenshots are sent at (the episode's, :meth:`RunContext.image_side`)
+        self.side_for: Callable[[str], int] = image_side or (lambda _role: DEFAULT_MAX_IMAGE_SIDE)
         self.config = config
         self._sampling = RetrySampling(config.max_new_tokens, config.temperature, config.retry_temperature, config.seed)
 
+    def model_role(self, role: str) -> str:
+        """The model role (``roles:`` name) a system-prompt role asks."""
+        return MODEL_ROLES.get(role, role)
+
     def sees_images(self, role: str = "worker") -> bool:
         """Does ``role``'s backend take screenshots? (Else it gets the text observation.)"""
-        return bool(self.llm_for(MODEL_ROLES.get(role, role)).capabilities.images)
+        return bool(self.llm_for(self.model_role(role)).capabilities.images)
+
+    def image_side(self, role: str) -> int:
+        """The longest side of the screenshot ``role``'s model is sent."""
+        return self.side_for(self.model_role(role))
 
     def ask(self, role: str, prompt: str, fields: Mapping[str, str], parse: Callable[[str], T], *,
             checks: Sequence[Check[T]] = (), image: Image.Image | None = None,

@@ -44,6 +44,12 @@ class S2Config(BaseModel):
     save_cells: bool = True
     #: where a relative ``set_cells(..., file=...)`` path is looked up (None: the current folder)
     files_dir: Path | None = None
+    #: who places the visual expert's point: the ``grounder`` role's model (a grounding model of its
+    #: own), the acting ``worker`` model, or ``elements`` (accessibility matching, no model); a model
+    #: that takes no images always falls back to the elements (the paper's grounding ablation)
+    grounding: Literal["grounder", "worker", "elements"] = "grounder"
+    #: the point's convention: ``pixels`` of the screenshot as sent, or the ``relative`` 0-1000 grid
+    point_coords: Literal["pixels", "relative"] = "pixels"
 
     @field_validator("experts")
     @classmethod

@@ -3,10 +3,13 @@
 The worker names targets in words; which expert grounds a step follows from the action it
 chose (:attr:`~agentlab.agents.s2.actions.SemanticAction.expert`):
 
-* **visual** (``click``, ``type(..., into=...)``): with a backend that takes images, the model
-  is shown the screenshot and asked for the point (``s2/ground_point``); with a text-only one,
-  the accessibility element whose role and name are most similar to the description (word
-  overlap and difflib's ratio), with the score recorded and a floor (``min_match``);
+* **visual** (``click``, ``type(..., into=...)``): with a model that takes images (the
+  ``grounder`` role's, or the worker's with ``grounding: worker``), the model is shown the
+  screenshot and asked for the point (``s2/ground_point``, pixels or the 0-1000 grid:
+  ``point_coords``; any usual answer shape, :mod:`agentlab.agents.s2.points`); with a text-only one
+  or ``grounding: elements``, the accessibility element whose role and name are most similar to
+  the description (word overlap and difflib's ratio), with the score recorded and a floor
+  (``min_match``);
 * **textual** (``click_text``, ``select_span``): OCR (:mod:`agentlab.envs.ocr`) finds the words;
   a click lands on their centre, a span is drag-selected from the first words' left edge to
   the last words' right edge;
@@ -29,12 +32,14 @@ from agentlab.agents.s2.actions import (ClickSemantic, ClickText, HotkeySemantic
 from agentlab.agents.s2.asking import Asker
 from agentlab.agents.s2.cells import CellWrite, write_cells
 from agentlab.agents.s2.config import Expert, S2Config
+from agentlab.agents.s2.points import GRID, parse_point
 from agentlab.agents.s2.screen import Screen
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.desktop import Click, DoubleClick, Hotkey, Scroll, SelectText, Type
 from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.ocr import TextMatch, find_text, ocr_problem
-from agentlab.errors import ActionParseError, InvalidActionError
+from agentlab.errors import InvalidActionError
+from agentlab.llm.screens import fitted_size
 
 _ROLE_WORDS = {"button", "push", "field", "text", "box", "check", "checkbox", "label", "menu", "item", "entry",
                "tab", "icon", "link", "cell", "toggle", "combo", "list"}
@@ -100,18 +105,6 @@ def best_element(description: str, elements: list[Element]) -> tuple[Element | N
     return best, top
 
 
-def parse_point(reply: str, size: tuple[int, int]) -> tuple[int, int]:
-    """The first two integers of a reply (``(120, 45)``, ``x=120 y=45``) as a point on the screen."""
-    nums = re.findall(r"-?\d+", reply or "")
-    if len(nums) < 2:
-        raise ActionParseError(f"no point (x, y) in the reply {' '.join((reply or '').split())[:120]!r}")
-    x, y = int(nums[0]), int(nums[1])
-    w, h = size
-    if not (0 <= x < w and 0 <= y < h):
-        raise ActionParseError(f"({x}, {y}) is off the {w}x{h} screen")
-    return x, y
-
-
 class Mixture:
     """The run's experts over one env."""
 
@@ -152,16 +145,26 @@ class Mixture:
             return Grounded(None, "", None, [Scroll(direction=action.direction, amount=action.amount)])
         raise InvalidActionError(f"{action.to_call()} has nothing to ground")
 
+    def _point_role(self) -> str | None:
+        """The system-prompt role the point question goes to (None: match accessibility elements)."""
+        mode = self.config.grounding
+        if mode == "elements":
+            return None
+        role = "grounding expert" if mode == "grounder" else "worker"
+        return role if self.asker.sees_images(role) else None
+
     def _visual(self, description: str, screen: Screen, make: Any) -> Grounded:
-        if self.asker.sees_images("grounding expert") and screen.obs.screenshot is not None:
-            x, y = self._ask_point(description, screen)
+        role = self._point_role()
+        if role is not None and screen.obs.screenshot is not None:
+            x, y = self._ask_point(description, screen, role)
             under = [e for e in screen.obs.elements if e.bbox[0] <= x < e.bbox[2] and e.bbox[1] <= y < e.bbox[3]]
             el = min(under, key=lambda e: e.width * e.height) if under else None
             # no similarity to measure for a model's point: the score says how well the element
             # under it (if any) fits the description, 0.0 when it hit no listed element
             score = match_score(description, el) if el is not None else 0.0
             return Grounded("visual", f"({x}, {y})" + (f" on {el.label()}" if el else ""), score, make((x, y)),
-                            detail={"point": [x, y], "method": "model point"})
+                            detail={"point": [x, y], "method": "model point", "model_role": self.asker.model_role(role),
+                                    "coords": self.config.point_coords})
         el, score = best_element(description, screen.obs.elements)
         if el is None or score < self.config.min_match:
             near = f" (closest: {el.label()}, score {score:.2f})" if el is not None else ""
@@ -169,13 +172,23 @@ class Mixture:
                                      "its role and name as listed, e.g. \"the Save push button\"")
         return Grounded("visual", el.label(), score, make(el.id), detail={"element": el.id, "method": "text similarity"})
 
-    def _ask_point(self, description: str, screen: Screen) -> tuple[int, int]:
-        w, h = screen.size
-        asked = self.asker.ask("grounding expert", "s2/ground_point", {"description": description, "width": str(w),
-                                                                 "height": str(h)},
-                               lambda reply: parse_point(reply, (w, h)), image=screen.obs.screenshot)
+    def _ask_point(self, description: str, screen: Screen, role: str) -> tuple[int, int]:
+        """Ask ``role``'s model where ``description`` is on the screenshot; the point in screen pixels.
+
+        The model sees the screenshot downscaled to its role's side, so a pixel answer is in the
+        sent image's pixels and is scaled back; a grid answer is a fraction of either. A point
+        that cannot be had is an :class:`InvalidActionError`: the worker is told and tries again."""
+        size = screen.size
+        sent = fitted_size(size, self.asker.image_side(role))
+        coords = self.config.point_coords
+        units = ("in pixels of that image, e.g. (120, 45)" if coords == "pixels" else
+                 f"on a 0-{GRID} grid over the image ((0, 0) top left, ({GRID}, {GRID}) bottom right), e.g. (500, 120)")
+        asked = self.asker.ask(role, "s2/ground_point", {"description": description, "width": str(sent[0]),
+                                                         "height": str(sent[1]), "units": units},
+                               lambda reply: parse_point(reply, size, coords, sent), image=screen.obs.screenshot)
         if asked.value is None:
-            raise InvalidActionError(f"the visual expert could not place {description!r}: {asked.attempts[-1].problem}")
+            raise InvalidActionError(f"the visual expert could not place {description!r}: {asked.attempts[-1].problem}; "
+                                     "describe the element differently (its visible label, its position)")
         return asked.value
 
     def _find(self, phrase: str, screen: Screen) -> TextMatch:

@@ -68,7 +68,7 @@ class _Episode:
     def __init__(self, agent: AgentS2, env: Env, task: str, ctx: RunContext) -> None:
         self.cfg = agent.config
         self.env, self.task, self.rec, self.max_steps = env, task, ctx.recorder, ctx.max_steps
-        self.asker = Asker(ctx.llm, agent.config)
+        self.asker = Asker(ctx.llm, agent.config, ctx.image_side)
         self.manager = Manager(self.asker, task)
         self.worker = Worker(self.asker, Mixture(agent.config, env, self.asker), task)
         self.steps = 0
