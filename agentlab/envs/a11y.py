@@ -155,7 +155,7 @@ def run_walker(args: list[str], env: dict[str, str], timeout_s: float, python: s
 def walk_tree(env: dict[str, str], *, app: str = "", max_depth: int = 25, max_nodes: int = 3000,
               max_children: int = 300, timeout_s: float = 20.0) -> A11yTree:
     """The accessibility tree of every application on ``env``'s display (or those whose name
-    contains ``app``). A container with more than ``max_children`` children (a spreadsheet's
+    contains ``app``, or one of its ``|``-separated parts). A container with more than ``max_children`` children (a spreadsheet's
     cell table) is recorded but not entered."""
     t0 = time.monotonic()
     deadline = max(1.0, timeout_s - 3.0)  # leave the walker time to print what it has

@@ -65,6 +65,15 @@ def _text(acc, limit: int) -> str:
         return ""
 
 
+def _selected_children(acc) -> set[int]:
+    """Indices of the children a menu bar or menu has selected (its open menu, in GTK 2)."""
+    try:
+        sel = acc.querySelection()
+        return {sel.getSelectedChild(k).getIndexInParent() for k in range(sel.nSelectedChildren)}
+    except Exception:
+        return set()
+
+
 def walk(args: argparse.Namespace) -> dict:
     import pyatspi
 
@@ -75,7 +84,7 @@ def walk(args: argparse.Namespace) -> dict:
     apps: list[str] = []
     truncated = False
 
-    def visit(acc, path: list[int], depth: int, app: str) -> None:
+    def visit(acc, path: list[int], depth: int, app: str, selected: bool = False, in_open_menu: bool = False) -> None:
         nonlocal truncated
         if len(nodes) >= args.max_nodes or time.monotonic() > deadline:
             truncated = True
@@ -87,7 +96,13 @@ def walk(args: argparse.Namespace) -> dict:
         except Exception:
             return  # the widget went away while we walked
         if depth > 1 and "showing" not in states:
-            return
+            # GTK 2's gail (GIMP 2.10) never sets SHOWING on the items of an open popup menu
+            # (and closed ones keep their last screen box): an item of a menu that its menu bar
+            # or parent menu has selected -- the open one -- is taken as showing
+            box = _bbox(acc, pyatspi) if in_open_menu and "visible" in states else None
+            if box is None or box[0] < -10000 or box[1] < -10000 or box[2] - box[0] <= 1:
+                return
+            states.append("showing")
         node = {"path": path, "depth": depth, "app": app, "role": role, "name": acc.name or "",
                 "bbox": _bbox(acc, pyatspi), "states": states, "actions": _actions(acc),
                 "child_count": n_children}
@@ -99,13 +114,15 @@ def walk(args: argparse.Namespace) -> dict:
         if n_children > args.max_children:
             node["children_skipped"] = True
             return
+        open_now = role == "menu" and selected
+        chosen = _selected_children(acc) if role in ("menu bar", "menu") else set()
         for i in range(n_children):
             try:
                 child = acc.getChildAtIndex(i)
             except Exception:
                 continue
             if child is not None:
-                visit(child, path + [i], depth + 1, app)
+                visit(child, path + [i], depth + 1, app, i in chosen, open_now)
 
     for i in range(desktop.childCount):
         try:
@@ -116,7 +133,7 @@ def walk(args: argparse.Namespace) -> dict:
             continue
         name = app.name or ""
         apps.append(name)
-        if args.app and args.app.lower() not in name.lower():
+        if args.app and not any(part in name.lower() for part in args.app.lower().split("|")):
             continue
         visit(app, [i], 1, name)
     return {"nodes": nodes, "truncated": truncated, "elapsed_s": round(time.monotonic() - t0, 4), "apps": apps}
@@ -153,7 +170,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="AT-SPI tree as JSON")
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("walk")
-    w.add_argument("--app", default="", help="only applications whose name contains this")
+    w.add_argument("--app", default="", help="only applications whose name contains this (or one of its |-separated parts)")
     w.add_argument("--max-depth", type=int, default=25)
     w.add_argument("--max-nodes", type=int, default=3000)
     w.add_argument("--max-children", type=int, default=300)

@@ -71,7 +71,8 @@ class DesktopEnv(Env):
     ``display``: ``":0"``-style name, a ``VirtualDisplay`` (its DISPLAY, XAUTHORITY and session
     bus are used), or None for ``$DISPLAY``. ``a11y``: "auto" uses the accessibility tree when it
     is available and lists something, else the grid; "off" always uses the grid; "on" raises if
-    the tree cannot be read. ``app`` limits the tree to applications whose name contains it.
+    the tree cannot be read. ``app`` limits the tree to applications whose name contains it
+    (or one of its ``|``-separated parts: GIMP's plug-ins are applications of their own).
     """
 
     @property

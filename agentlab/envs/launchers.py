@@ -200,6 +200,10 @@ def seed_home(state: Path, root: Path) -> None:
     (state / "config").mkdir(parents=True, exist_ok=True)
 
 
+#: GIMP and its plug-ins, each its own accessibility application (the JPEG export options are
+#: ``file-jpeg``'s dialog, Script-Fu's dialogs ``script-fu``'s)
+GIMP_A11Y_APPS = "gimp|file-|script-fu|plug-in"
+
 #: AT-SPI switches per toolkit (see the module docstring)
 GTK2_A11Y = {"GTK_MODULES": "gail:atk-bridge", "NO_AT_BRIDGE": "0"}
 QT_A11Y = {"QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1", "QT_ACCESSIBILITY": "1"}
@@ -236,7 +240,7 @@ LAUNCHERS: dict[str, AppLauncher] = {
         env={**QT_A11Y, "XDG_CONFIG_HOME": "{state}", "HOME": "{home}"}, state_dir="vlc-config", seed=seed_vlc,
         window=r"VLC media player$", quit_s=10.0, extensions=(".mp3", ".ogg", ".wav", ".m3u", ".xspf")),
     "gimp": AppLauncher(
-        program="gimp", args=("--no-splash", "--no-fonts"), a11y_app="gimp",
+        program="gimp", args=("--no-splash", "--no-fonts"), a11y_app=GIMP_A11Y_APPS,
         install_hint="Debian: apt-get install gimp libgail-common libatk-adaptor",
         env={**GTK2_A11Y, "GIMP2_DIRECTORY": "{state}", "HOME": "{home}"}, state_dir="gimp-config", seed=seed_gimp,
         window=r"(GIMP|GNU Image Manipulation Program)$", quit_s=10.0, fill_screen=True,

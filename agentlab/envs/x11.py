@@ -102,7 +102,36 @@ class PyAutoGuiDriver:
             raise x_error(self.display, exc) from None
 
     def click(self, x: int, y: int, clicks: int = 1) -> None:
+        self.pg.moveTo(x, y)
+        self._focus_under_pointer()
         self.pg.click(x, y, clicks=clicks, interval=0.05)
+
+    def _focus_under_pointer(self) -> None:
+        """Click to focus, as a window manager would: with none running, focus follows the
+        pointer only until an application sets the input focus to one of its windows itself
+        (GIMP does, on its image window), after which keys would never reach a dialog the user
+        clicks. So when the focus is held by another top-level window than the one under the
+        pointer, it moves to that one (popups - override-redirect menus - are left alone)."""
+        from Xlib import X
+
+        d = self.pg.platformModule._display
+        try:
+            focus = d.get_input_focus().focus
+            if not hasattr(focus, "id"):  # PointerRoot or None: focus already follows the pointer
+                return
+            root = d.screen().root
+            under = root.query_pointer().child
+            if not under or under.get_attributes().override_redirect:
+                return
+            top = focus
+            while top.id != root.id and (parent := top.query_tree().parent).id != root.id:
+                top = parent
+            if top.id == under.id:
+                return  # the focus is already in that window (on one of its own sub-windows)
+            under.set_input_focus(X.RevertToPointerRoot, X.CurrentTime)
+            d.sync()
+        except Exception:  # a window that went away between the questions: nothing to move
+            return
 
     def drag(self, start: tuple[int, int], end: tuple[int, int]) -> None:
         self.pg.moveTo(*start)

@@ -1,0 +1,84 @@
+"""GUI reference solutions: the step model, how a step finds its element and becomes a desktop
+action, which applications have GUI-solved tasks, and one real replay under Xvfb (GIMP: its
+popup menus only show through the walker's open-menu rule, and its dialogs only get keys
+through the driver's click-to-focus)."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from agentlab.envs.a11y import pyatspi_available
+from agentlab.envs.base import Element, Observation
+from agentlab.envs.gui_replay import action_for, check_task_gui, find
+from agentlab.envs.xdisplay import xvfb_available
+from agentlab.tasks.gui_solution import GuiStep, Target
+from agentlab.tasks.spec import load_task, load_tasks, tasks_dir
+
+
+def _el(n: int, role: str, text: str, y: int = 0) -> Element:
+    return Element(id=n, bbox=(0, y, 50, y + 20), role=role, text=text, resource_id=None, clickable=True)
+
+
+SCREEN = Observation(screenshot=None, elements=[
+    _el(1, "menu", "File"), _el(2, "menu item", "Overwrite logo.png", 30),
+    _el(3, "push button", "Export", 400), _el(4, "push button", "Export", 600),
+    _el(5, "spin button", "640", 300)])
+
+
+def test_a_step_holds_exactly_one_action() -> None:
+    assert GuiStep.model_validate({"click": {"role": "menu", "name": "File"}}).action == "click"
+    with pytest.raises(ValidationError, match="exactly one"):
+        GuiStep.model_validate({"click": {"name": "File"}, "key": "ctrl+s"})
+    with pytest.raises(ValidationError, match="'into' goes with 'type'"):
+        GuiStep.model_validate({"key": "ctrl+a", "into": {"name": "A1"}})
+    with pytest.raises(ValidationError, match="needs a role"):
+        Target.model_validate({})
+
+
+def test_a_target_finds_its_element_by_role_name_pattern_and_order() -> None:
+    assert find(SCREEN, Target(role="menu item", pattern="Overwrite .*")).id == 2  # type: ignore[union-attr]
+    assert find(SCREEN, Target(role="push button", name="Export")).id == 3  # type: ignore[union-attr]
+    assert find(SCREEN, Target(role="push button", name="Export", nth=-1)).id == 4  # type: ignore[union-attr]
+    assert find(SCREEN, Target(role="push button", name="Export", nth=2)) is None
+    assert find(SCREEN, Target(role="menu", name="Edit")) is None
+
+
+def test_steps_become_desktop_actions() -> None:
+    def call(step: dict) -> str | None:
+        action = action_for(GuiStep.model_validate(step), SCREEN)
+        return None if action is None else action.to_call()
+
+    assert call({"click": {"role": "menu", "name": "File"}}) == "click(1)"
+    assert call({"type": "320\t", "into": {"role": "spin button", "name": "640"}}) == 'type("320\\t", element=5)'
+    assert call({"key": "ctrl+a"}) == 'hotkey("ctrl", "a")'
+    assert call({"click": {"role": "menu", "name": "Edit"}}) is None  # not on this screen
+    assert call({"sleep": 1}) is None
+
+
+def test_each_new_desktop_application_has_five_gui_solved_tasks() -> None:
+    solved = Counter(app for t in load_tasks(tasks_dir()) if t.env == "desktop" and t.gui_solution
+                     for app in t.apps)
+    for app in ("chromium", "thunderbird", "vlc", "gimp"):
+        assert solved[app] >= 5, (app, solved)
+
+
+@pytest.mark.xvfb
+@pytest.mark.timeout(240)
+def test_a_gimp_task_is_solved_by_replaying_its_gui_solution(tmp_path: Path) -> None:
+    reason = xvfb_available() or pyatspi_available()
+    if reason:
+        pytest.skip(f"no desktop here: {reason}")
+    if not shutil.which("gimp"):
+        pytest.skip("gimp is not installed (apt-get install gimp)")
+    # the scale task: a popup menu (Image > Scale Image...), keys typed into a dialog, a save
+    task = load_task(tasks_dir() / "gimp-g-scale-banner.json")
+    check = check_task_gui(task, tmp_path / "episode")
+    assert check.error is None, check.error
+    assert check.ok and check.start == 0.0 and check.solved == 1.0
+    assert check.steps == len(task.gui_solution) and check.a11y_nodes > 0
+    assert check.line().startswith("ok   gimp-g-scale-banner: start 0.00, solved 1.00")
