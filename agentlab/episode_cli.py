@@ -140,7 +140,7 @@ def exec_tasks(
     from agentlab.errors import ConfigError
     from agentlab.agents.roles import known_roles
     from agentlab.llm import LLMConfig
-    from agentlab.llm.roles import ModelsFile, load_models_file
+    from agentlab.llm.roles import ROUTER_ROLE, ModelsFile, load_models_file
     from agentlab.metaagent.router import check_router
     from agentlab.parallel import Scale
     from agentlab.pool import AgentPool
@@ -172,8 +172,8 @@ def exec_tasks(
     # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice;
     # --router-llm-config wins over the file's router role
     router_cfg = (LLMConfig.from_yaml(router_llm_config) if router_llm_config
-                  else models.roles.get("router") or LLMConfig.from_env())
-    agent_roles = {r: c for r, c in models.roles.items() if r != "router"}
+                  else models.roles.get(ROUTER_ROLE) or LLMConfig.from_env())
+    agent_roles = models.agent_roles()
     isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind,
                                                              *(c.kind for c in agent_roles.values())))
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,

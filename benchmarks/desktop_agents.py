@@ -41,7 +41,9 @@ from agentlab.tasks.spec import load_tasks
 def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | str | None]]:
     from agentlab.experiments import desktop_arch as da
     from agentlab.experiments.execution_acc import frame_markdown
+    from agentlab.agents.roles import known_roles
     from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm.roles import ModelsFile, load_models_file
 
     variants = da.default_variants()
     if args.variants:
@@ -59,14 +61,18 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
                                   max_steps=args.max_steps, max_new_tokens=args.max_new_tokens,
                                   time_limit_s=args.time_limit,
                                   common_options={"max_retries": args.max_retries} if args.max_retries is not None else {})
-    llm = load_backend(LLMConfig.from_yaml(args.llm_config) if args.llm_config else LLMConfig.from_env())
+    # an LLM config file may give roles their own models (docs/roles.md): each episode role gets its own
+    models = load_models_file(args.llm_config, known_roles()) if args.llm_config else ModelsFile(LLMConfig.from_env())
+    llm = load_backend(models.llm)
+    roles = models.load_roles()
     pool = AgentPool.from_dir(None)
     tasks = load_tasks()
     chosen = da.choose_tasks(tasks, config)
     machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
                f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.")
     t0 = time.perf_counter()
-    res = da.run(tasks, pool, llm, config, args.out / "table", retry_errors=args.retry_errors)
+    res = da.run(tasks, pool, llm, config, args.out / "table", retry_errors=args.retry_errors, roles=roles,
+                 sides=models.image_sides())
     took = time.perf_counter() - t0
     frame = res.frame()
     body = [
@@ -79,6 +85,10 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         "### Desktop architectures: ExecutionAcc, subtask success and cost per task",
         "",
         *frame_markdown(frame),
+        "",
+        "### Cost per role (which role spent the calls and tokens; `roles:` of the LLM config file)",
+        "",
+        *frame_markdown(res.role_frame()),
         "",
         "Subtask success = subgoals (S2) or subtasks (PC-Agent) completed / planned, summed over the tasks; "
         "`-` for runners without subtasks. `agents` = who carried the tasks out (the store's column shows where "
@@ -127,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", type=int, default=None, help="desktop tasks (default 4; quick 2)")
     p.add_argument("--prefixes", default="pc-", help="task id prefixes to draw from (comma separated; empty: all desktop tasks)")
     p.add_argument("--variants", default="", help="comma-separated variant names (default: all)")
-    p.add_argument("--llm-config", type=Path, default=None)
+    p.add_argument("--llm-config", type=Path, default=None, help="LLM YAML, optionally with roles: (docs/roles.md)")
     p.add_argument("--max-steps", type=int, default=4)
     p.add_argument("--max-new-tokens", type=int, default=160)
     p.add_argument("--retry-errors", action="store_true")

@@ -168,19 +168,25 @@ def account_row(side: Side, row: dict, out: Path) -> None:
 def accuracy(args: argparse.Namespace, command: str) -> None:
     """Table 1 / 3 / 7 analogs with a real model."""
     from agentlab.experiments import execution_acc as ea
+    from agentlab.agents.roles import known_roles
     from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm.roles import ModelsFile, load_models_file
 
     arms = [a for a in args.arms.split(",") if a]
     n = args.tasks if args.tasks is not None else (6 if args.quick else None)
     config = ea.ExecAccConfig(arms=arms, tasks=n, envs=args.envs.split(","), max_steps=args.max_steps,
                               max_new_tokens=args.max_new_tokens, generalist=args.generalist)
-    llm = load_backend(LLMConfig.from_yaml(args.llm_config) if args.llm_config else LLMConfig.from_env())
+    # an LLM config file may give roles their own models (docs/roles.md): each episode role gets its own
+    models = load_models_file(args.llm_config, known_roles()) if args.llm_config else ModelsFile(LLMConfig.from_env())
+    llm = load_backend(models.llm)
+    roles = models.load_roles()
     pool = AgentPool.from_dir(None)
     tasks = load_tasks()
     machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
                f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.")
     t0 = time.perf_counter()
-    res = ea.run(tasks, pool, llm, config, args.out / "table1", retry_errors=args.retry_errors)
+    res = ea.run(tasks, pool, llm, config, args.out / "table1", retry_errors=args.retry_errors, roles=roles,
+                 sides=models.image_sides())
     took = time.perf_counter() - t0
     chosen = ea.pick_tasks(tasks, n, config.envs)
     body = [
@@ -240,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arms", default="gt,agenttoken,embedding,icl,generalist")
     ap.add_argument("--generalist", default="Friday", help="the agent of the generalist arm")
     ap.add_argument("--envs", default="workspace,desktop,phone")
-    ap.add_argument("--llm-config", type=Path, default=None, help="LLM YAML (default: the embedded model)")
+    ap.add_argument("--llm-config", type=Path, default=None, help="LLM YAML, optionally with roles: (docs/roles.md; default: the embedded model)")
     ap.add_argument("--max-steps", type=int, default=3)
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--retry-errors", action="store_true", help="accuracy: run again the episodes that ended in a harness error")

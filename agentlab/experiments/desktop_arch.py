@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,7 @@ from agentlab.tasks.spec import ExecTask
 from agentlab.experiments.execution_acc import COST_FIELDS, pick_tasks, run_pairs
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend
+from agentlab.llm.screens import ImageSides
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
@@ -139,6 +140,27 @@ class ArchTable:
             })
         return pd.DataFrame(out).set_index("variant")
 
+    def role_frame(self) -> pd.DataFrame:
+        """Costs per role: one line per (variant, role) with its model and its calls and tokens per
+        task (``usage_by_role`` of the rows), so a table says which role spent the tokens."""
+        import pandas as pd
+
+        out = []
+        for name, rows in self.rows.items():
+            n = max(len(rows), 1)
+            by_role: dict[str, list[dict[str, Any]]] = {}
+            for r in rows:
+                for role, u in (r.get("usage_by_role") or {}).items():
+                    by_role.setdefault(role, []).append(u)
+            for role, uses in sorted(by_role.items()):
+                out.append({"variant": name, "role": role,
+                            "model": ", ".join(sorted({str(u.get("model_id", "")) for u in uses})),
+                            **{f"{f} / task": round(sum(float(u.get(f) or 0) for u in uses) / n, 1)
+                               for f in ("llm_calls", "tokens_in", "tokens_out", "image_bytes")}})
+        columns = ["variant", "role", "model", "llm_calls / task", "tokens_in / task", "tokens_out / task",
+                   "image_bytes / task"]
+        return pd.DataFrame(out, columns=columns).set_index("variant")
+
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
@@ -169,10 +191,12 @@ def choose_tasks(tasks: Sequence[ExecTask], config: DesktopArchConfig) -> list[E
 
 def run(
     tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: DesktopArchConfig, out_dir: Path, *,
-    progress: bool = True, retry_errors: bool = False,
+    progress: bool = True, retry_errors: bool = False, roles: Mapping[str, LLMBackend] | None = None,
+    sides: ImageSides | None = None,
 ) -> ArchTable:
     """Every variant on every chosen desktop task; rows per variant (also written to
-    ``<out>/variants/<slug>/results.jsonl``)."""
+    ``<out>/variants/<slug>/results.jsonl``). ``roles``/``sides``: a model per role (Agent S2's
+    manager, worker, grounder; PC-Agent's), from an LLM config file's ``roles:``."""
     if not config.variants:
         raise ConfigError("no variants to measure (variants: [])")
     names = [v.name for v in config.variants]
@@ -210,7 +234,7 @@ def run(
         key = options_key(options.runner_options)
         log.info("desktop architectures: %s on %d task(s)", variant.name, len(chosen))
         done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "runs" / key, options=options,
-                         progress=progress, retry_errors=retry_errors)
+                         progress=progress, retry_errors=retry_errors, roles=roles, sides=sides)
         out: list[dict[str, Any]] = []
         for task in chosen:
             chosen_agent = picked[task.id]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend
+from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER
 from agentlab.pool import AgentPool
 
@@ -156,15 +157,19 @@ def _options(config: ExecAccConfig, **runner_options: Any) -> ExecOptions:
 
 def run_pairs(
     pairs: dict[str, list[ExecTask]], *, pool: AgentPool, llm: LLMBackend, out_dir: Path, options: ExecOptions,
-    progress: bool = True, retry_errors: bool = False,
+    progress: bool = True, retry_errors: bool = False, roles: Mapping[str, LLMBackend] | None = None,
+    sides: ImageSides | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row."""
+    """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row.
+    ``roles``/``sides``: a model of its own per role and each role's screenshot size (an LLM config
+    file's ``roles:``, :mod:`agentlab.llm.roles`)."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
     for agent, tasks in sorted(pairs.items()):
         # the study's own manifest: a resumed folder made with another model, task set or option is refused
-        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent)
+        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent, roles=roles, sides=sides)
         summary = run_suite(tasks, pool=pool, llm=llm, out_dir=out_dir / agent, options=options, agent=agent,
-                            resume=True, progress=progress, retry_errors=retry_errors, manifest=manifest)
+                            resume=True, progress=progress, retry_errors=retry_errors, manifest=manifest,
+                            roles=roles, sides=sides)
         for row in summary.rows:
             row["trajectory"] = f"{agent}/{row['trajectory']}"  # relative to out_dir
             done[(row["id"], agent)] = row
@@ -174,8 +179,10 @@ def run_pairs(
 def run(
     tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: ExecAccConfig, out_dir: Path, *,
     progress: bool = True, routes: dict[str, RouteFn] | None = None, retry_errors: bool = False,
+    roles: Mapping[str, LLMBackend] | None = None, sides: ImageSides | None = None,
 ) -> ExecAcc:
-    """Route every task with every arm, run each distinct (task, agent) once, judge; rows per arm."""
+    """Route every task with every arm, run each distinct (task, agent) once, judge; rows per arm
+    (``roles``/``sides``: a model per role, :func:`run_pairs`)."""
     if not config.arms:
         raise ConfigError("no arms to measure (arms: [])")
     chosen = pick_tasks(tasks, config.tasks, config.envs)
@@ -209,7 +216,7 @@ def run(
     n_pairs = sum(len(v) for v in pairs.values())
     log.info("execution acc: %d task(s), %d arm(s), %d distinct (task, agent) episode(s)", len(chosen), len(config.arms), n_pairs)
     done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "by_agent", options=_options(config), progress=progress,
-                     retry_errors=retry_errors)
+                     retry_errors=retry_errors, roles=roles, sides=sides)
     rows: dict[str, list[dict[str, Any]]] = {}
     for arm in config.arms:
         arm_rows: list[dict[str, Any]] = []

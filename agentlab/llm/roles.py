@@ -24,8 +24,12 @@ from pathlib import Path
 
 from agentlab.config import line_of, load_mapping, validate
 from agentlab.errors import ConfigError
+from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.screens import ImageSides
+
+#: the MetaAgent's role (routing, the plan manager); ``--router-llm-config`` wins over it
+ROUTER_ROLE = "router"
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,16 @@ class ModelsFile:
 
     def image_sides(self) -> ImageSides:
         return ImageSides(self.llm.max_image_side, {r: c.max_image_side for r, c in self.roles.items()})
+
+    def agent_roles(self) -> dict[str, LLMConfig]:
+        """The roles episodes ask (all but ``router``: the MetaAgent's model is built by the router)."""
+        return {r: c for r, c in self.roles.items() if r != ROUTER_ROLE}
+
+    def load_roles(self) -> dict[str, LLMBackend]:
+        """Each episode role's own model, loaded."""
+        from agentlab.llm import load_backend
+
+        return {r: load_backend(c) for r, c in self.agent_roles().items()}
 
 
 def load_models_file(path: str | Path, known_roles: Collection[str] | None = None) -> ModelsFile:

@@ -49,7 +49,7 @@ def _fake_rows(monkeypatch, subtasks: dict[str, tuple[int, int]]):
     ``subtasks`` report (planned, done) subtasks and succeed when all are done."""
     calls: list[tuple[str, tuple[str, ...], dict]] = []
 
-    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors):
+    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors, roles=None, sides=None):
         out = {}
         for agent, tasks in pairs.items():
             calls.append((agent, tuple(t.id for t in tasks), dict(options.runner_options)))
@@ -89,7 +89,7 @@ def test_run_routes_each_variant_and_the_table_reports_subtasks(monkeypatch, tmp
 def test_variants_with_the_same_agent_and_options_share_episodes(monkeypatch, tmp_path, pool, desktop_tasks):
     seen: list[str] = []
 
-    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors):
+    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors, roles=None, sides=None):
         seen.append(out_dir.name)
         return {(t.id, a): {"id": t.id, "domain": t.domain, "agents": [a], "success": False, "trajectory": f"{a}/x"}
                 for a, ts in pairs.items() for t in ts}
@@ -125,3 +125,13 @@ def test_bad_configs_fail_before_anything_runs(tmp_path, pool, desktop_tasks):
         desktop_arch.run(desktop_tasks, pool, None, DesktopArchConfig(prefixes=["nope-"]), tmp_path)
     with pytest.raises(Exception, match="NoSuchAgent"):
         desktop_arch.run(desktop_tasks, pool, None, DesktopArchConfig(variants=[Variant(name="x", agent="NoSuchAgent")]), tmp_path)
+
+
+def test_the_role_table_says_which_role_of_which_model_spent_the_calls():
+    rows = [{"usage_by_role": {"manager": {"model_id": "planner-7b", "llm_calls": 2, "tokens_in": 100, "tokens_out": 10},
+                               "grounder": {"model_id": "grounder-7b", "llm_calls": 1, "tokens_in": 900, "tokens_out": 4,
+                                            "images": 1, "image_bytes": 5000}}},
+            {"usage_by_role": {"manager": {"model_id": "planner-7b", "llm_calls": 4, "tokens_in": 300, "tokens_out": 30}}}]
+    frame = desktop_arch.ArchTable(rows={"Agent S2": rows}).role_frame()
+    assert list(frame["role"]) == ["grounder", "manager"] and list(frame["model"]) == ["grounder-7b", "planner-7b"]
+    assert list(frame["llm_calls / task"]) == [0.5, 3.0] and list(frame["image_bytes / task"]) == [2500.0, 0.0]
