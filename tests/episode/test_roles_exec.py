@@ -130,3 +130,20 @@ roles:
     assert again.exit_code != 0 and isinstance(again.exception, ManifestMismatchError)
     line = str(again.exception)
     assert "\n" not in line and "role:grounder" in line and "another-grounder" in line
+
+
+def test_a_phone_agent_whose_model_sees_gets_the_marked_screenshot(tmp_path, chat_server) -> None:
+    url = chat_server(lambda body, k: "Observation: the clock.\nThought: stop.\nAction: FINISH\nSummary: done")
+    cfg = tmp_path / "models.yaml"
+    cfg.write_text(f'llm: {{kind: openai, base_url: "{url}", model: phone-vl, vision: true}}\n')
+    out = tmp_path / "run"
+    task = sorted(tasks_dir().glob("clock-*.json"))[0]
+    res = _cli(["exec", "--tasks", str(task), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "2"])
+    assert res.exit_code == 0, res.output
+    (row,) = read_jsonl(out / "results.jsonl")
+    assert row["error"] is None and row["status"] == "done", row
+    (sent,) = _images(chat_server.requests[0])
+    traj = load_trajectory(out / row["trajectory"])
+    som = traj.image(0, som=True)
+    assert som is not None and ImageChops.difference(sent, fit_image(som.convert("RGB"), 1280)).getbbox() is None
+    assert row["usage_by_role"]["agent"]["images"] == 1
