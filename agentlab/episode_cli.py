@@ -20,6 +20,8 @@ from agentlab.metaagent.router import DEFAULT_ROUTER, ROUTERS
 from agentlab.teams.base import TEAMS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.llm.config import LLMConfig
+    from agentlab.llm.roles import ModelsFile
     from agentlab.teams.cola.interaction import Ask
     from agentlab.teams.cola.options import ColaOptions
 
@@ -48,6 +50,19 @@ def parse_runner_options(items: list[str]) -> dict[str, object]:
         except yaml.YAMLError as exc:
             raise ConfigError(f"--runner-option {item!r}: the value is not valid YAML ({' '.join(str(exc).split())[:120]})") from None
     return out
+
+
+def exec_models(llm_config: Path | None, router_llm_config: Path | None) -> tuple[ModelsFile, LLMConfig]:
+    """The agents' models (``--llm-config``: ``llm:`` and its ``roles:``; default ``AGENTLAB_LLM_*``) and
+    the router's: ``--router-llm-config``, else the file's ``router`` role, else ``AGENTLAB_LLM_*``."""
+    from agentlab.agents.roles import known_roles
+    from agentlab.llm import LLMConfig
+    from agentlab.llm.roles import ROUTER_ROLE, ModelsFile, load_models_file
+
+    models = load_models_file(llm_config, known_roles()) if llm_config else ModelsFile(LLMConfig.from_env())
+    if router_llm_config is not None:
+        return models, LLMConfig.from_yaml(router_llm_config)
+    return models, models.roles.get(ROUTER_ROLE) or LLMConfig.from_env()
 
 
 def _sandbox_mode(requested: str | None, *, endpoint: bool) -> str:
@@ -138,9 +153,6 @@ def exec_tasks(
     from agentlab.episode import ExecOptions
     from agentlab.episode_worker import EpisodeRecipe, RunSpec, execute, per_worker
     from agentlab.errors import ConfigError
-    from agentlab.agents.roles import known_roles
-    from agentlab.llm import LLMConfig
-    from agentlab.llm.roles import ROUTER_ROLE, ModelsFile, load_models_file
     from agentlab.metaagent.router import check_router
     from agentlab.parallel import Scale
     from agentlab.pool import AgentPool
@@ -167,13 +179,9 @@ def exec_tasks(
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
         pool.get(agent)
-    models = load_models_file(llm_config, known_roles()) if llm_config else ModelsFile(LLMConfig.from_env())
-    llm_cfg = models.llm
-    # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice;
-    # --router-llm-config wins over the file's router role
-    router_cfg = (LLMConfig.from_yaml(router_llm_config) if router_llm_config
-                  else models.roles.get(ROUTER_ROLE) or LLMConfig.from_env())
-    agent_roles = models.agent_roles()
+    # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice
+    models, router_cfg = exec_models(llm_config, router_llm_config)
+    llm_cfg, agent_roles = models.llm, models.agent_roles()
     isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind,
                                                              *(c.kind for c in agent_roles.values())))
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,

@@ -121,3 +121,29 @@ def test_screenshots_are_downscaled_to_the_roles_side_and_counted() -> None:
     fit = ImageFit(inner, 100)
     fit.chat([ChatMessage("user", "x", images=(shot,))])
     assert inner.sent[-1][0].size == (100, 56) and fit.images_sent == 1
+
+
+def test_exec_takes_the_router_from_the_file_unless_the_router_flag_names_one(tmp_path) -> None:
+    from agentlab.episode_cli import exec_models
+
+    path = _write(tmp_path, "llm: {model: x}\nroles:\n  router: {kind: openai, base_url: 'http://h/v1', model: r}\n"
+                            "  grounder: {kind: openai, base_url: 'http://h/v1', model: g}\n")
+    models, router = exec_models(path, None)
+    assert router.model == "r" and list(models.agent_roles()) == ["grounder"]
+    other = tmp_path / "router.yaml"
+    other.write_text("llm: {kind: openai, base_url: 'http://h/v1', model: flag}\n")
+    assert exec_models(path, other)[1].model == "flag"
+
+
+def test_exec_refuses_an_unknown_role_in_one_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from agentlab.cli import _mount, app
+    from agentlab.tasks.spec import tasks_dir
+
+    path = _write(tmp_path, "llm: {model: x}\nroles:\n  planer: {model: y}\n")
+    _mount()
+    res = CliRunner().invoke(app, ["exec", "--tasks", str(tasks_dir() / "calc-enter-total.json"), "--out",
+                                   str(tmp_path / "run"), "--llm-config", str(path)])
+    assert res.exit_code != 0 and isinstance(res.exception, ConfigError)
+    assert "roles.planer: unknown role; known roles:" in str(res.exception) and not (tmp_path / "run").exists()
