@@ -24,7 +24,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install sysdeps models check run test test-fast test-latest lock bench figures lab clean
+.PHONY: install sysdeps models check run test test-fast test-latest lock bench figures lab clean gpu-tables
 
 sysdeps:
 	@bash scripts/sysdeps.sh
@@ -88,6 +88,16 @@ lock:
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py --quick
+
+# Table 1 and the desktop-architecture table against served models (a roles file: docs/roles.md gives the
+# vLLM commands). Needs a GPU and the weights; it was never run on this machine. Results go under runs/gpu/.
+GPU_OUT ?= runs/gpu
+gpu-tables: install
+	@test -n "$(LLM_CONFIG)" || { echo "usage: make gpu-tables LLM_CONFIG=roles.yaml (docs/roles.md)"; exit 2; }
+	$(BIN)/python benchmarks/execution.py --part accuracy --llm-config $(LLM_CONFIG) --max-steps 15 \
+	  --max-new-tokens 512 --out $(GPU_OUT)/execution --acc-results $(GPU_OUT)/execution_acc.md
+	$(BIN)/python benchmarks/desktop_agents.py --part table --prefixes "" --tasks 24 --llm-config $(LLM_CONFIG) \
+	  --max-steps 15 --max-new-tokens 512 --out $(GPU_OUT)/desktop --results $(GPU_OUT)/desktop_agents.md
 
 # The README pictures (docs/img): drawn from the benchmark results files and the trajectory viewer,
 # never measured here (benchmarks/figures.py says which file each number comes from).
