@@ -28,6 +28,7 @@ from agentlab.teams.hub import PLAN_FILE
 from agentlab.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
 
 if TYPE_CHECKING:
+    import pandas as pd
     import plotly.graph_objects as go
     from PIL import Image, ImageFont
 
@@ -463,7 +464,25 @@ def _clip_lines(s: str, n: int) -> str:
 
 #: extra keys of a role message shown after its text, in this order (see docs/trajectories.md)
 ROLE_EXTRAS = ("expert", "target", "score", "verdict", "replanned", "values", "agent", "by", "kind", "choice", "guidance",
-               "step", "backtrack_to")
+               "step", "backtrack_to", "model_role", "coords")
+
+#: the columns of :func:`role_cost_frame`
+ROLE_COST_COLUMNS = ("id", "agents", "role", "model_id", "llm_calls", "tokens_in", "tokens_out", "images", "image_bytes")
+
+
+def role_cost_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """What each role spent in each result row (its ``usage_by_role``): which model, calls, tokens
+    and the screenshots it was sent; one line per (row, role), rows without roles left out. Why: a
+    multi-role agent's total says nothing about which role (or which model) spent it."""
+    import pandas as pd
+
+    out = []
+    for row in rows:
+        for role, use in sorted((row.get("usage_by_role") or {}).items()):
+            out.append({"id": row.get("id"), "agents": ", ".join(row.get("agents") or []), "role": role,
+                        "model_id": use.get("model_id", ""),
+                        **{k: int(use.get(k) or 0) for k in ROLE_COST_COLUMNS[4:]}})
+    return pd.DataFrame(out, columns=list(ROLE_COST_COLUMNS))
 
 
 def role_rows(rec: StepRecord) -> list[tuple[str, str]]:

@@ -221,3 +221,16 @@ def test_inspector_shows_a_multi_agent_episode_step_by_step_with_the_hub(tmp_pat
     assert "hub" in card and "1. SheetAgent (done): wrote a.txt; output: wrote 42" in card
     table = plan_html(tmp_path / row["trajectory"])
     assert "copy a.txt to b.txt" in table and "wrote b.txt" in table
+
+
+def test_role_costs_say_which_role_and_model_spent_what() -> None:
+    from agentlab.viz.trajectory import role_cost_frame
+
+    rows = [{"id": "t1", "agents": ["AgentS2"], "usage_by_role": {
+                "worker": {"model_id": "vl", "llm_calls": 2, "tokens_in": 50, "tokens_out": 9, "images": 2, "image_bytes": 900},
+                "manager": {"model_id": "txt", "llm_calls": 1, "tokens_in": 20, "tokens_out": 5}}},
+            {"id": "t2", "agents": [], "usage_by_role": {}}]
+    frame = role_cost_frame(rows)
+    assert list(frame["role"]) == ["manager", "worker"] and list(frame["model_id"]) == ["txt", "vl"]
+    assert list(frame["images"]) == [0, 2] and frame["llm_calls"].sum() == 3 and set(frame["id"]) == {"t1"}
+    assert role_cost_frame([]).empty
