@@ -34,7 +34,7 @@ from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, router_route
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask
-from agentlab.experiments.execution_acc import COST_FIELDS, pick_tasks, run_pairs
+from agentlab.experiments.execution_acc import COST_FIELDS, ROLE_COST_FIELDS, pick_tasks, role_means, run_pairs
 from agentlab.fileio import write_jsonl
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.screens import ImageSides
@@ -145,18 +145,8 @@ class ArchTable:
         task (``usage_by_role`` of the rows), so a table says which role spent the tokens."""
         import pandas as pd
 
-        out = []
-        for name, rows in self.rows.items():
-            n = max(len(rows), 1)
-            by_role: dict[str, list[dict[str, Any]]] = {}
-            for r in rows:
-                for role, u in (r.get("usage_by_role") or {}).items():
-                    by_role.setdefault(role, []).append(u)
-            for role, uses in sorted(by_role.items()):
-                out.append({"variant": name, "role": role,
-                            "model": ", ".join(sorted({str(u.get("model_id", "")) for u in uses})),
-                            **{f"{f} / task": round(sum(float(u.get(f) or 0) for u in uses) / n, 1)
-                               for f in ("llm_calls", "tokens_in", "tokens_out", "image_bytes")}})
+        out = [{"variant": name, "role": role, "model": use["model"], **{f"{f} / task": use[f] for f in ROLE_COST_FIELDS}}
+               for name, rows in self.rows.items() for role, use in role_means(rows).items()]
         columns = ["variant", "role", "model", "llm_calls / task", "tokens_in / task", "tokens_out / task",
                    "image_bytes / task"]
         return pd.DataFrame(out, columns=columns).set_index("variant")

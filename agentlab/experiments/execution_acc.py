@@ -45,6 +45,23 @@ log = logging.getLogger(__name__)
 GENERALIST = "generalist"
 #: the row fields summed into the cost table (Table 7 analog)
 COST_FIELDS = ("steps", "llm_calls", "tokens_in", "tokens_out", "seconds")
+#: what a role spent, per task (``usage_by_role`` of the rows, :func:`role_means`)
+ROLE_COST_FIELDS = ("llm_calls", "tokens_in", "tokens_out", "image_bytes")
+
+
+def role_means(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{role: {"model": ..., "llm_calls": mean per task, ...}}`` over ``rows`` (a row where a role
+    was not asked counts 0 for it): which role, of which model, spent a table's calls and tokens."""
+    n = max(len(rows), 1)
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        for role, use in (r.get("usage_by_role") or {}).items():
+            entry = out.setdefault(role, {"models": set(), **{f: 0.0 for f in ROLE_COST_FIELDS}})
+            entry["models"].add(str(use.get("model_id", "")))
+            for f in ROLE_COST_FIELDS:
+                entry[f] += float(use.get(f) or 0)
+    return {role: {"model": ", ".join(sorted(e.pop("models"))), **{f: round(e[f] / n, 1) for f in ROLE_COST_FIELDS}}
+            for role, e in sorted(out.items())}
 
 
 class ExecAccConfig(BaseModel):

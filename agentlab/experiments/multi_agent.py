@@ -33,6 +33,7 @@ from agentlab.errors import ConfigError, DataError
 from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask
 from agentlab.eval.metrics import SUBTASK_THRESHOLD, agent_match, subtask_accuracy
+from agentlab.experiments.execution_acc import role_means
 from agentlab.llm.base import LLMBackend
 from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.router import DEFAULT_ROUTER, Router
@@ -235,6 +236,7 @@ def table_row(res: MethodResult, items: Sequence[PlanItem], pool: AgentPool, sco
         "llm_calls": mean("llm_calls"), "tokens_in": mean("tokens_in"), "tokens_out": mean("tokens_out"),
         "seconds": statistics.mean(res.seconds) if res.seconds else None,
         **({"team": team_counts(rows)} if any("reviews" in r for r in rows) else {}),
+        **({"roles": role_means(rows)} if rows else {}),
     }
 
 
@@ -265,6 +267,11 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
         out.append(f"| {r['method']} | {r['tasks']} | {pct(r['agent_match'])} | {pct(r['subtask_acc'])} | "
                    f"{pct(r['execution_acc'])} | {r['no_plan']} | {r['harness_errors']} | {num(r['llm_calls'])} | "
                    f"{num(r['tokens_in'], '{:.0f}')} | {num(r['tokens_out'], '{:.0f}')} | {num(r['seconds'])} |")
+    for r in rows:
+        if r.get("roles"):
+            parts = [f"{role} ({u['model']}): {u['llm_calls']:.1f} calls, {u['tokens_in']:.0f}/{u['tokens_out']:.0f} tokens"
+                     for role, u in r["roles"].items()]
+            out += ["", f"{r['method']} per role and task: " + "; ".join(parts) + "."]
     for r in rows:
         if r.get("team"):
             c = r["team"]

@@ -62,3 +62,17 @@ def test_team_rows_report_what_the_reviewer_triggered(pool) -> None:
     assert "team" not in gold  # a row without a reviewer counts nothing
     text = "\n".join(markdown_table([gold, cola]))
     assert "cola over 2 task(s): the reviewer judged 8 step(s), which led to 3 retries, 1 reassignment(s), 1 backtrack(s)" in text
+
+
+def test_table2_says_what_each_role_spent(pool) -> None:
+    from agentlab.experiments.multi_agent import MethodResult, table_row
+
+    items = items_from_tasks([two_step_task()], pool) * 2
+    use = {"planner": {"model_id": "planner-7b", "llm_calls": 1, "tokens_in": 300, "tokens_out": 40},
+           "agent": {"model_id": "vl-7b", "llm_calls": 4, "tokens_in": 2000, "tokens_out": 80, "images": 4, "image_bytes": 10}}
+    rows = [{"id": items[0].id, "success": True, "usage_by_role": use}, {"id": items[0].id, "success": False}]
+    cola = table_row(MethodResult("cola", [[], []], rows=rows), items, pool, None, 0.5)
+    assert cola["roles"]["planner"] == {"model": "planner-7b", "llm_calls": 0.5, "tokens_in": 150.0, "tokens_out": 20.0,
+                                        "image_bytes": 0.0}
+    text = "\n".join(markdown_table([cola]))
+    assert "cola per role and task: agent (vl-7b): 2.0 calls, 1000/40 tokens; planner (planner-7b): 0.5 calls" in text
