@@ -13,11 +13,13 @@ Each entry has the fields of ``llm:`` (:class:`~agentlab.llm.config.LLMConfig`, 
 ``max_image_side`` included); a role the file does not name uses ``llm:``. Which role names exist
 is the agents' business (``agentlab.agents.roles``), so the caller passes them in: a name that is
 none of them is one configuration line listing the known ones. A file without ``roles:`` is an
-ordinary LLM config file (its fields under ``llm:`` or at the top level).
+ordinary LLM config file (its fields under ``llm:`` or at the top level). Without a flag,
+``AGENTLAB_LLM_CONFIG`` may name such a file (:func:`models_from_env`: the notebooks).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +87,14 @@ def load_models_file(path: str | Path, known_roles: Collection[str] | None = Non
                               where=_at(path, text, ("roles", name)))
         roles[name] = validate(LLMConfig, dict(entry), where=path, text=text, prefix=("roles", name))
     return ModelsFile(default, roles)
+
+
+def models_from_env(known_roles: Collection[str] | None = None) -> ModelsFile:
+    """The models ``AGENTLAB_LLM_CONFIG`` names (a roles file or a plain one), else ``AGENTLAB_LLM_*``
+    for every role: how notebooks and scripts without a ``--llm-config`` flag take a roles file."""
+    if path := os.environ.get("AGENTLAB_LLM_CONFIG"):
+        return load_models_file(path, known_roles)
+    return ModelsFile(LLMConfig.from_env())
 
 
 def _at(path: Path, text: str, loc: tuple[str, ...]) -> str:

@@ -147,3 +147,15 @@ def test_exec_refuses_an_unknown_role_in_one_line(tmp_path) -> None:
                                    str(tmp_path / "run"), "--llm-config", str(path)])
     assert res.exit_code != 0 and isinstance(res.exception, ConfigError)
     assert "roles.planer: unknown role; known roles:" in str(res.exception) and not (tmp_path / "run").exists()
+
+
+def test_notebooks_take_a_roles_file_from_the_environment(tmp_path, monkeypatch) -> None:
+    from agentlab.llm.roles import models_from_env
+
+    path = _write(tmp_path, "llm: {model: x}\nroles:\n  grounder: {kind: openai, base_url: 'http://h/v1', model: g}\n")
+    monkeypatch.setenv("AGENTLAB_LLM_CONFIG", str(path))
+    models = models_from_env(known_roles())
+    assert models.llm.model == "x" and models.config("grounder").model == "g"
+    monkeypatch.delenv("AGENTLAB_LLM_CONFIG")
+    monkeypatch.setenv("AGENTLAB_LLM_MODEL", "y")
+    assert models_from_env(known_roles()).llm.model == "y" and models_from_env().roles == {}
