@@ -92,11 +92,13 @@ bench: install
 # Table 1 and the desktop-architecture table against served models (a roles file: docs/roles.md gives the
 # vLLM commands). Needs a GPU and the weights; it was never run on this machine. Results go under runs/gpu/.
 GPU_OUT ?= runs/gpu
+POINT_COORDS ?= relative
 gpu-tables: install
 	@test -n "$(LLM_CONFIG)" || { echo "usage: make gpu-tables LLM_CONFIG=roles.yaml (docs/roles.md)"; exit 2; }
 	$(BIN)/python benchmarks/execution.py --part accuracy --llm-config $(LLM_CONFIG) --max-steps 15 \
 	  --max-new-tokens 512 --out $(GPU_OUT)/execution --acc-results $(GPU_OUT)/execution_acc.md
-	$(BIN)/python benchmarks/desktop_agents.py --part table --prefixes "" --tasks 24 --llm-config $(LLM_CONFIG) \
+	$(BIN)/python benchmarks/desktop_agents.py --part table --prefixes "" --tasks 24 --grounding-ablation \
+	  --s2-option point_coords=$(POINT_COORDS) --llm-config $(LLM_CONFIG) \
 	  --max-steps 15 --max-new-tokens 512 --out $(GPU_OUT)/desktop --results $(GPU_OUT)/desktop_agents.md
 
 # The README pictures (docs/img): drawn from the benchmark results files and the trajectory viewer,

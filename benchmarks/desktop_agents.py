@@ -45,7 +45,7 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
     from agentlab.llm import LLMConfig, load_backend
     from agentlab.llm.roles import ModelsFile, load_models_file
 
-    variants = da.default_variants()
+    variants = da.default_variants() + (da.grounding_variants() if args.grounding_ablation else [])
     if args.variants:
         wanted = [v.strip() for v in args.variants.split(",") if v.strip()]
         unknown = sorted(set(wanted) - {v.name for v in variants})
@@ -56,6 +56,12 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         budget = {"AgentS2": "max_subgoals", "PCAgent": "max_subtasks"}
         variants = [v.model_copy(update={"runner_options": {budget[v.agent]: args.max_subtasks, **v.runner_options}})
                     if v.agent in budget else v for v in variants]
+    if args.s2_option:  # Agent S2's own settings, e.g. the grounding model's convention (point_coords=relative)
+        from agentlab.episode_cli import parse_runner_options
+
+        s2 = parse_runner_options(args.s2_option)
+        variants = [v.model_copy(update={"runner_options": {**s2, **v.runner_options}}) if v.agent == "AgentS2" else v
+                    for v in variants]
     n = args.tasks if args.tasks is not None else (2 if args.quick else 4)
     config = da.DesktopArchConfig(variants=variants, tasks=n, prefixes=[p for p in args.prefixes.split(",") if p],
                                   max_steps=args.max_steps, max_new_tokens=args.max_new_tokens,
@@ -141,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-steps", type=int, default=4)
     p.add_argument("--max-new-tokens", type=int, default=160)
     p.add_argument("--retry-errors", action="store_true")
+    p.add_argument("--s2-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an Agent S2 runner option for every S2 row (repeat; VALUE is YAML), e.g. point_coords=relative")
+    p.add_argument("--grounding-ablation", action="store_true",
+                   help="add Agent S2's grounding ablation rows (the acting model / accessibility place the point; docs/roles.md)")
     p.add_argument("--max-retries", type=int, default=None, help="every runner's max_retries (unusable replies re-asked per step)")
     p.add_argument("--max-subtasks", type=int, default=None, help="Agent S2's max_subgoals and PC-Agent's max_subtasks")
     p.add_argument("--time-limit", type=float, default=600.0, help="wall-clock seconds per task (checked before each action)")

@@ -77,6 +77,15 @@ def default_variants() -> list[Variant]:
     ]
 
 
+def grounding_variants() -> list[Variant]:
+    """Agent S2's grounding ablation (issue #26): who places the visual expert's point -- the
+    ``grounder`` role's model (the "Agent S2" row, when a roles file gives it one), the acting
+    model, or accessibility matching without a model. Opt-in: with one text model all three rows
+    are the same episodes (a model without images always matches elements)."""
+    return [Variant(name="S2 grounding by the acting model", agent="AgentS2", runner_options={"grounding": "worker"}),
+            Variant(name="S2 grounding by accessibility", agent="AgentS2", runner_options={"grounding": "elements"})]
+
+
 class DesktopArchConfig(BaseModel):
     """One measurement (a notebook parameter cell or the benchmark's flags fill it)."""
 

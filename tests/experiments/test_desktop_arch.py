@@ -135,3 +135,11 @@ def test_the_role_table_says_which_role_of_which_model_spent_the_calls():
     frame = desktop_arch.ArchTable(rows={"Agent S2": rows}).role_frame()
     assert list(frame["role"]) == ["grounder", "manager"] and list(frame["model"]) == ["grounder-7b", "planner-7b"]
     assert list(frame["llm_calls / task"]) == [0.5, 3.0] and list(frame["image_bytes / task"]) == [2500.0, 0.0]
+
+
+def test_the_grounding_ablation_rows_are_agent_s2_with_each_grounding(pool):
+    rows = desktop_arch.grounding_variants()
+    assert {v.agent for v in rows} == {"AgentS2"} and "AgentS2" in pool
+    assert sorted(v.runner_options["grounding"] for v in rows) == ["elements", "worker"]
+    names = {v.name for v in default_variants()}
+    assert not names & {v.name for v in rows}  # opt-in: the default table is unchanged
