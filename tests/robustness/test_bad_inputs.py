@@ -54,6 +54,10 @@ def _big_yaml() -> str:
 
 LLM_YAML = Format("kind: openai\nbase_url: http://127.0.0.1:9/v1\nmodel: m\n", "kind: [openai\nmodel: m\n",
                   "kind: local\ntimeout_s: soon\n", "kind: local\nmodle: x\n", _big_yaml, truncated="kind: op")
+#: an LLM config file with a model per role (docs/roles.md): a misspelt role is the unknown key
+ROLES_YAML = Format("llm: {model: x}\nroles:\n  worker: {kind: openai, base_url: 'http://127.0.0.1:9/v1', model: m}\n",
+                    "llm: {model: x}\nroles:\n  worker: {model: [m\n", "llm: {model: x}\nroles:\n  worker: {timeout_s: soon}\n",
+                    "llm: {model: x}\nroles:\n  wroker: {model: m}\n", _big_yaml, truncated="llm: {model: x}\nroles:\n  work")
 AGENT_YAML = Format("max_steps: 2\n", "max_steps: [2\n", "max_steps: many\n", "max_stepz: 2\n", _big_yaml)
 TOKEN_YAML = Format("max_word_tokens: 8\nsource: seed\n", "source: 'seed\n", "max_word_tokens: eight\n",
                     "max_word_tokenz: 8\n", _big_yaml, truncated="max_word_tok")
@@ -169,6 +173,8 @@ def _folder_of(fmt: Format, inner: str) -> Callable[[str, Path], Path | None]:
 
 CASES = [
     Case("models check --llm-config", ["models", "check", "--llm-config", "{F}"], LLM_YAML),
+    Case("exec --llm-config (roles)", ["exec", "--tasks", str(data_dir() / "tasks" / "calc-enter-total.json"), "--out",
+                                       "{T}/run", "--llm-config", "{F}"], ROLES_YAML),
     Case("agent deploy --config", ["agent", "deploy", "--task", "t", "--app", "clock", "--adb-port", DEAD_PORT,
                                    "--config", "{F}"], AGENT_YAML),
     Case("agent learn --llm-config", ["agent", "learn", "{T}/demo", "--app", "clock", "--llm-config", "{F}"], LLM_YAML),
