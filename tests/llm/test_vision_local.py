@@ -158,3 +158,19 @@ def test_kinds_and_folders_that_do_not_match_are_one_line(tiny_vlm: Path, tmp_pa
 
     with pytest.raises(ModelNotFoundError, match="not a Hugging Face model directory"):
         load_backend(LLMConfig(kind="vision", model=str(tmp_path / "nothing")))
+
+
+def test_a_grounder_role_on_the_tiny_vlm_gets_the_screenshot_at_its_side(vlm: VisionHFBackend, tiny_vlm: Path) -> None:
+    """Plumbing only (random weights, the reply means nothing): a role's screenshot is downscaled to
+    its side before the processor sees it, and ``vision: false`` keeps a vision model on text."""
+    from agentlab.agents.context import Models
+    from agentlab.llm.screens import ImageSides, fit_image
+
+    shot = _picture((30, 160, 60)).resize((640, 480))
+    models = Models(vlm, {"grounder": vlm}, ImageSides(1280, {"grounder": 64}))
+    seen = _seen_by_vision_tower(vlm, lambda: models.get("grounder").chat(
+        [ChatMessage("user", "Where is the red square?", images=(shot,))], SamplingParams(max_new_tokens=2)))
+    expected = vlm.processor.image_processor(images=fit_image(shot, 64), return_tensors="pt")["pixel_values"]
+    assert seen and torch.allclose(seen[0][:1].float(), expected.float(), atol=1e-5)
+    assert models.usage_by_role()["grounder"]["images"] == 1
+    assert load_backend(LLMConfig(kind="vision", model=str(tiny_vlm), vision=False)).capabilities.images is False
