@@ -147,3 +147,37 @@ def test_a_phone_agent_whose_model_sees_gets_the_marked_screenshot(tmp_path, cha
     som = traj.image(0, som=True)
     assert som is not None and ImageChops.difference(sent, fit_image(som.convert("RGB"), 1280)).getbbox() is None
     assert row["usage_by_role"]["agent"]["images"] == 1
+
+
+def test_colas_gui_decision_agent_sees_the_screen_and_its_planner_and_reviewer_read(tmp_path, chat_server) -> None:
+    from agentlab.paths import agents_dir
+
+    _needs_calc()
+    pool = tmp_path / "pool" / "desktop"  # only GUI agents, so the scheduler's choice acts through the screen
+    pool.mkdir(parents=True)
+    for name in ("CalcAgent", "WriterAgent"):
+        shutil.copy(agents_dir() / "desktop" / f"{name}.md", pool)
+
+    def reply(body: dict[str, Any], k: int) -> str:
+        first = body["messages"][0]["content"]
+        if first.startswith("You are the planner"):
+            return "1. Type the word Total into cell A4 of budget.xlsx"
+        if first.startswith("You review one step"):
+            return "Verdict: yes\nReason: fine"
+        return "Observation: a sheet.\nThought: stop.\nAction: FINISH\nSummary: done"
+
+    url = chat_server(reply)
+    cfg = tmp_path / "models.yaml"
+    cfg.write_text(f'llm: {{kind: openai, base_url: "{url}", model: planner-7b}}\n'
+                   f'roles:\n  agent: {{kind: openai, base_url: "{url}", model: ui-vl, vision: true}}\n')
+    out = tmp_path / "run"
+    res = _cli(["exec", "--tasks", str(tasks_dir() / f"{TASK}.json"), "--out", str(out), "--llm-config", str(cfg),
+                "--team", "cola", "--max-steps", "2", "--agents", str(tmp_path / "pool")])
+    assert res.exit_code == 0, res.output
+    (row,) = read_jsonl(out / "results.jsonl")
+    assert row["error"] is None and row["agents"] == ["CalcAgent"], row
+    seen = [(r["model"], len(_images(r))) for r in chat_server.requests]
+    assert seen == [("planner-7b", 0), ("ui-vl", 1), ("planner-7b", 0)]  # planner, decision agent, reviewer
+    usage = row["usage_by_role"]
+    assert set(usage) == {"planner", "agent", "reviewer"} and usage["agent"]["images"] == 1
+    assert sum(u["llm_calls"] for u in usage.values()) == row["llm_calls"] == 3
