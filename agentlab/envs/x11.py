@@ -23,6 +23,13 @@ from PIL import Image
 from agentlab.errors import EnvironmentUnavailableError, InvalidActionError
 
 
+#: X keysym names of the characters pyautogui types with shift (``XK.string_to_keysym`` wants names)
+XK_NAMES = {"<": "less", ">": "greater", "|": "bar", "~": "asciitilde", '"': "quotedbl", "?": "question",
+            ":": "colon", "{": "braceleft", "}": "braceright", "_": "underscore", "+": "plus", "!": "exclam",
+            "@": "at", "#": "numbersign", "$": "dollar", "%": "percent", "^": "asciicircum", "&": "ampersand",
+            "*": "asterisk", "(": "parenleft", ")": "parenright"}
+
+
 class Driver(Protocol):
     """What DesktopEnv needs from the machine: pyautogui on X11, or a test double."""
 
@@ -32,6 +39,24 @@ class Driver(Protocol):
     def scroll(self, clicks: int, horizontal: bool, at: tuple[int, int] | None) -> None: ...
     def write(self, text: str) -> None: ...
     def hotkey(self, keys: tuple[str, ...]) -> None: ...
+    def _misshifted(self, text: str) -> set[str]:
+        """Characters pyautogui would type wrongly: it presses shift for every character of its
+        shifted set, but some keymaps have one unshifted (Xvfb's has ``<`` on the 102nd key, whose
+        shifted level is ``>``: ``wc -l < f`` came out as ``wc -l > f``, emptying the file)."""
+        from Xlib import XK
+
+        x11 = self.pg.platformModule
+        out = set()
+        for ch in set(text):
+            kc = x11.keyboardMapping.get(ch)
+            if kc and self.pg.isShiftCharacter(ch):
+                # shift + its key must give it: the key's shifted level is this character (or
+                # empty, which X reads as the unshifted one)
+                shifted = x11._display.keycode_to_keysym(kc, 1)
+                if shifted not in (0, XK.string_to_keysym(XK_NAMES.get(ch, ch))):
+                    out.add(ch)
+        return out
+
     def untypeable(self, text: str) -> list[str]: ...
     def key_names(self) -> frozenset[str]: ...
 
@@ -142,7 +167,7 @@ class PyAutoGuiDriver:
         (self.pg.hscroll if horizontal else self.pg.scroll)(clicks, x=x, y=y)
 
     def write(self, text: str) -> None:
-        bad = set(self.untypeable(text))
+        bad = set(self.untypeable(text)) | self._misshifted(text)
         if not bad:
             self.pg.write(text, interval=0.005)
             return
@@ -192,6 +217,24 @@ class PyAutoGuiDriver:
 
     def hotkey(self, keys: tuple[str, ...]) -> None:
         self.pg.hotkey(*keys, interval=0.03)
+
+    def _misshifted(self, text: str) -> set[str]:
+        """Characters pyautogui would type wrongly: it presses shift for every character of its
+        shifted set, but some keymaps have one unshifted (Xvfb's has ``<`` on the 102nd key, whose
+        shifted level is ``>``: ``wc -l < f`` came out as ``wc -l > f``, emptying the file)."""
+        from Xlib import XK
+
+        x11 = self.pg.platformModule
+        out = set()
+        for ch in set(text):
+            kc = x11.keyboardMapping.get(ch)
+            if kc and self.pg.isShiftCharacter(ch):
+                # shift + its key must give it: the key's shifted level is this character (or
+                # empty, which X reads as the unshifted one)
+                shifted = x11._display.keycode_to_keysym(kc, 1)
+                if shifted not in (0, XK.string_to_keysym(XK_NAMES.get(ch, ch))):
+                    out.add(ch)
+        return out
 
     def untypeable(self, text: str) -> list[str]:
         mapping = self.pg.platformModule.keyboardMapping

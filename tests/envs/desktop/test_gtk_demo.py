@@ -69,6 +69,10 @@ def test_hotkey_and_non_ascii_typing(xdisplay, demo_app, needs_a11y):
     env.step(Hotkey("ctrl", "a"))
     env.step(Type("José Ørsted"))  # not on the key map: bound to spare keycodes
     assert demo_app.wait_for("name", "José Ørsted")["name"] == "José Ørsted"
+    env.step(Hotkey("ctrl", "a"))
+    # '<' sits unshifted on Xvfb's 102nd key: pyautogui's shift would make it '>'
+    env.step(Type("wc -l < in > out | x"))
+    assert demo_app.wait_for("name", "wc -l < in > out | x")["name"] == "wc -l < in > out | x"
     with pytest.raises(InvalidActionError, match="unknown key"):
         env.step(Hotkey("ctrl", "banana"))
 

@@ -82,3 +82,25 @@ def test_a_gimp_task_is_solved_by_replaying_its_gui_solution(tmp_path: Path) -> 
     assert check.ok and check.start == 0.0 and check.solved == 1.0
     assert check.steps == len(task.gui_solution) and check.a11y_nodes > 0
     assert check.line().startswith("ok   gimp-g-scale-banner: start 0.00, solved 1.00")
+
+
+def test_ground_truth_sends_each_desktop_task_to_a_gui_agent_of_its_application() -> None:
+    from agentlab.metaagent.ground_truth import gt_agent
+    from agentlab.pool import AgentPool
+
+    pool = AgentPool.from_dir()
+    agents = {a.name: a for a in pool.agents}
+    routed: Counter[str] = Counter()
+    for task in load_tasks(tasks_dir()):
+        if task.env != "desktop":
+            continue
+        agent = agents[gt_agent(task, pool)]
+        assert agent.interface == "GUI" and agent.platform == "desktop", (task.id, agent.name)
+        # multi-application tasks go to a general GUI agent (Agent S2), the rest to their own
+        assert agent.domain == (task.domain if task.domain != "multi_apps" else "general"), (task.id, agent.name)
+        routed[agent.name] += 1
+    # every GUI agent of one application has tasks to act on; VS Code has no GUI here
+    # (not in Debian): it stays a workspace domain (docs/desktop.md)
+    for agent in pool.agents:
+        if agent.platform == "desktop" and agent.interface == "GUI" and agent.domain not in ("general", "vscode"):
+            assert routed[agent.name] >= 3, (agent.name, routed)
