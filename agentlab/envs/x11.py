@@ -39,24 +39,6 @@ class Driver(Protocol):
     def scroll(self, clicks: int, horizontal: bool, at: tuple[int, int] | None) -> None: ...
     def write(self, text: str) -> None: ...
     def hotkey(self, keys: tuple[str, ...]) -> None: ...
-    def _misshifted(self, text: str) -> set[str]:
-        """Characters pyautogui would type wrongly: it presses shift for every character of its
-        shifted set, but some keymaps have one unshifted (Xvfb's has ``<`` on the 102nd key, whose
-        shifted level is ``>``: ``wc -l < f`` came out as ``wc -l > f``, emptying the file)."""
-        from Xlib import XK
-
-        x11 = self.pg.platformModule
-        out = set()
-        for ch in set(text):
-            kc = x11.keyboardMapping.get(ch)
-            if kc and self.pg.isShiftCharacter(ch):
-                # shift + its key must give it: the key's shifted level is this character (or
-                # empty, which X reads as the unshifted one)
-                shifted = x11._display.keycode_to_keysym(kc, 1)
-                if shifted not in (0, XK.string_to_keysym(XK_NAMES.get(ch, ch))):
-                    out.add(ch)
-        return out
-
     def untypeable(self, text: str) -> list[str]: ...
     def key_names(self) -> frozenset[str]: ...
 
