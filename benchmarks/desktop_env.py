@@ -8,8 +8,13 @@ The study is :mod:`agentlab.experiments.env_overhead`:
    bubblewrap against without.
 3. **Execution tasks**: every task's start state scores 0 and its reference solution, run in
    the sandbox, scores 1 (a check of the tasks and evaluators, not of any agent).
+4. **Desktop applications**: per application (LibreOffice Calc/Writer/Impress, Chromium,
+   Thunderbird, VLC, GIMP, terminal, file manager), launch time, accessibility-tree size and walk
+   time, GUI replay time per task, and the replay pass rate over ``--app-repeats`` repetitions of
+   each task's ``gui_solution`` (``--tasks-per-app`` caps the tasks; ``--no-apps`` skips it).
 
-    python benchmarks/desktop_env.py [--quick] [--out benchmarks/results/desktop_env.md]
+    python benchmarks/desktop_env.py [--quick] [--tasks-per-app N] [--app-repeats 3] [--no-apps]
+                                     [--out benchmarks/results/desktop_env.md]
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, write_result
+from _common import RESULTS, command_line, summary_line, usage_error, write_result
 
 TITLE = "Desktop env and CLI workspace overhead"
 
@@ -26,12 +31,21 @@ TITLE = "Desktop env and CLI workspace overhead"
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--tasks-per-app", type=int, default=None, metavar="N",
+                    help="replay at most N tasks per application (default: all with a gui_solution)")
+    ap.add_argument("--app-repeats", type=int, default=3, metavar="N", help="replays of each task (default 3)")
+    ap.add_argument("--no-apps", action="store_true", help="skip the per-application GUI replays")
     ap.add_argument("--out", type=Path, default=RESULTS / "desktop_env.md", help="the results file")
     args = ap.parse_args(argv)
+    if args.app_repeats < 1 or (args.tasks_per_app is not None and args.tasks_per_app < 1):
+        return usage_error("--app-repeats and --tasks-per-app must be at least 1")
 
+    from agentlab.experiments.desktop_apps import DesktopAppsConfig
     from agentlab.experiments.env_overhead import EnvOverheadConfig, run
 
-    res = run(EnvOverheadConfig(repeats=3 if args.quick else 10))
+    apps = None if args.no_apps else DesktopAppsConfig(
+        repeats=1 if args.quick else args.app_repeats, tasks_per_app=1 if args.quick else args.tasks_per_app)
+    res = run(EnvOverheadConfig(repeats=3 if args.quick else 10, apps=apps))
     body = res.markdown()
     write_result(args.out, TITLE, body, command=command_line(__file__, argv), note=res.note())
     print("\n".join(body))

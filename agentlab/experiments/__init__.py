@@ -14,6 +14,7 @@
   analogs (execution), Agent S2 / PC-Agent, enrolment of new agents;
 - :mod:`.android_agent`, :mod:`.env_overhead`, :mod:`.scale_out`, :mod:`.selfinstruct_cost` -- what
   AndroidEnv (and AppAgent on it), the desktop env and workspace, Ray workers and self-instruct's filter cost;
+  :mod:`.desktop_apps` (part of the env overhead) -- per desktop application: launch, tree, GUI replay time and pass rate;
 - helpers they share: :mod:`.routing_data` (the data of one run), :mod:`.fit_cost` (time,
   memory, parameters of a fit), :mod:`.subsets` (per-domain and evenly spread task subsets),
   :mod:`.markdown` (results tables), and small study helpers of notebooks 03 and 05

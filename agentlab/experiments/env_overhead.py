@@ -8,6 +8,9 @@
    realistic one (openpyxl writes a workbook), and of a bash command.
 3. **Execution tasks**: every non-phone task's start state scores 0 and its reference solution,
    run in the sandbox, scores 1 (a check of the tasks and evaluators, not of any agent).
+4. **Desktop applications** (opt-in, minutes): per application, launch time, accessibility-tree
+   size and walk time, GUI replay time per task and the replay pass rate over repetitions
+   (:mod:`agentlab.experiments.desktop_apps`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentlab.experiments.desktop_apps import DesktopApps, DesktopAppsConfig
 from agentlab.experiments.markdown import table
 
 
@@ -33,6 +37,8 @@ class EnvOverheadConfig(BaseModel):
     desktop: bool = True
     workspace: bool = True
     tasks: bool = True
+    #: the per-application GUI replays (None: not run; they take minutes)
+    apps: DesktopAppsConfig | None = None
 
 
 def timed(fn: Callable[[], object], n: int) -> list[float]:
@@ -126,6 +132,7 @@ class EnvOverhead:
     workspace: WorkspaceTimes | None = None
     #: (tasks scoring 0 before and 1 after their reference solution, tasks checked)
     tasks_ok: tuple[int, int] | None = None
+    apps: DesktopApps | None = None
 
     def note(self) -> str:
         return f" (Xvfb 1280x800, no window manager; bubblewrap {'on' if self.bwrap else 'off'})."
@@ -136,6 +143,8 @@ class EnvOverhead:
             ok, n = self.tasks_ok
             lines.append(f"Execution tasks: {ok}/{n} score 0 on their start state and 1 after their reference "
                          "solution ran in the sandbox (a check of tasks and evaluators, not an agent result).")
+        if self.apps is not None:
+            lines += ["", *self.apps.markdown()]
         return lines
 
     def summary(self) -> dict[str, float | int | str | None]:
@@ -147,6 +156,8 @@ class EnvOverhead:
                 out[f"python_ms_{mode}"] = 1000 * statistics.median(times["print"])
         if self.tasks_ok is not None:
             out["tasks_ok"], out["tasks"] = self.tasks_ok
+        if self.apps is not None:
+            out.update(self.apps.summary())
         return out
 
 
@@ -226,10 +237,12 @@ def check_tasks() -> tuple[int, int]:
 
 def run(config: EnvOverheadConfig) -> EnvOverhead:
     from agentlab.envs.workspace import bwrap_available
+    from agentlab.experiments import desktop_apps
 
     return EnvOverhead(
         bwrap=bwrap_available(),
         desktop=desktop_times(config.repeats) if config.desktop else None,
         workspace=workspace_times(config.repeats) if config.workspace else None,
         tasks_ok=check_tasks() if config.tasks else None,
+        apps=desktop_apps.run(config.apps) if config.apps is not None else None,
     )
