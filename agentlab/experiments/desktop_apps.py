@@ -6,8 +6,8 @@ time, exposes a tree an agent can read, and the task can be solved through the G
 time. Each desktop task with a ``gui_solution`` is checked like ``agentlab tasks check --gui``
 (:func:`~agentlab.envs.gui_replay.check_task_gui`: open under a private Xvfb, score the start,
 replay, close the application, score the end) ``repeats`` times; the records are grouped by
-the task's first application. Replays that fail are counted, never retried: the pass rate is
-the flakiness measure.
+the task's application (tasks that open two side by side form a group of their own). Replays
+that fail are counted, never retried: the pass rate is the flakiness measure.
 """
 
 from __future__ import annotations
@@ -105,15 +105,21 @@ class DesktopApps:
         return {f"pass_{a.app}": a.passed / len(a.replays) for a in self.apps if a.replays}
 
 
+#: the group of the tasks that open two applications side by side (``multi_apps``)
+SEVERAL = "two applications"
+
+
 def gui_tasks(config: DesktopAppsConfig) -> dict[str, list[ExecTask]]:
-    """The desktop tasks with a GUI solution, by their first application (sorted by id, capped)."""
+    """The desktop tasks with a GUI solution, by their application (:data:`SEVERAL` for those
+    that open two; sorted by id, capped)."""
     from agentlab.tasks.spec import load_tasks
 
     by_app: dict[str, list[ExecTask]] = defaultdict(list)
     for task in sorted(load_tasks(config.task_dir), key=lambda t: t.id):
         if task.env == "desktop" and task.gui_solution and task.apps:
-            if config.tasks_per_app is None or len(by_app[task.apps[0]]) < config.tasks_per_app:
-                by_app[task.apps[0]].append(task)
+            app = task.apps[0] if len(task.apps) == 1 else SEVERAL
+            if config.tasks_per_app is None or len(by_app[app]) < config.tasks_per_app:
+                by_app[app].append(task)
     return dict(sorted(by_app.items()))
 
 

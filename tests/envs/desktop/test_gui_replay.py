@@ -104,3 +104,29 @@ def test_ground_truth_sends_each_desktop_task_to_a_gui_agent_of_its_application(
     for agent in pool.agents:
         if agent.platform == "desktop" and agent.interface == "GUI" and agent.domain not in ("general", "vscode"):
             assert routed[agent.name] >= 3, (agent.name, routed)
+
+
+def _one_task_per_application() -> list[str]:
+    from agentlab.experiments.desktop_apps import DesktopAppsConfig, gui_tasks
+
+    return [tasks[0].id for tasks in gui_tasks(DesktopAppsConfig(tasks_per_app=1)).values()]
+
+
+@pytest.mark.slow
+@pytest.mark.xvfb
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("task_id", _one_task_per_application())
+def test_one_task_of_each_application_replays(task_id: str, tmp_path: Path) -> None:
+    """A sample of ``agentlab tasks check --gui`` (which replays them all): every launcher opens
+    its application, the replay solves the task, and its state reaches the disk."""
+    task = load_task(tasks_dir() / f"{task_id}.json")
+    reason = xvfb_available() or pyatspi_available()
+    if reason:
+        pytest.skip(f"no desktop here: {reason}")
+    from agentlab.envs.launchers import LAUNCHERS, installed
+
+    missing = [a for a in task.apps if a in LAUNCHERS and not installed(LAUNCHERS[a])]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)} (scripts/sysdeps.sh)")
+    check = check_task_gui(task, tmp_path / "episode")
+    assert check.ok, check.line()
