@@ -16,7 +16,9 @@ fraction of gold domains among the top-K ranked agents' domains. SubtaskAcc need
 subtasks, which OSWorld's multi-app tasks do not have, so it is not reported here. The study
 is :mod:`agentlab.experiments.manager_mode` (notebook 04 runs it too).
 
-    python benchmarks/manager_mode.py [--quick] [--tasks 12] [--k 5] [--max-new-tokens 128] [--results PATH]
+Plans are decoded inside the plan grammar by default; ``--unconstrained`` is the prompt-only ablation.
+
+    python benchmarks/manager_mode.py [--quick] [--tasks 12] [--k 5] [--max-new-tokens 128] [--unconstrained] [--results PATH]
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-new-tokens", type=int, default=128, help="manager answer budget (every method)")
     ap.add_argument("--methods", default="agenttoken,icl", help="router kinds")
+    ap.add_argument("--unconstrained", action="store_true", help="prompt-only plans (the ablation; default: plan grammar)")
     ap.add_argument("--tokens", type=Path, default=None, help="AgentToken checkpoint (default: shipped data/tokens)")
     ap.add_argument("--results", type=Path, default=RESULTS / "manager_mode.md")
     args = ap.parse_args(argv)
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     multi = load_osworld(multi=True)
     tasks = evenly(multi, n)
     config = manager_mode.ManagerModeConfig(routers=methods, tasks=len(tasks), k=args.k, max_new_tokens=args.max_new_tokens,
-                                            recall_ks=sorted({2, 3, args.k}))
+                                            recall_ks=sorted({2, 3, args.k}), constrained=not args.unconstrained)
     pool = AgentPool.from_dir()
     try:
         routers = manager_mode.shipped_routers(methods, pool, args.tokens)

@@ -46,6 +46,8 @@ class ManagerModeConfig(BaseModel):
     #: top-K agents whose documents the manager sees
     k: int = Field(3, ge=1)
     max_new_tokens: int = Field(96, ge=1)
+    #: decode plans inside the plan grammar (False: the prompt-only ablation)
+    constrained: bool = True
     #: the K of the top-K recall columns
     recall_ks: list[int] = Field(default_factory=lambda: [1, 3, 5])
 
@@ -88,6 +90,7 @@ class ManagerMode:
     rows: list[ManagerRow]
     max_new_tokens: int = 0
     k: int = 0
+    constrained: bool = True
 
     def to_frame(self) -> pd.DataFrame:
         import pandas as pd
@@ -108,7 +111,9 @@ class ManagerMode:
         body = [
             f"{tasks} OSWorld multi-app tasks (of {of}, spread over the list), gold = related "
             f"apps mapped to domains. Same manager prompt, backbone (SmolLM2-135M) and answer budget "
-            f"({self.max_new_tokens} new tokens, one corrective retry) for both methods.",
+            f"({self.max_new_tokens} new tokens, one corrective retry) for both methods; plans decoded "
+            + ("inside the plan grammar (top-K names only, never one agent twice in a row)." if self.constrained
+               else "from the prompt alone (--unconstrained ablation)."),
             "",
             *table(["method", "documents in prompt", "demos/doc", "prompt tokens (mean)", "AgentMatch %",
                     *(f"top-{k} recall %" for k in ks), "manager failures", "s/task"],
@@ -157,7 +162,7 @@ def measure_manager(
         prompts = [used.prompt(t.instruction, list(pool.agents)) for t in sub]
     else:
         row.documents = f"top-{k}"
-        prompts = [used.prompt(t.instruction, [pool.get(n) for n in rk[:k]]) for t, rk in zip(sub, rankings)]
+        prompts = [used.prompt(t.instruction, used.candidates([pool.get(n) for n in rk], k)) for t, rk in zip(sub, rankings)]
     if prompts and manager.backend.capabilities.token_counting:
         row.prompt_tokens = statistics.mean(manager.backend.count_tokens(p) for p in prompts)
     return row
@@ -174,7 +179,7 @@ def run(
 ) -> ManagerMode:
     """Each configured router in manager mode; a router not in ``fitted`` is built with default
     options and fitted on ``train``."""
-    manager = HashManager(backend, max_new_tokens=config.max_new_tokens)
+    manager = HashManager(backend, max_new_tokens=config.max_new_tokens, constrained=config.constrained)
     rows = []
     for kind in config.routers:
         router = (fitted or {}).get(kind)
@@ -187,7 +192,7 @@ def run(
         row.router = kind
         rows.append(row)
         log.info("%s", row.as_row())
-    return ManagerMode(rows, max_new_tokens=config.max_new_tokens, k=config.k)
+    return ManagerMode(rows, max_new_tokens=config.max_new_tokens, k=config.k, constrained=config.constrained)
 
 
 def shipped_routers(kinds: Sequence[str], pool: AgentPool, tokens: Path | None = None) -> dict[str, Router]:

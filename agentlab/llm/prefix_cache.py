@@ -131,17 +131,26 @@ class PrefixLM:
 
     @torch.no_grad()
     def generate(
-        self, suffix_ids: list[int], max_new_tokens: int, stop: Callable[[str], bool] | None = None
+        self, suffix_ids: list[int], max_new_tokens: int, stop: Callable[[str], bool] | None = None,
+        grammar: Any = None,
     ) -> str:
-        """Greedy continuation of ``prefix + suffix``; ends at EOS, ``stop(text)`` or the budget."""
+        """Greedy continuation of ``prefix + suffix``; ends at EOS, ``stop(text)`` or the budget.
+
+        ``grammar`` (a :class:`~agentlab.llm.plan_grammar.PlanGrammar`, or anything with
+        ``logits_processor(tokenizer)``) masks each step's logits as ``generate`` would, so the
+        constrained ICL manager keeps the cached documents prefix instead of re-encoding it per task."""
         cache, tok, model = self.cache, self.backend.tokenizer, self.backend.model
         eos = {i for i in (tok.eos_token_id,) if i is not None}
         ids = torch.tensor([suffix_ids], device=self.backend.device)
+        mask = grammar.logits_processor(tok) if grammar is not None else None
         out: list[int] = []
         try:
             for _ in range(max_new_tokens):
                 logits = model(input_ids=ids, **with_cache(model, cache), use_cache=True, logits_to_keep=1).logits
-                nxt = int(logits[0, -1].argmax())
+                step = logits[:, -1]
+                if mask is not None:  # the processor reads the sequence so far (its length and last token)
+                    step = mask(torch.tensor([suffix_ids + out], device=self.backend.device), step)
+                nxt = int(step[0].argmax())
                 if nxt in eos:
                     break
                 out.append(nxt)
@@ -194,10 +203,11 @@ class PrefixCachedBackend(LLMBackend):
 
     def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
         params = params or SamplingParams()
-        if not params.greedy or not prompt.startswith(self.prefix_text) or params.grammar is not None:
+        if not params.greedy or not prompt.startswith(self.prefix_text):
             self.misses += 1
             return self.inner.complete(prompt, params)
         self.hits += 1
         stop = (lambda t: any(s in t for s in params.stop)) if params.stop else None
-        text = self.lm.generate(self._encode(prompt[len(self.prefix_text) :]), params.max_new_tokens, stop)
+        text = self.lm.generate(self._encode(prompt[len(self.prefix_text) :]), params.max_new_tokens, stop,
+                                grammar=params.grammar)
         return [truncate_at_stop(text, params.stop)] * params.n

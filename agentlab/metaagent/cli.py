@@ -153,8 +153,14 @@ def route(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out (manager mode: start afresh)."),
     workers: int = typer.Option(1, "--workers", min=1, help="HashManager mode: plan tasks on N Ray workers (default 1: serial, in-process)."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="HashManager mode: plan on this existing Ray cluster."),
+    unconstrained: bool = typer.Option(False, "--unconstrained", help="HashManager mode: prompt only, no plan-grammar decoding (the ablation; default: plans decoded inside the grammar over the top-K agents)."),
+    generalists: bool = typer.Option(False, "--generalists", help="HashManager mode: general agents (AgentS2, PCAgent, AppAgent) may be plan steps (ablation; default: the top-K specialists)."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
+
+    Manager mode decodes each plan inside the plan grammar (only the top-K specialists' names, never
+    one agent twice in a row, at most 3 steps); ``--unconstrained`` asks by prompt alone and
+    ``--generalists`` lets general agents take steps.
 
     A task that cannot be routed (e.g. longer than the model's context) is reported and
     written with an ``error``; the others are routed, and the exit status is 1."""
@@ -164,6 +170,9 @@ def route(
 
     if mode not in ("router", "manager"):
         raise ConfigError(f"--mode must be router or manager, not '{mode}'")
+    if (unconstrained or generalists) and mode != "manager":
+        raise ConfigError(f"{'--unconstrained' if unconstrained else '--generalists'} is about manager plans; "
+                          "add --mode manager or leave it out")
     _check_out(out, overwrite=overwrite, resume=mode == "manager")
     items = _read_tasks(tasks)
     done: set[str] = set()
@@ -221,9 +230,10 @@ def route(
         out.unlink()
     todo = [t for t in ok_items if t["id"] not in done]
     if scale.distributed:
-        recipe: Any = PlanRecipe(router, k, _default_tokens(), tokens, demos, agents, llm=r.llm)
+        recipe: Any = PlanRecipe(router, k, _default_tokens(), tokens, demos, agents, llm=r.llm, constrained=not unconstrained,
+                                 generalists=generalists)
     else:
-        manager = HashManager(load_backend(r.llm))
+        manager = HashManager(load_backend(r.llm), constrained=not unconstrained, generalists=generalists)
         recipe = lambda index: lambda t: plan_record(r, manager, t, k)  # noqa: E731 -- the serial worker
     from tqdm.auto import tqdm
 
@@ -231,7 +241,7 @@ def route(
     for _t, rec in tqdm(map_unordered(recipe, todo, scale, lost=lost_plan), total=len(todo), desc="manager", unit="task"):
         failed += rec["agent"] is None
         append_jsonl(out, rec)  # only this process writes the predictions
-    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k} -> {out} ({failed} failed)")
+    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k}, {'unconstrained' if unconstrained else 'plan grammar'} -> {out} ({failed} failed)")
     if rejected:
         raise SystemExit(1)
 

@@ -12,9 +12,15 @@ the result is a failure carrying every problem, never a silently trimmed plan.
 restricted to the plan grammar (:class:`~agentlab.llm.plan_grammar.PlanGrammar`: only the
 documents' agent names, never the same agent twice in a row, at most ``max_plan_steps``
 steps, bounded subtasks, optionally only the task's own words in them), on a backend that
-declares ``capabilities.plan_grammar``; any other backend is a one-line ConfigError. Off by
-default here so the prompt-only manager stays the measured ablation (``agentlab route
---mode manager``); ``agentlab exec --mode manager`` turns it on (``--unconstrained`` off).
+declares ``capabilities.plan_grammar``; any other backend is a one-line ConfigError. On by
+default, wherever a plan is made (``agentlab route --mode manager``, ``agentlab exec --mode
+manager``, the manager-mode and multi-agent studies): a prompt-only 135M manager rarely writes a
+usable plan at all. ``constrained=False`` (``--unconstrained`` on every command) is the ablation.
+
+The candidates are the router's top-K *specialists* (:meth:`HashManager.candidates`, the store
+policy of :mod:`~agentlab.metaagent.store_policy`): a plan is itself the multi-application answer,
+so a general agent (Agent S2, PC-Agent, AppAgent) as one of its steps only blurs which application
+does what; ``generalists=True`` (``--generalists``) lets them in (ablation).
 """
 
 from __future__ import annotations
@@ -88,11 +94,12 @@ class HashManager:
         *,
         max_new_tokens: int = 192,
         max_demos: int = 3,
-        constrained: bool = False,
+        constrained: bool = True,
         max_plan_steps: int = 3,
         min_plan_steps: int = 1,
         max_subtask_tokens: int = 40,
         copy_task_words: bool = False,
+        generalists: bool = False,
     ) -> None:
         self.backend = backend
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
@@ -105,6 +112,8 @@ class HashManager:
         self.max_subtask_tokens = max_subtask_tokens
         #: constrained only: subtask words come from the task's own text
         self.copy_task_words = copy_task_words
+        #: general agents may be plan steps (default: only specialists are candidates)
+        self.generalists = generalists
         if constrained and not backend.capabilities.plan_grammar:
             refuse_grammar(backend, PlanGrammar(("any",)))
 
@@ -112,11 +121,20 @@ class HashManager:
         """The constructor's keyword settings (to build a variant: ``HashManager(backend, template, **settings)``)."""
         return {"max_new_tokens": self.params.max_new_tokens, "max_demos": self.max_demos, "constrained": self.constrained,
                 "max_plan_steps": self.max_plan_steps, "min_plan_steps": self.min_plan_steps,
-                "max_subtask_tokens": self.max_subtask_tokens, "copy_task_words": self.copy_task_words}
+                "max_subtask_tokens": self.max_subtask_tokens, "copy_task_words": self.copy_task_words,
+                "generalists": self.generalists}
 
     def variant(self, backend: LLMBackend | None = None, **changes: Any) -> HashManager:
         """This manager with another backend and/or settings changed."""
         return HashManager(backend or self.backend, self.template, **{**self.settings(), **changes})
+
+    def candidates(self, ranked: list[AgentDocument], k: int) -> list[AgentDocument]:
+        """The documents the plan may use: the first ``k`` of ``ranked`` (most probable first) that
+        are specialists, or any agents with ``generalists`` (or when ``ranked`` holds no specialist)."""
+        from agentlab.metaagent.store_policy import is_generalist
+
+        pick = ranked if self.generalists else [d for d in ranked if not is_generalist(d)] or ranked
+        return pick[:k]
 
     def grammar(self, task: str, names: list[str]) -> PlanGrammar:
         """The plan grammar over ``names`` for ``task``."""

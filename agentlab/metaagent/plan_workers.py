@@ -48,6 +48,10 @@ class PlanRecipe:
     agents_dir: Path | None = None
     #: the router's and manager's model, resolved by the driver (so every node uses the same one)
     llm: LLMConfig | None = None
+    #: decode inside the plan grammar (``--unconstrained``: False, the prompt-only ablation)
+    constrained: bool = True
+    #: general agents may be plan steps (``--generalists``; default: specialists only)
+    generalists: bool = False
 
     def __call__(self, index: int) -> Callable[[PlanItem], dict[str, Any]]:
         from agentlab.llm import load_backend
@@ -55,5 +59,5 @@ class PlanRecipe:
 
         r = build_router(self.router, AgentPool.from_dir(self.agents_dir), self.tokens, demos=self.demos,
                          llm=self.llm, progress=False, default_tokens=self.default_tokens)
-        manager = HashManager(load_backend(r.llm))
+        manager = HashManager(load_backend(r.llm), constrained=self.constrained, generalists=self.generalists)
         return lambda item: plan_record(r, manager, item, self.k)

@@ -122,12 +122,14 @@ class Router(ABC):
         k: int = 5,
         states: list[str | None] | None = None,
     ) -> list[RouteResult]:
-        """Hash-manager mode: the top-``k`` agents' documents go into the manager prompt."""
+        """Hash-manager mode: the documents of the top-``k`` candidates (:meth:`HashManager.candidates`:
+        specialists unless the manager admits generalists) go into the manager prompt."""
         rankings = self.rank(tasks, states)
         out: list[RouteResult] = []
         for i, (task, ranking) in enumerate(zip(tasks, rankings)):
-            names = [n for n, _ in ranking] if self.manager_uses_all_documents else [n for n, _ in ranking[:k]]
-            docs = [self.pool.get(n) for n in names]
+            docs = [self.pool.get(n) for n, _ in ranking]
+            if not self.manager_uses_all_documents:
+                docs = manager.candidates(docs, k)
             state = states[i] if states else None
             res = manager.plan(task, docs, state=state)
             res.ranking = ranking

@@ -106,3 +106,24 @@ def test_train_hybrid_then_route_with_the_hybrid(workdir: Path, capsys) -> None:
     assert [p["agent"] for p in preds][:2] == ["SheetAgent", "SpotifyAgent"]
     assert all(abs(sum(prob for _, prob in p["ranking"]) - 1) < 1e-5 for p in preds)
     assert "with hybrid" in capsys.readouterr().out
+
+
+def test_unconstrained_is_only_for_manager_mode(workdir: Path, capsys) -> None:
+    rc = _run(["route", "--router", "embedding", "--unconstrained", "--tasks", str(workdir / "tasks.jsonl"),
+               "--agents", str(workdir / "agents"), "--out", str(workdir / "u.jsonl")])
+    err = capsys.readouterr().err
+    assert rc != 0 and "--unconstrained is about manager plans" in err
+    assert not (workdir / "u.jsonl").exists()
+
+
+def test_manager_mode_is_constrained_unless_told(workdir: Path, monkeypatch, capsys) -> None:
+    """A backend that cannot decode inside the plan grammar is refused by default (one line naming
+    --unconstrained) before any plan is asked for; nothing is written."""
+    monkeypatch.setenv("AGENTLAB_LLM_KIND", "openai")
+    monkeypatch.setenv("AGENTLAB_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("AGENTLAB_LLM_MODEL", "no-grammar")
+    rc = _run(["route", "--mode", "manager", "--router", "embedding", "--tasks", str(workdir / "tasks.jsonl"),
+               "--agents", str(workdir / "agents"), "--out", str(workdir / "m.jsonl")])
+    err = capsys.readouterr().err
+    assert rc != 0 and "cannot constrain decoding to the plan grammar" in err and "--unconstrained" in err
+    assert not (workdir / "m.jsonl").exists() or not (workdir / "m.jsonl").read_text().strip()

@@ -1,4 +1,5 @@
-"""HashManager parsing and the one-retry protocol (scripted backend for exact outputs, plus the real model)."""
+"""HashManager parsing, the one-retry protocol of the prompt-only ablation (scripted backend for exact outputs),
+the constrained default, plus the real model."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_parse_reports_each_problem(text: str, fragment: str) -> None:
 def test_retry_fixes_answer(pool) -> None:
     docs = [pool.get(n) for n in NAMES]
     be = Scripted(["###Excel: sum###", "###SheetAgent: sum B###\n###MailAgent: send it###"])
-    res = HashManager(be).plan("Sum column B and mail the file to Bob", docs)
+    res = HashManager(be, constrained=False).plan("Sum column B and mail the file to Bob", docs)
     assert res.error is None and res.agent == "SheetAgent"
     assert [s.agent for s in res.plan] == ["SheetAgent", "MailAgent"]
     retry_msg = be.seen[1][-1].content
@@ -63,22 +64,67 @@ def test_retry_fixes_answer(pool) -> None:
 def test_second_failure_is_reported_not_dropped(pool) -> None:
     docs = [pool.get(n) for n in NAMES]
     be = Scripted(["garbage", "###SheetAgent: a###\n###SheetAgent: b###"])
-    res = HashManager(be).plan("task", docs)
+    res = HashManager(be, constrained=False).plan("task", docs)
     assert res.agent is None and res.plan == []
     assert "no line of the form" in res.error and "two subtasks in a row" in res.error
 
 
 def test_state_is_rendered_into_prompt(pool) -> None:
     be = Scripted(["###SheetAgent: x###"])
-    HashManager(be).plan("task", [pool.get("SheetAgent")], state="Calc window with sales.xlsx open")
+    HashManager(be, constrained=False).plan("task", [pool.get("SheetAgent")], state="Calc window with sales.xlsx open")
     assert "Calc window with sales.xlsx open" in be.seen[0][0].content
+
+
+def test_constrained_is_the_default_and_needs_a_grammar_backend(pool) -> None:
+    """A manager made without saying so decodes inside the plan grammar; a backend that cannot
+    is refused up front with the way out (--unconstrained), not asked by prompt behind the user's back."""
+    from agentlab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--unconstrained"):
+        HashManager(Scripted([]))
+    assert HashManager(Scripted([]), constrained=False).settings()["constrained"] is False
+
+
+class GrammarRecorder(Scripted):
+    """A backend that declares grammar support and records the grammar each call carried."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(replies)
+        self.grammars: list[object] = []
+
+    @property
+    def capabilities(self):  # type: ignore[override]
+        import dataclasses
+
+        return dataclasses.replace(super().capabilities, plan_grammar=True)
+
+    def chat(self, messages, params=None):  # type: ignore[override]
+        self.grammars.append(params.grammar if params else None)
+        return super().chat(messages, params)
+
+
+def test_default_manager_sends_the_top_k_grammar(pool) -> None:
+    be = GrammarRecorder(["###SheetAgent: sum B###\n###MailAgent: send it###\n"])
+    res = HashManager(be).plan("Sum column B and mail the file to Bob", [pool.get(n) for n in NAMES])
+    (grammar,) = be.grammars
+    assert grammar is not None and grammar.agents == tuple(NAMES) and grammar.max_steps == 3
+    assert [s.agent for s in res.plan] == ["SheetAgent", "MailAgent"]
 
 
 @pytest.mark.slow
 def test_real_model_gives_plan_or_clear_failure(backend, pool) -> None:
     docs = [pool.get(n) for n in NAMES[:2]]
-    res = HashManager(backend, max_new_tokens=24, max_demos=1).plan("Compute totals in sales.xlsx and upload it to Drive", docs)
+    res = HashManager(backend, max_new_tokens=24, max_demos=1, constrained=False).plan("Compute totals in sales.xlsx and upload it to Drive", docs)
     if res.agent is None:
         assert res.error and "retry" in res.error
     else:
         assert res.plan and all(s.agent in NAMES[:2] for s in res.plan)
+
+
+@pytest.mark.slow
+def test_real_model_constrained_plan_names_only_candidates(backend, pool) -> None:
+    docs = [pool.get(n) for n in NAMES]
+    res = HashManager(backend, max_new_tokens=64, max_demos=1).plan("Compute totals in sales.xlsx and email them to Bob", docs)
+    assert res.error is None and 1 <= len(res.plan) <= 3
+    assert all(s.agent in NAMES and s.subtask for s in res.plan)
+    assert all(a.agent != b.agent for a, b in zip(res.plan, res.plan[1:]))

@@ -58,7 +58,7 @@ def test_manager_plans_on_two_workers_equal_serial(ray_session, workdir: Path, m
         monkeypatch.setenv("AGENTLAB_LLM_KIND", "openai")
         monkeypatch.setenv("AGENTLAB_LLM_BASE_URL", srv.url)
         monkeypatch.setenv("AGENTLAB_LLM_MODEL", "loopback-manager")
-        common = ["route", "--mode", "manager", "--router", "embedding", "--k", "2", "--tasks", str(workdir / "tasks.jsonl"),
+        common = ["route", "--mode", "manager", "--unconstrained", "--router", "embedding", "--k", "2", "--tasks", str(workdir / "tasks.jsonl"),
                   "--agents", str(workdir / "agents")]
         assert _run([*common, "--out", str(workdir / "serial.jsonl")]) == 0, capsys.readouterr().err
         assert _run([*common, "--out", str(workdir / "par.jsonl"), "--workers", "2"]) == 0, capsys.readouterr().err

@@ -1,0 +1,198 @@
+"""The manager on two-application requests in plain words: AgentMatch with and without the plan grammar.
+
+``data/benchmarks/two_app_requests.jsonl`` holds requests written for this study (frozen: not the
+synthesized templates of ``data/tasks/multi-*``), each naming two applications in everyday words,
+with the gold pair of domains and the agents that serve them. Each *variant* is a manager setting
+(:class:`~agentlab.metaagent.manager.HashManager` keywords: the default constrained manager over
+the top-K specialists, ``constrained=False`` the prompt-only ablation, ``generalists=True`` with
+general agents among the candidates); all use the same router ranking, prompt and backbone.
+
+Scores per variant: AgentMatch (the set of the plan's agent domains equals the gold pair; a task
+without a plan is a miss), agent-level match (additionally every step's agent is one of the gold
+agents), the share of plans with a general-agent step, no-plan failures, plan length and
+seconds per task. Plans are appended per task to ``preds/<variant>.jsonl`` when a folder is
+given, so an interrupted run resumes (and variants can run in separate processes first).
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.errors import DataError
+from agentlab.eval.metrics import agent_match, topk_recall
+from agentlab.experiments.markdown import pct, table
+from agentlab.fileio import append_jsonl, read_jsonl
+from agentlab.metaagent.manager import HashManager
+from agentlab.metaagent.router import Router
+from agentlab.metaagent.store_policy import is_generalist
+from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    from agentlab.llm.base import LLMBackend
+
+log = logging.getLogger(__name__)
+
+#: name -> HashManager keywords (beyond the shared ones)
+VARIANTS: dict[str, dict[str, Any]] = {
+    "constrained": {},
+    "unconstrained": {"constrained": False},
+    "constrained+generalists": {"generalists": True},
+}
+
+
+class TwoAppConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    variants: list[str] = Field(default_factory=lambda: list(VARIANTS))
+    #: the router's top-K candidates whose documents the manager sees
+    k: int = Field(5, ge=1)
+    #: at most this many requests (None: all)
+    limit: int | None = Field(None, ge=1)
+
+
+@dataclass(frozen=True)
+class Request:
+    id: str
+    instruction: str
+    domains: tuple[str, ...]
+    gold_agents: tuple[str, ...]
+
+
+def load_requests(path: Path, pool: AgentPool) -> list[Request]:
+    """The frozen requests; every gold domain and agent must exist in ``pool``."""
+    domains = {a.domain for a in pool}
+    out = []
+    for i, r in enumerate(read_jsonl(path, tolerate_torn_tail=False), start=1):
+        req = Request(str(r["id"]), r["instruction"], tuple(r["domains"]), tuple(r.get("gold_agents", ())))
+        if len(set(req.domains)) != 2 or not set(req.domains) <= domains:
+            raise DataError(f"needs two distinct domains served by the pool, has {list(req.domains)}", where=f"{path}:{i}")
+        if unknown := [a for a in req.gold_agents if a not in pool.names]:
+            raise DataError(f"gold agent '{unknown[0]}' is not in the pool", where=f"{path}:{i}")
+        out.append(req)
+    return out
+
+
+@dataclass
+class VariantResult:
+    name: str
+    settings: dict[str, Any]
+    records: list[dict[str, Any]]
+    agent_match: float
+    agent_level: float
+    with_generalist: float
+    failed: int
+    steps: Counter[int] = field(default_factory=Counter)
+    seconds_per_task: float = 0.0
+    resumed: int = 0
+
+
+@dataclass
+class TwoAppPlans:
+    requests: int
+    k: int
+    topk_recall: float
+    variants: list[VariantResult]
+    model: str = ""
+    #: reference without the manager: the two best-ranked specialists of different domains as the "plan"
+    router_pair: float = 0.0
+
+    def summary(self) -> dict[str, float | int]:
+        out: dict[str, float | int] = {"requests": self.requests, f"top{self.k}_recall": self.topk_recall,
+                                       "router_pair_agentmatch": self.router_pair}
+        for v in self.variants:
+            out |= {f"{v.name}_agentmatch": v.agent_match, f"{v.name}_agent_level": v.agent_level, f"{v.name}_failed": v.failed}
+        return out
+
+    def markdown(self, source: str) -> list[str]:
+        body = [
+            f"{self.requests} two-application requests in plain words (`{source}`, written for this study, gold = the two "
+            f"applications' domains and their agents); router: shipped AgentToken tokens, top-{self.k} candidates; "
+            f"manager backbone `{self.model}`; plans only (not executed). Top-{self.k} recall of the gold domains in the "
+            f"router's full ranking: {pct(self.topk_recall)} %.",
+            "",
+            *table(["manager", "AgentMatch %", "agent-level match %", "plans with a generalist step %", "no plan",
+                    "steps (1/2/3)", "s/task"],
+                   [[v.name, pct(v.agent_match), pct(v.agent_level), pct(v.with_generalist), v.failed,
+                     "/".join(str(v.steps.get(n, 0)) for n in (1, 2, 3)), f"{v.seconds_per_task:.1f}"] for v in self.variants]),
+            "",
+            "constrained: the default everywhere (plan grammar over the top-K specialists: only their names, never one agent "
+            "twice in a row, at most 3 steps). unconstrained: the same prompt without the grammar (`--unconstrained`), one "
+            "corrective retry. +generalists: general agents (AgentS2, PCAgent, AppAgent) among the top-K candidates "
+            "(`--generalists`). AgentMatch: the set of the plan's agent domains equals the gold pair; agent-level: also every "
+            "step's agent is a gold agent. s/task: wall time on a 2-core machine shared with other jobs (indicative).",
+            "",
+            f"Reference without a manager (no generation): the router's two best-ranked specialists of different domains, "
+            f"taken as the plan's agents, match the gold pair on {pct(self.router_pair)} % of the requests.",
+        ]
+        for v in self.variants:
+            ex = next((r for r in v.records if r.get("plan")), None)
+            if ex is not None:
+                body += ["", f"Example {v.name} plan ({ex['id']}):", "", "```",
+                         *(f"###{s['agent']}: {s['subtask'][:100]}###" for s in ex["plan"]), "```"]
+        return body
+
+
+def router_pair(ranking: Sequence[str], pool: AgentPool) -> list[str]:
+    """The two best-ranked specialists of different domains (fewer if the ranking has fewer)."""
+    out: list[str] = []
+    for name in ranking:
+        doc = pool.get(name)
+        if not is_generalist(doc) and all(pool.get(o).domain != doc.domain for o in out):
+            out.append(name)
+        if len(out) == 2:
+            break
+    return out
+
+
+def _score(name: str, settings: dict[str, Any], records: list[dict[str, Any]], reqs: Sequence[Request],
+           pool: AgentPool, resumed: int) -> VariantResult:
+    by_id = {r["id"]: r for r in records}
+    plans = [[s["agent"] for s in by_id[q.id].get("plan", [])] for q in reqs]
+    match = agent_match(plans, [list(q.domains) for q in reqs], pool)
+    level = sum(bool(p) and set(p) <= set(q.gold_agents) and {pool.get(a).domain for a in p} == set(q.domains)
+                for p, q in zip(plans, reqs)) / len(reqs)
+    general = sum(any(is_generalist(pool.get(a)) for a in p) for p in plans) / len(reqs)
+    secs = [float(by_id[q.id].get("seconds", 0.0)) for q in reqs]
+    return VariantResult(name, settings, [by_id[q.id] for q in reqs], match.accuracy, level, general,
+                         sum(not p for p in plans), Counter(len(p) for p in plans if p), statistics.mean(secs), resumed)
+
+
+def run(router: Router, backend: LLMBackend, reqs: Sequence[Request], config: TwoAppConfig, *,
+        preds: Path | None = None) -> TwoAppPlans:
+    """Every variant's plans for ``reqs`` (resumed from ``preds/<variant>.jsonl`` where present)."""
+    reqs = list(reqs[: config.limit] if config.limit else reqs)
+    pool = router.pool
+    rankings = router.rank([q.instruction for q in reqs])
+    recall = topk_recall([[n for n, _ in r] for r in rankings], [list(q.domains) for q in reqs], pool, config.k)
+    pair = agent_match([router_pair([n for n, _ in r], pool) for r in rankings], [list(q.domains) for q in reqs], pool)
+    out = []
+    for name in config.variants:
+        settings = VARIANTS[name]
+        manager = HashManager(backend, **settings)
+        path = preds / f"{name}.jsonl" if preds else None
+        done = {r["id"]: r for r in read_jsonl(path)} if path and path.exists() else {}
+        records = []
+        for q in reqs:
+            if q.id in done:
+                records.append(done[q.id])
+                continue
+            t0 = time.perf_counter()
+            res = router.plan([q.instruction], manager, k=config.k)[0]
+            rec = res.as_record(q.id) | {"seconds": round(time.perf_counter() - t0, 2)}
+            records.append(rec)
+            if path is not None:
+                append_jsonl(path, rec)
+            log.info("%s %s: %s", name, q.id, [s["agent"] for s in rec["plan"]] or rec.get("error", "")[:120])
+        v = _score(name, settings, records, reqs, pool, resumed=sum(q.id in done for q in reqs))
+        log.info("%s: AgentMatch %.3f (%d resumed)", name, v.agent_match, v.resumed)
+        out.append(v)
+    return TwoAppPlans(len(reqs), config.k, recall, out, model=getattr(backend, "model_id", "?"), router_pair=pair.accuracy)

@@ -1,0 +1,68 @@
+"""The store policy: who is a generalist, when a task falls back to one, how the threshold is fitted,
+and that the manager plans over specialists unless told otherwise."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlab.errors import ConfigError
+from agentlab.llm.base import LLMBackend
+from agentlab.metaagent.manager import HashManager
+from agentlab.metaagent.store_policy import FallbackPolicy, fit_threshold, generalists, is_generalist
+
+
+def test_generalists_are_the_catch_all_gui_agents(pool) -> None:
+    names = generalists(pool)
+    assert {"AgentS2", "PCAgent", "AppAgent"} <= set(names)
+    # tool agents with the catch-all domain serve one tool: specialists
+    assert not {"CoderAgent", "GoogleDrive", "Searcher", "VisionAgent", "SheetAgent"} & set(names)
+    assert all(is_generalist(pool.get(n)) for n in names)
+
+
+def test_fallback_below_threshold_only() -> None:
+    policy = FallbackPolicy(("AgentS2", "PCAgent"), threshold=0.3)
+    sure = [("AgentS2", 0.5), ("SheetAgent", 0.35), ("PCAgent", 0.1), ("WordAgent", 0.05)]
+    d = policy.decide(sure)
+    assert d.agent == "SheetAgent" and not d.fell_back and d.specialist_prob == 0.35
+    unsure = [("SheetAgent", 0.25), ("PCAgent", 0.2), ("WordAgent", 0.2), ("AgentS2", 0.1)]
+    d = policy.decide(unsure)
+    assert d.agent == "PCAgent" and d.fell_back and d.specialist == "SheetAgent"
+
+
+def test_fallback_keeps_the_routers_own_specialist() -> None:
+    policy = FallbackPolicy(("AgentS2",), threshold=0.1)
+    ranking = [("SheetAgent", 0.5), ("CalcAgent", 0.4), ("AgentS2", 0.1)]
+    assert policy.decide(ranking, routed="CalcAgent").agent == "CalcAgent"
+    assert policy.decide(ranking, routed="AgentS2").agent == "SheetAgent"  # a generalist is never taken above the threshold
+
+
+def test_threshold_fit_respects_the_budget() -> None:
+    spec = [i / 100 for i in range(1, 101)]  # 0.01 .. 1.00
+    fit = fit_threshold(spec, [0.005, 0.015, 0.5], max_specialist_fallback=0.05)
+    assert fit.threshold == pytest.approx(0.06)
+    assert fit.specialist_fallback == pytest.approx(0.05) and fit.generalist_fallback == pytest.approx(2 / 3)
+    assert fit_threshold(spec, [0.5], max_specialist_fallback=0.0).threshold == pytest.approx(0.01)
+    with pytest.raises(ConfigError):
+        fit_threshold([], [0.1])
+    with pytest.raises(ConfigError):
+        FallbackPolicy(("AgentS2",), threshold=1.5)
+
+
+class _NoModel(LLMBackend):
+    model_id = "none"
+
+    def chat(self, messages, params=None):  # type: ignore[override]
+        raise AssertionError
+
+    def complete(self, prompt, params=None):  # type: ignore[override]
+        raise AssertionError
+
+
+def test_manager_candidates_are_specialists_unless_generalists(pool) -> None:
+    ranked = [pool.get(n) for n in ["SheetAgent", "PCAgent", "AgentS2", "WordAgent", "SlideAgent", "CalcAgent", "MailAgent"]]
+    plain = HashManager(_NoModel(), constrained=False)
+    assert [d.name for d in plain.candidates(ranked, 3)] == ["SheetAgent", "WordAgent", "SlideAgent"]
+    both = HashManager(_NoModel(), constrained=False, generalists=True)
+    assert [d.name for d in both.candidates(ranked, 3)] == ["SheetAgent", "PCAgent", "AgentS2"]
+    only_general = [pool.get("AgentS2"), pool.get("PCAgent")]
+    assert [d.name for d in plain.candidates(only_general, 5)] == ["AgentS2", "PCAgent"]  # nothing else to plan with
