@@ -32,6 +32,7 @@ Status = Literal["done", "failed", "max_steps", "time_limit", "context_overflow"
 #: runner name (a document's ``runner:``) -> "module:Class"
 AGENTS: dict[str, str] = {
     "code": "agentlab.agents.code:CodeAgent",
+    "tools": "agentlab.agents.tools:ToolAgent",
     "appagent": "agentlab.agents.appagent.runner:AppAgentRunner",
     "gui": "agentlab.agents.appagent.runner:GuiRunner",
     "s2": "agentlab.agents.s2.runner:AgentS2",

@@ -59,6 +59,9 @@ class CodeAgentOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     libraries: list[str] = Field(default_factory=list, description="libraries the system prompt says are installed")
+    #: a toolkit (agentlab.toolkits) the programs may import; its functions are listed in the
+    #: prompt. A tools specialist's document names one, so its code mode is this agent.
+    toolkit: str | None = None
     max_attempts: int = Field(3, ge=1, description="asks per step for a usable reply")
     max_new_tokens: int = Field(1024, ge=16)
     temperature: float = Field(0.0, ge=0.0, description="first attempt (0 = greedy)")
@@ -96,8 +99,16 @@ class CodeAgent:
             limitations=doc.limitations, protocol=WORKSPACE.doc(),
             libraries="\n".join(
                 ([f"Installed libraries you may use: {', '.join(libs)}."] if libs else [])
+                + ([self._toolkit_note()] if self.options.toolkit else [])
                 + [RESOURCE_TEXT[name] for name in self.resources]),
         ).strip()
+
+    def _toolkit_note(self) -> str:
+        from agentlab.toolkits import load_toolkit
+
+        kit = load_toolkit(str(self.options.toolkit))
+        return (f"Your toolkit is importable: from agentlab.toolkits.{kit.name} import {', '.join(kit.tools)}\n"
+                + kit.doc())
 
     def env_options(self, base: TaskEnvOptions) -> TaskEnvOptions:
         """The workspace this agent needs: network for a search endpoint, the Drive folder writable."""

@@ -14,14 +14,12 @@ import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from agentlab.errors import ContextOverflowError
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image
-
-    from agentlab.llm.plan_grammar import PlanGrammar
 
 Role = Literal["system", "user", "assistant"]
 T = TypeVar("T")
@@ -54,6 +52,17 @@ def refuse_images(backend: LLMBackend, messages: list[ChatMessage]) -> None:
                           "(capabilities.images is false); send the text observation instead")
 
 
+class DecodingGrammar(Protocol):
+    """What a reply may be, for constrained decoding: a regular expression (servers with
+    regex-guided decoding) and a logits processor (local models). Plans
+    (:class:`~agentlab.llm.plan_grammar.PlanGrammar`) and tool calls
+    (:class:`~agentlab.toolkits.grammar.CallGrammar`) are grammars."""
+
+    def regex(self) -> str: ...
+
+    def logits_processor(self, tokenizer: Any) -> Any: ...
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """Decoding settings shared by all backends (greedy when ``temperature == 0``)."""
@@ -64,8 +73,10 @@ class SamplingParams:
     n: int = 1
     stop: tuple[str, ...] = field(default_factory=tuple)
     seed: int | None = None
-    #: restrict decoding to a plan grammar (only backends declaring ``capabilities.plan_grammar``)
-    grammar: PlanGrammar | None = None
+    #: restrict decoding to a grammar (only backends declaring ``capabilities.plan_grammar``)
+    grammar: DecodingGrammar | None = None
+    #: OpenAI function-calling descriptions of the tools a reply may call (servers with ``llm.tool_calls``)
+    tools: tuple[dict[str, Any], ...] = ()
 
     @property
     def greedy(self) -> bool:
@@ -96,8 +107,10 @@ class Capabilities:
     hidden_states: bool = False
     #: Messages may carry images (OpenAI-style content parts or a local processor).
     images: bool = False
-    #: Decoding can be restricted to a plan grammar (``SamplingParams.grammar``, :mod:`agentlab.llm.plan_grammar`).
+    #: Decoding can be restricted to a grammar (``SamplingParams.grammar``: plans, tool calls).
     plan_grammar: bool = False
+    #: The server answers with OpenAI function calls for ``SamplingParams.tools`` (rendered back as call lines).
+    tool_calls: bool = False
 
 
 class LLMBackend(ABC):

@@ -53,6 +53,14 @@ class LLMConfig(BaseModel):
     context_length: int | None = None
     #: openai: the server takes vLLM's ``guided_regex`` (the constrained plan manager sends its grammar as a regex).
     guided_regex: bool = False
+    #: openai: the server does OpenAI function calling (``tools``): a specialist's toolkit is sent as tools
+    #: and the calls come back as call lines (vLLM: ``--enable-auto-tool-choice --tool-call-parser ...``)
+    tool_calls: bool = False
+    #: the model takes images (a screenshot goes as an image part: ``images`` for an endpoint, a processor
+    #: for ``kind: vision``); ``false`` keeps a vision model on the text observation; None: the backend decides
+    vision: bool | None = None
+    #: the longest side, in pixels, a screenshot is downscaled to before it is sent (issue #26)
+    max_image_side: int = Field(1280, ge=64)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> LLMConfig:

@@ -255,12 +255,10 @@ class LocalHFBackend(LLMBackend):
             gen_kwargs.update(temperature=params.temperature, top_p=params.top_p)
         else:
             gen_kwargs.update(temperature=None, top_p=None, top_k=None)
-        if params.grammar is not None:  # plans well-formed by construction (agentlab.llm.plan_grammar)
+        if params.grammar is not None:  # replies well-formed by construction (plans, tool calls)
             from transformers import LogitsProcessorList
 
-            from agentlab.llm.plan_grammar import PlanLogitsProcessor
-
-            gen_kwargs["logits_processor"] = LogitsProcessorList([PlanLogitsProcessor(self.tokenizer, params.grammar)])
+            gen_kwargs["logits_processor"] = LogitsProcessorList([params.grammar.logits_processor(self.tokenizer)])
         out = self.model.generate(**enc, **gen_kwargs)
         new = out[:, enc["input_ids"].shape[1] :]
         # usage as an OpenAI server reports it: real prompt tokens (padding excluded) once per

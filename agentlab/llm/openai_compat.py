@@ -54,6 +54,19 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
     return {"role": message.role, "content": parts}
 
 
+def call_line(name: str, arguments: str) -> str:
+    """An OpenAI function call as one call line (``name(key='value', ...)``), as a specialist writes it."""
+    import json
+
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        args = {}
+    if not isinstance(args, dict):
+        args = {}
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+
+
 class OpenAICompatBackend(LLMBackend):
     """Chat completions over HTTP with the official ``openai`` client."""
 
@@ -79,7 +92,7 @@ class OpenAICompatBackend(LLMBackend):
     def capabilities(self) -> Capabilities:
         """Declared by configuration: a server does not say what it accepts."""
         return Capabilities(context_length=self.config.context_length, images=self.config.images,
-                            plan_grammar=self.config.guided_regex)
+                            plan_grammar=self.config.guided_regex, tool_calls=self.config.tool_calls)
 
     def _guided(self, params: SamplingParams) -> dict[str, object]:
         """vLLM's regex-guided decoding for a plan grammar (only when the config says the server takes it)."""
@@ -141,11 +154,18 @@ class OpenAICompatBackend(LLMBackend):
                 kwargs["stop"] = list(params.stop)
             if params.seed is not None:
                 kwargs["seed"] = params.seed + i
-            kwargs.update(self._guided(params))
+            if params.tools and self.config.tool_calls:  # function calling: the calls come back as call lines
+                kwargs["tools"] = list(params.tools)
+            else:
+                kwargs.update(self._guided(params))
             resp = self._call(self.client.chat.completions.create, **kwargs)
             if not resp.choices:
                 raise BackendError(f"server at {self.config.base_url} returned no choices")
-            text = resp.choices[0].message.content or ""
+            message = resp.choices[0].message
+            text = message.content or ""
+            calls = [c for c in getattr(message, "tool_calls", None) or [] if getattr(c, "function", None) is not None]
+            if calls:
+                text = "\n".join(call_line(c.function.name, c.function.arguments) for c in calls)
             usage = getattr(resp, "usage", None)
             if usage is not None:
                 self.tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)

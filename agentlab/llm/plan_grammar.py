@@ -59,8 +59,12 @@ class PlanGrammar:
         step = rf"###({names}):[^#\n]{{1,{4 * self.max_subtask_tokens}}}###\n"
         return rf"({step}){{{self.min_steps},{self.max_steps}}}"
 
+    def logits_processor(self, tokenizer: Any) -> PlanLogitsProcessor:
+        """The local decoder's constraint for this grammar."""
+        return PlanLogitsProcessor(tokenizer, self)
 
-def refuse_grammar(backend: Any, grammar: PlanGrammar | None) -> None:
+
+def refuse_grammar(backend: Any, grammar: Any) -> None:
     """Raise the one-line ConfigError a backend without grammar support gives for a grammar."""
     if grammar is not None:
         raise ConfigError(f"{type(backend).__name__} ({getattr(backend, 'model_id', '?')}) cannot constrain decoding to the plan "
@@ -115,7 +119,7 @@ class PlanLogitsProcessor:
                 node = node.children.setdefault(t, _Trie())
                 node.names.add(name)
             node.end = name
-        texts = _token_texts(tokenizer)
+        texts = token_texts(tokenizer)
         special = set(getattr(tokenizer, "all_special_ids", []) or [])
         ok = [bool(t) and "#" not in t and "\n" not in t and "\r" not in t and i not in special for i, t in enumerate(texts)]
         if grammar.copy_from is not None:
@@ -226,7 +230,7 @@ class PlanLogitsProcessor:
 _TEXTS: dict[int, list[str]] = {}
 
 
-def _token_texts(tokenizer: Any) -> list[str]:
+def token_texts(tokenizer: Any) -> list[str]:
     """The decoded text of every token id (computed once per tokenizer)."""
     key = id(tokenizer)
     if key not in _TEXTS:

@@ -15,7 +15,7 @@ from agentlab.selfinstruct.generate import build_prompt
 
 def test_every_shipped_template_loads_under_its_user_folder() -> None:
     names = sorted(p.relative_to(prompts_dir()).with_suffix("").as_posix() for p in prompts_dir().rglob("*.txt"))
-    assert names and all(n.split("/")[0] in {"appagent", "code", "cola", "metaagent", "pcagent", "s2", "selfinstruct", "synthesis", "teams"} for n in names)
+    assert names and all(n.split("/")[0] in {"appagent", "code", "cola", "metaagent", "pcagent", "s2", "selfinstruct", "synthesis", "teams", "tools"} for n in names)
     for n in names:
         t = load_template(n)
         assert t.name == n and len(t.sha256) == 64 and t.path == prompts_dir() / f"{n}.txt"

@@ -55,7 +55,7 @@ def test_gt_routing_follows_domain_env_and_gold_agent(pool) -> None:
 
 def test_one_task_end_to_end(tmp_path, pool, scripted, task) -> None:
     llm = scripted(["```bash\nls\n```", solve(task.id)])
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4, seed=7))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4, seed=7, runner_options=CODE))
     assert [p.seed for p in llm.params] == [7, 7]  # the run's seed reaches the agent's sampling
     assert ROW_FIELDS <= set(row)
     assert (row["success"], row["score"], row["steps"], row["llm_calls"], row["error"]) == (True, 1.0, 2, 2, None)
@@ -84,7 +84,7 @@ def test_harness_errors_are_rows_not_crashes(tmp_path, pool, scripted, task, mon
 
 def test_time_limit_is_a_task_failure(tmp_path, pool, scripted, task) -> None:
     llm = scripted(["```python\nimport time; time.sleep(1.2)\n```", "```bash\nls\n```", "DONE"])
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(time_limit_s=1.0))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(time_limit_s=1.0, runner_options=CODE))
     assert row["status"] == "time_limit" and row["error"] is None and row["success"] is False
     assert row["time_limit_s"] == 1.0
     # the interrupted episode keeps its cost: one program ran, the second reply was asked for
@@ -137,7 +137,8 @@ def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, t
     cfg = tmp_path / "llm.yaml"
     cfg.write_text(f"llm:\n  kind: openai\n  base_url: {url}\n  model: strong-coder\n")
     out = tmp_path / "run"
-    res = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "5"])
+    res = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "5",
+                "-O", "mode=code"])  # the sheet specialist writing programs (its toolkit importable)
     assert res.exit_code == 0, res.output
     lines = res.output.strip().splitlines()
     assert lines[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
@@ -148,7 +149,8 @@ def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, t
     sent = chat_server.requests[1]["messages"]
     assert sent[0]["role"] == "system" and "exit code 0" in sent[-1]["content"] and "region,amount" in sent[-1]["content"]
     # the same configuration (a resume with another --max-steps is refused: tests/episode/test_manifest.py)
-    again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "5", "--resume"])
+    again = _cli(["exec", "--tasks", str(task_file), "--out", str(out), "--llm-config", str(cfg), "--max-steps", "5", "--resume",
+                  "-O", "mode=code"])
     assert again.exit_code == 0 and again.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=1 harness_errors=0"
     assert len(chat_server.requests) == 2
 
@@ -198,6 +200,9 @@ def test_exec_smoke_with_the_embedded_model(tmp_path, task_file) -> None:
     assert row["model_id"].startswith("SmolLM2") and row["llm_calls"] >= 1 and row["status"] in {"done", "failed", "max_steps"}
 
 
+#: the sheet specialist (the tasks here are spreadsheets) in its code mode: these tests are about the code agent
+CODE = {"mode": "code"}
+
 WORKSPACE_TASKS = [t for t in (load_task(p) for p in sorted(tasks_dir().glob("*.json")))
                    if t.env == "workspace" and t.reference_solution is not None and t.plan is None]
 #: the synthesized multi-agent tasks and the single-agent tasks they were made of (data/tasks/multi/manifest.json)
@@ -206,9 +211,12 @@ MULTI_PARTS = {t["id"]: t["parts"] for t in json.loads((tasks_dir() / "multi" / 
 
 @pytest.mark.parametrize("task_", WORKSPACE_TASKS, ids=lambda t: t.id)
 def test_every_workspace_task_runs_through_its_gt_agent(tmp_path, pool, scripted, task_) -> None:
-    """Each shipped workspace task routes (gt) to a code-runner agent, which solves it with the reference program."""
-    assert pool.get(gt_agent(task_, pool)).runner == "code"
-    row = run_task(task_, pool=pool, llm=scripted([solve(task_.id)]), out_dir=tmp_path, options=ExecOptions())
+    """Each shipped workspace task routes (gt) to a code or tools specialist, which solves it with
+    the reference program (a tools specialist in its code mode, with its toolkit importable)."""
+    runner = pool.get(gt_agent(task_, pool)).runner
+    assert runner in ("code", "tools")
+    options = ExecOptions(runner_options={"mode": "code"} if runner == "tools" else {})
+    row = run_task(task_, pool=pool, llm=scripted([solve(task_.id)]), out_dir=tmp_path, options=options)
     assert (row["error"], row["success"], row["steps"]) == (None, True, 1), row
 
 
@@ -253,7 +261,7 @@ def test_steps_record_model_program_and_step_time(tmp_path, pool, scripted, task
             return super().chat(messages, params)
 
     llm = Slow(["```python\nimport time; time.sleep(0.25)\n```", solve(task.id)])
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4, runner_options=CODE))
     acted = [s for s in read_jsonl(tmp_path / row["trajectory"] / "traj.jsonl") if s["action"] is not None]
     timing = [s["info"]["timing"] for s in acted]
     assert len(timing) == 2 and row["success"] is True
@@ -266,11 +274,11 @@ def test_steps_record_model_program_and_step_time(tmp_path, pool, scripted, task
 
 def test_max_new_tokens_caps_every_reply_and_is_recorded(tmp_path, pool, scripted, task, solution) -> None:
     llm = scripted([py(solution, "DONE")])
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_new_tokens=64))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_new_tokens=64, runner_options=CODE))
     assert row["success"] is True and row["max_new_tokens"] == 64
     assert [p.max_new_tokens for p in llm.params] == [64]  # the code agent asked for 1024
     uncapped = scripted([py(solution, "DONE")])
-    run_task(task, pool=pool, llm=uncapped, out_dir=tmp_path / "b", options=ExecOptions())
+    run_task(task, pool=pool, llm=uncapped, out_dir=tmp_path / "b", options=ExecOptions(runner_options=CODE))
     assert [p.max_new_tokens for p in uncapped.params] == [1024]
 
 
@@ -308,7 +316,7 @@ def test_rejected_replies_carry_their_model_time_too(tmp_path, pool, scripted, t
             return super().chat(messages, params)
 
     llm = Slow(["no program here", py(solution, "DONE")])
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=2))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=2, runner_options=CODE))
     turns = [s for s in read_jsonl(tmp_path / row["trajectory"] / "traj.jsonl") if "timing" in s["info"]]
     assert row["success"] and [s["error"] is not None for s in turns] == [True, False]
     assert all(0.1 <= s["info"]["timing"]["model_s"] < 1.0 for s in turns)  # each turn once, not the sum

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentlab.agents import base as agents_base
 from agentlab.episode import ExecOptions, run_task
+from agentlab.toolkits import TOOLKITS
 from agentlab.pool import AgentPool, parse_document
 
 DOC = """---
@@ -49,9 +50,12 @@ def test_runner_fields_are_parsed_and_checked() -> None:
 
 def test_shipped_pool_names_a_registered_runner_everywhere() -> None:
     pool = AgentPool.from_dir(None)
-    by_runner = {r: sorted(a.name for a in pool.agents if a.runner == r) for r in ("code", "gui", "appagent")}
-    assert {r: len(v) for r, v in by_runner.items()} == {"code": 10, "gui": 10, "appagent": 10}
-    assert all((a.runner == "code") == (a.interface == "CLI") for a in pool.agents)
+    by_runner = {r: sorted(a.name for a in pool.agents if a.runner == r) for r in ("code", "tools", "gui", "appagent")}
+    assert {r: len(v) for r, v in by_runner.items()} == {"code": 5, "tools": 6, "gui": 10, "appagent": 10}
+    assert all((a.runner in ("code", "tools")) == (a.interface == "CLI") for a in pool.agents)
+    # every tools specialist names its toolkit, and says so where routers and readers look
+    assert all(a.runner_options.get("toolkit") in TOOLKITS and "toolkit" in a.capabilities.lower()
+               for a in pool.agents if a.runner == "tools")
     assert agents_base.runner_problems(pool.agents) == []
 
 
@@ -64,7 +68,7 @@ def test_pool_validate_rejects_an_unknown_runner(tmp_path: Path) -> None:
     _mount()
     res = CliRunner().invoke(app, ["pool", "validate", str(tmp_path)])
     assert res.exit_code == 2
-    assert f"{tmp_path / 'TestAgent.md'}:9: unknown runner 'telepathy'; known: code, appagent, gui" in res.output
+    assert f"{tmp_path / 'TestAgent.md'}:9: unknown runner 'telepathy'; known: code, tools, appagent, gui" in res.output
 
 
 def test_a_new_runner_needs_only_its_registry_line(tmp_path, monkeypatch, scripted, task, solution) -> None:

@@ -96,11 +96,11 @@ def test_load_document_raises_with_every_problem(tmp_path: Path) -> None:
 
 
 def test_shipped_pool_has_the_paper_agents_and_the_two_architectures(pool: AgentPool) -> None:
-    # the paper's 20 desktop + 10 mobile agents, plus Agent S2 and PC-Agent (issue #14)
-    assert len(pool) == 32
-    assert len(pool.filter(platform="desktop")) == 22 and len(pool.filter(platform="mobile")) == 10
+    # the paper's 20 desktop + 10 mobile agents, plus Agent S2 and PC-Agent (issue #14) and FileAgent (#24)
+    assert len(pool) == 33
+    assert len(pool.filter(platform="desktop")) == 23 and len(pool.filter(platform="mobile")) == 10
     expected = {
-        "OSAgent": "os", "Friday": "os", "SheetAgent": "calc", "CalcAgent": "calc", "SlideAgent": "impress",
+        "OSAgent": "os", "Friday": "os", "FileAgent": "os", "SheetAgent": "calc", "CalcAgent": "calc", "SlideAgent": "impress",
         "ImpressAgent": "impress", "WordAgent": "writer", "WriterAgent": "writer", "VLCAgent": "vlc",
         "MailAgent": "thunderbird", "ChromeAgent": "chrome", "WebAgent": "chrome", "VSAgent": "vscode",
         "VSGUIAgent": "vscode", "GimpAgent": "gimp", "ImageAgent": "gimp", "Searcher": "general",
@@ -160,10 +160,10 @@ def test_pool_cli_validate_list_enroll(tmp_path: Path) -> None:
     _mount()
     runner = CliRunner()
     res = runner.invoke(app, ["pool", "validate"])
-    assert res.exit_code == 0 and "32 agents" in res.output
+    assert res.exit_code == 0 and "33 agents" in res.output
     res = runner.invoke(app, ["pool", "list", "--json"])
     rows = json.loads(res.output)
-    assert len(rows) == 32 and {"name", "platform", "interface", "domain"} <= set(rows[0])
+    assert len(rows) == 33 and {"name", "platform", "interface", "domain"} <= set(rows[0])
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
     write(bad_dir, GOOD.replace("domain: calc", "domain: nope"))

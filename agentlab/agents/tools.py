@@ -1,0 +1,264 @@
+"""The tool agent (runner ``tools``): a specialist that carries a task out by calling its toolkit.
+
+A document names its toolkit (``runner_options: {toolkit: sheets}``); the agent sees the
+request, the workspace's files as its toolkit describes them (sheets and their first rows, slide
+titles, paragraphs, settings), and answers with calls, one per line (:mod:`agentlab.toolkits.base`).
+The calls run in the sandboxed workspace (:mod:`agentlab.toolkits.runtime`) and what each returned
+or raised is the next turn's observation; ``done()`` ends the episode (after the calls before it
+succeeded), ``fail('why')`` gives up.
+
+How the reply is kept to calls, by what the model offers (``constrained``, default on):
+a local model decodes under the toolkit's grammar, every argument a choice among what the
+request and the workspace hold (:mod:`agentlab.toolkits.grammar`); an endpoint with function
+calling gets the toolkit as OpenAI ``tools``; one with regex-guided decoding gets the grammar
+as a regex; any other is asked plainly (said once in the log). ``-O constrained=false`` is the
+ablation; ``-O mode=code`` runs the code agent instead, with the toolkit importable and
+documented in its prompt, so a strong model can mix both.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.code import CodeAgent
+from agentlab.agents.context import RunContext
+from agentlab.dialogue.ask import Attempt, ask_until_parsed
+from agentlab.dialogue.templates import load_template, template_hashes
+from agentlab.envs.actions.workspace import WORKSPACE, Reply, RunProgram
+from agentlab.envs.base import Env
+from agentlab.errors import ConfigError
+from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.pool.document import AgentDocument
+from agentlab.toolkits import load_toolkit
+from agentlab.toolkits.base import Call, Toolkit, parse_calls
+from agentlab.toolkits.grammar import CallGrammar
+from agentlab.toolkits.runtime import program, results
+from agentlab.toolkits.slots import merge, request_values, workspace_values
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.similarity import SentenceEncoder
+
+log = logging.getLogger(__name__)
+
+PROMPTS = ("tools/system", "tools/task", "tools/step", "tools/correction")
+_warned: set[str] = set()
+
+
+@functools.cache
+def _encoder() -> SentenceEncoder:
+    """MiniLM, loaded once per process (every episode's tool retrieval uses it)."""
+    from agentlab.similarity import default_encoder
+
+    return default_encoder()
+
+
+class ToolAgentOptions(BaseModel):
+    """A document's ``runner_options`` for the tools runner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    toolkit: str
+    #: ``tools``: calls only; ``code``: the code agent with the toolkit importable
+    mode: Literal["tools", "code"] = "tools"
+    #: keep replies to the toolkit's calls by what the backend offers (grammar, function calling, regex)
+    constrained: bool = True
+    max_calls: int = Field(3, ge=1, description="calls per reply")
+    #: a reply may instead be a fenced program (the toolkit importable) and/or DONE/FAIL, as the
+    #: code agent's; a grammar-constrained reply is always calls
+    mix_code: bool = True
+    #: tools shown and callable per request: the ones whose description is nearest the request
+    #: (MiniLM cosine); 0 shows them all. A small model picks better among a few.
+    tools_shown: int = Field(5, ge=0)
+    max_attempts: int = Field(2, ge=1, description="asks per step for a usable reply")
+    max_new_tokens: int = Field(160, ge=16)
+    temperature: float = Field(0.0, ge=0.0)
+    retry_temperature: float = Field(0.7, ge=0.0)
+    seed: int = 0
+    libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
+
+
+class ToolAgent:
+    """A code specialist acting through a typed toolkit in a :class:`~agentlab.envs.workspace_env.WorkspaceEnv`."""
+
+    env_kind: ClassVar[str] = "workspace"
+
+    def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
+        try:
+            self.options = ToolAgentOptions(**dict(options or {}))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}",
+                              where=document.path or document.name) from None
+        self.document = document
+        self.kit: Toolkit = load_toolkit(self.options.toolkit)
+        self.templates = {name: load_template(name) for name in PROMPTS}
+
+    # -- prompts ---------------------------------------------------------------------
+    def shown_tools(self, task: str) -> list[str]:
+        """The toolkit's tools this request gets (tool retrieval): the ``tools_shown`` whose
+        name and summary are most similar to the request, in the toolkit's order."""
+        names = list(self.kit.tools)
+        k = self.options.tools_shown
+        if not k or k >= len(names):
+            return names
+        texts = [f"{t.name.replace('_', ' ')}: {t.summary}" for t in self.kit.tools.values()]
+        vecs = _encoder().encode([task, *texts])
+        sims = vecs[1:] @ vecs[0]
+        keep = {names[i] for i in sorted(range(len(names)), key=lambda i: -float(sims[i]))[:k]}
+        return [n for n in names if n in keep]
+
+    def system_prompt(self, tools: list[str] | None = None) -> str:
+        doc = self.document
+        return self.templates["tools/system"].render(
+            agent=doc.name, domain=self.kit.description, capabilities=doc.capabilities, tools=self.kit.doc(tools),
+            examples=self.kit.examples_text(), code_note=(
+                f"\nOnly when the tools cannot do it: reply with one ```python block instead (it may "
+                f"`from agentlab.toolkits.{self.kit.name} import ...`), and DONE as the last line once it is finished."
+                if self.options.mix_code else "")).strip()
+
+    def observation(self, env: Env) -> str:
+        """The workspace's files, each described by the toolkit when it reads that kind of file."""
+        root = env.workspace.root  # type: ignore[attr-defined]
+        lines = [env.listing()]  # type: ignore[attr-defined]
+        if self.kit.describe is not None:
+            for rel in env.workspace.files():  # type: ignore[attr-defined]
+                try:
+                    lines.append(self.kit.describe(root / rel))
+                except Exception:  # a file of another kind (or unreadable) is only listed
+                    continue
+        return "\n".join(lines)
+
+    def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool) -> dict[str, Any]:
+        """What keeps the reply to calls with this backend: a grammar or the tools (or nothing)."""
+        if not self.options.constrained:
+            return {}
+        caps = llm.capabilities
+        if caps.tool_calls:
+            return {"tools": tuple(self.kit.tools[n].schema() for n in tools)}
+        if caps.plan_grammar:
+            values = merge(request_values(task), workspace_values(env.workspace.root, self.kit))  # type: ignore[attr-defined]
+            return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
+                                                 allow_done=not first)}
+        if llm.model_id not in _warned:
+            _warned.add(llm.model_id)
+            log.warning("%s: no grammar and no function calling (llm.guided_regex / llm.tool_calls); "
+                        "the tool calls are asked for plainly", llm.model_id)
+        return {}
+
+    # -- the episode -----------------------------------------------------------------
+    def parse(self, reply: str) -> list[Call] | Reply:
+        """Calls, one per line; or, from a model that mixes both (``mix_code``), a fenced program
+        that may import the toolkit and/or a last line DONE/FAIL, read by the code agent's protocol."""
+        if self.options.mix_code and ("```" in reply or _ends_in_marker(reply)):
+            return WORKSPACE.parse_reply(reply)
+        return parse_calls(reply, self.kit, max_calls=self.options.max_calls)
+
+    def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
+        if self.options.mode == "code":
+            return self._as_code_agent().run(env, task_instruction, ctx)
+        o, rec, llm = self.options, ctx.recorder, ctx.llm()
+        rec.meta.extra.update(prompts=template_hashes(PROMPTS), runner="tools", runner_options=o.model_dump())
+        env.reset(task_instruction)
+        shown = self.shown_tools(task_instruction)
+        messages = [ChatMessage("system", self.system_prompt(shown)),
+                    ChatMessage("user", self.templates["tools/task"].render(
+                        task=task_instruction, observation=self.observation(env)).strip())]
+        steps, status, error = 0, "max_steps", None
+        sent = 0
+        while steps < ctx.max_steps:
+            extra = self._constraint(llm, env, task_instruction, shown, first=steps == 0)
+
+            def params(attempt: int) -> SamplingParams:
+                return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
+                                      temperature=o.temperature if attempt == 0 else o.retry_temperature, **extra)
+
+            def record_rejected(a: Attempt[list[Call] | Reply]) -> None:
+                nonlocal sent
+                if not a.ok:
+                    rec.record(None, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
+                               info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
+                    sent = len(a.messages)
+
+            asked = ask_until_parsed(
+                llm, messages, self.parse, max_attempts=o.max_attempts, params=params,
+                correction=self.templates["tools/correction"], correction_fields={"example": self._example()},
+                on_attempt=record_rejected, label="tool calls")
+            last = asked.attempts[-1]
+            if asked.value is None:
+                status, error = "failed", f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
+                break
+            new = [m.as_dict() for m in last.messages[sent:]]
+            messages = [*last.messages, ChatMessage("assistant", last.reply)]
+            sent = len(messages)
+            steps += 1
+            if isinstance(asked.value, Reply):  # a program (and/or DONE/FAIL) instead of calls
+                action, report, ok, end_name = self._run_program(env, asked.value)
+                calls: list[Call] = []
+            else:
+                calls = asked.value
+                tools = [c for c in calls if c.name not in ("done", "fail")]
+                ends = [c for c in calls if c.name in ("done", "fail")]
+                report, ok = self._execute(env, tools) if tools else ("", True)
+                action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
+                end_name = ends[0].name if ends else None
+                if ends and ends[0].name == "fail":
+                    error = f"the agent gave up: {ends[0].args.get('reason', '')}"
+            finished = end_name == "fail" or (end_name == "done" and ok)
+            rec.record(None, action, action_text=last.reply, done=finished,
+                       info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
+                             "calls": [c.as_json() for c in calls], "results": report})
+            if finished:
+                status = "done" if end_name == "done" else "failed"
+                error = None if status == "done" else (error or "the agent gave up (FAIL)")
+                break
+            error = None if ok else f"step {steps}: a call failed"
+            messages.append(ChatMessage("user", self.templates["tools/step"].render(
+                results=report or "(no calls)", observation=self.observation(env), task=task_instruction).strip()))
+        if status != "done" and not (rec.steps and rec.steps[-1].done):
+            rec.record(None, None, done=True, error=error)
+        final: Status = status  # type: ignore[assignment]
+        return AgentResult(status=final, steps=steps, error=error)
+
+    def _run_program(self, env: Env, reply: Reply) -> tuple[RunProgram | None, str, bool, str | None]:
+        """A program reply: (its action, what it printed, whether it succeeded, 'done'/'fail'/None)."""
+        end_name = {"done": "done", "failed": "fail"}.get(reply.status or "")
+        if reply.program is None:
+            return None, "", True, end_name
+        stepped = env.step(reply.program)
+        ok = bool(stepped.info.get("ok", True))
+        out = str(stepped.info.get("stdout", ""))[-1500:]
+        err = str(stepped.info.get("stderr", ""))[-800:]
+        report = f"program exited with {stepped.info.get('returncode')}\n{out}" + (f"\nstderr:\n{err}" if err.strip() else "")
+        return reply.program, report.strip(), ok, end_name
+
+    def _execute(self, env: Env, calls: list[Call]) -> tuple[str, bool]:
+        """Run ``calls`` in the workspace; (what each did, one per line; whether all succeeded)."""
+        stepped = env.step(RunProgram("python", program(self.kit.name, [c.as_json() for c in calls])))
+        done = results(str(stepped.info.get("stdout", "")))
+        lines = []
+        for call, res in zip(calls, done):
+            lines.append(f"{call.render()} -> " + (res["result"] if res.get("ok") else f"ERROR {res.get('error')}"))
+        for call in calls[len(done):]:
+            lines.append(f"{call.render()} -> not run" + (f" ({stepped.info.get('stderr', '')[-300:]})"
+                                                          if not done else ""))
+        ok = len(done) == len(calls) and all(r.get("ok") for r in done)
+        return "\n".join(lines), ok
+
+    def _example(self) -> str:
+        return next(iter(self.kit.examples), ("", "done()"))[1].splitlines()[0]
+
+    def _as_code_agent(self) -> CodeAgent:
+        """The code agent with this toolkit importable and listed in its prompt (``mode=code``)."""
+        return CodeAgent(self.document, {"libraries": self.options.libraries, "toolkit": self.options.toolkit,
+                                         "seed": self.options.seed})
+
+
+def _ends_in_marker(reply: str) -> bool:
+    lines = [ln.strip("*_`.!: ") for ln in reply.splitlines() if ln.strip()]
+    return bool(lines) and lines[-1].upper() in ("DONE", "FAIL")

@@ -1,0 +1,240 @@
+"""Tool calls well-formed by construction: decoding restricted to a toolkit's calls.
+
+A :class:`CallGrammar` says what a specialist's reply may be::
+
+    reply := call{1..max_calls} EOS          (done() or fail('...') ends the reply)
+    call  := NAME "(" arg (", " arg)* ")" "\\n"
+    arg   := one of the slot's candidates    (a workspace file, a sheet, a phrase of the request ...)
+           | "'" free text "'"               (a slot without candidates: new text)
+
+with NAME a tool of the toolkit, every parameter given in order, and each argument's candidates
+from :mod:`agentlab.toolkits.slots`. A local model decodes under :class:`CallLogitsProcessor` (the
+fixed pieces forced token by token, names and candidates walked in tries of their token ids, free
+text from a mask); an OpenAI-compatible server with regex-guided decoding gets :meth:`regex`.
+Every reply then parses (:func:`agentlab.toolkits.base.parse_calls`), so a small model spends its
+probability mass choosing *which* call and *which* values, not spelling them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentlab.errors import ConfigError
+from agentlab.llm.plan_grammar import token_texts
+from agentlab.toolkits.base import END_CALLS, Toolkit
+from agentlab.toolkits.slots import SlotValues
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+#: free text may not hold these (they close the argument, the call or the line)
+_FORBIDDEN = ("'", '"', "\n", "\r", "\\")
+
+
+@dataclass(frozen=True)
+class CallGrammar:
+    """The calls a reply may hold: per tool, each parameter's candidates (``None``: free text)."""
+
+    tools: dict[str, tuple[tuple[str, ...] | None, ...]]
+    max_calls: int = 3
+    max_text_tokens: int = 32
+
+    @classmethod
+    def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
+              names: list[str] | None = None, allow_done: bool = True) -> CallGrammar:
+        """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
+        parameter that has no candidate here is left out (it could only be called with made-up values).
+        ``allow_done=False`` (the first reply of an episode) leaves ``done()`` out: nothing is done yet."""
+        tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
+        for name, tool in kit.tools.items():
+            if names is not None and name not in names:
+                continue
+            args = []
+            for p in tool.params:
+                cands = values.candidates(p.slot)
+                if cands is not None and p.type is int:  # a whole number slot offers whole numbers only
+                    cands = [c for c in cands if re.fullmatch(r"[-+]?\d+", c)]
+                args.append(None if cands is None else tuple(cands))
+            if all(a is None or a for a in args):
+                tools[name] = tuple(args)
+        if allow_done:
+            tools["done"] = ()
+        tools["fail"] = (None,)
+        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens)
+
+    def regex(self) -> str:
+        """The grammar as a regular expression (for servers with regex-guided decoding)."""
+        free = r"'[^'\"\n\\]{0,200}'"
+        calls = []
+        for name, args in self.tools.items():
+            parts = [free if a is None else "(" + "|".join(re.escape(c) for c in a) + ")" for a in args]
+            calls.append(re.escape(name) + r"\(" + ", ".join(parts) + r"\)")
+        call = "(" + "|".join(calls) + r")\n"
+        return rf"({call}){{1,{self.max_calls}}}"
+
+    def logits_processor(self, tokenizer: Any) -> CallLogitsProcessor:
+        return CallLogitsProcessor(tokenizer, self)
+
+
+class _Trie:
+    __slots__ = ("children", "end")
+
+    def __init__(self) -> None:
+        self.children: dict[int, _Trie] = {}
+        self.end: str | None = None
+
+
+def _trie(strings: list[str], enc: Any) -> _Trie:
+    root = _Trie()
+    for s in strings:
+        node = root
+        for t in enc(s):
+            node = node.children.setdefault(t, _Trie())
+        node.end = s
+    return root
+
+
+@dataclass
+class _Row:
+    """Where one sequence is: a queue of segments still to produce, and the one in progress."""
+
+    queue: list[tuple[str, Any]] = field(default_factory=list)
+    seg: tuple[str, Any] = ("name", None)
+    node: _Trie | None = None
+    free_tokens: int = 0
+    calls: int = 0
+    done: bool = False
+
+
+class CallLogitsProcessor:
+    """A transformers logits processor keeping every sequence inside a :class:`CallGrammar`."""
+
+    def __init__(self, tokenizer: Any, grammar: CallGrammar) -> None:
+        import torch
+
+        self.grammar = grammar
+        self.eos = int(tokenizer.eos_token_id)
+        self.enc = lambda s: list(tokenizer.encode(s, add_special_tokens=False))
+        self.open, self.sep, self.close, self.quote = self.enc("("), self.enc(", "), self.enc(")\n"), self.enc("'")
+        if not (self.open and self.sep and self.close and self.quote):
+            raise ConfigError("the tokenizer encodes a call delimiter to no tokens; cannot constrain decoding")
+        self.names = _trie(list(grammar.tools), self.enc)
+        self.args = {name: [None if a is None else _trie(list(a), self.enc) for a in args]
+                     for name, args in grammar.tools.items()}
+        texts = token_texts(tokenizer)
+        special = set(getattr(tokenizer, "all_special_ids", []) or [])
+        ok = [bool(t) and not any(c in t for c in _FORBIDDEN) and i not in special for i, t in enumerate(texts)]
+        self.free = torch.tensor(ok, dtype=torch.bool)
+        self.rows: list[_Row] | None = None
+        self.prompt_len = 0
+
+    # -- segments -----------------------------------------------------------------------
+    def _start_call(self, row: _Row) -> None:
+        row.queue = []
+        row.seg, row.node = ("name", None), self.names
+
+    def _after_name(self, row: _Row, name: str) -> None:
+        segs: list[tuple[str, Any]] = [("forced", list(self.open))]
+        for i, trie in enumerate(self.args[name]):
+            if i:
+                segs.append(("forced", list(self.sep)))
+            segs += [("choice", trie)] if trie is not None else [("forced", list(self.quote)), ("free", None)]
+        segs.append(("forced", list(self.close)))
+        segs.append(("end_call", name))
+        row.queue = segs
+        self._next(row)
+
+    def _next(self, row: _Row) -> None:
+        if not row.queue:
+            row.seg = ("between", None)
+            return
+        row.seg = row.queue.pop(0)
+        kind, data = row.seg
+        if kind == "choice":
+            row.node = data
+        elif kind == "free":
+            row.free_tokens = 0
+        elif kind == "end_call":
+            row.calls += 1
+            row.done = data in END_CALLS or row.calls >= self.grammar.max_calls
+            self._next(row)
+
+    def _advance(self, row: _Row, tok: int) -> None:
+        kind, data = row.seg
+        if kind == "forced":
+            data.pop(0)
+            if not data:
+                self._next(row)
+        elif kind in ("name", "choice"):
+            assert row.node is not None
+            if tok in row.node.children:
+                row.node = row.node.children[tok]
+                if kind == "name" and not row.node.children and row.node.end is not None:
+                    self._after_name(row, row.node.end)
+                elif kind == "choice" and not row.node.children and row.node.end is not None:
+                    self._next(row)
+            elif row.node.end is not None:  # the token after a complete name or value starts the next piece
+                if kind == "name":
+                    self._after_name(row, row.node.end)
+                else:
+                    self._next(row)
+                self._advance(row, tok)
+        elif kind == "free":
+            if tok == self.quote[0] and len(self.quote) == 1:
+                self._next(row)
+            else:
+                row.free_tokens += 1
+        elif kind == "between":
+            if tok != self.eos:
+                self._start_call(row)
+                self._advance(row, tok)
+
+    def _allowed(self, row: _Row) -> list[int] | str:
+        kind, data = row.seg
+        if row.done and kind == "between":
+            return [self.eos]
+        if kind == "forced":
+            return [data[0]]
+        if kind in ("name", "choice"):
+            assert row.node is not None
+            ids = list(row.node.children)
+            if row.node.end is not None and row.node.children:
+                nxt = self._first_after(row)
+                if nxt is not None:
+                    ids.append(nxt)
+            return ids
+        if kind == "free":
+            return [self.quote[0]] if row.free_tokens >= self.grammar.max_text_tokens else "free"
+        if kind == "between":
+            return [self.eos, *self.names.children]
+        return [self.eos]
+
+    def _first_after(self, row: _Row) -> int | None:
+        """The first token of whatever follows a complete name or value."""
+        if row.seg[0] == "name":
+            return self.open[0]
+        return row.queue[0][1][0] if row.queue and row.queue[0][0] == "forced" else None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        if self.rows is None or len(self.rows) != input_ids.shape[0]:
+            self.rows = [_Row() for _ in range(input_ids.shape[0])]
+            for row in self.rows:
+                self._start_call(row)
+            self.prompt_len = input_ids.shape[1]
+        elif input_ids.shape[1] > self.prompt_len:
+            for row, tok in zip(self.rows, input_ids[:, -1].tolist()):
+                self._advance(row, int(tok))
+        mask = torch.zeros_like(scores, dtype=torch.bool)
+        free = self.free.to(scores.device)
+        for i, row in enumerate(self.rows):
+            allowed = self._allowed(row)
+            if isinstance(allowed, str):
+                mask[i, : free.shape[0]] = free
+                mask[i, self.quote[0]] = True
+            else:
+                mask[i, allowed] = True
+        return scores.masked_fill(~mask, float("-inf"))

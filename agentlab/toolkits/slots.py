@@ -1,0 +1,255 @@
+"""The values an argument may take, read from the request and the workspace only.
+
+A specialist's calls name things that exist (files, sheets, headers, slide titles, keys) or that
+the request says (a new name, a number, a quoted phrase). This module collects them, so that a
+local model decodes each argument as a choice among them (:mod:`agentlab.toolkits.grammar`)
+instead of spelling it freely. It reads the instruction and the workspace's files, never a
+task file: no evaluator, expected value or reference solution can reach a candidate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentlab.toolkits.base import Slot, Toolkit
+
+#: words a phrase is not made of (they are glue, not names)
+STOP = frozenset("""a an the and or but of to in on at by for from with into onto as is are be been was were it its
+this that these those there here my our your their his her me we you they i can could would should will please
+just also so then than too very all any each every one two some more most less same other only not no yes do does
+did done make made put set get keep change add remove delete move rename give take turn file files want need like
+should stay stays still right now new up down out over under about after before between while when where which what
+who whom whose how why let it's i'd i'm don't doesn't we're they're""".split())
+#: numbers a domain often needs without the request saying them (halving, a right angle)
+DEFAULT_NUMBERS = ("1", "2", "0.5", "90", "180", "270")
+
+
+@dataclass
+class SlotValues:
+    """Everything an argument of any kind may be, for one request in one workspace."""
+
+    files: list[str] = field(default_factory=list)
+    mentioned_files: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
+    sheets: list[str] = field(default_factory=list)
+    headers: list[str] = field(default_factory=list)
+    cells: list[str] = field(default_factory=list)
+    row_keys: list[str] = field(default_factory=list)
+    slides: list[str] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    numbers: list[str] = field(default_factory=list)
+    #: runs of 1-8 words of the request (new text is usually the request's own words)
+    spans: list[str] = field(default_factory=list)
+    #: INI sections of the workspace's settings files
+    sections: list[str] = field(default_factory=list)
+    #: the text of the workspace's documents (paragraphs, slide texts, lines), lower-cased
+    texts: list[str] = field(default_factory=list)
+    #: the request itself (a named value it mentions narrows its slot to the mentioned ones)
+    request: str = ""
+
+    def candidates(self, slot: Slot) -> list[str] | None:
+        """The values of ``slot`` (strings as they are written in a call), or ``None``: free text
+        (only ``text`` slots; a named kind with no value here has none, so its tools cannot be called)."""
+        kind = slot.kind
+        if kind == "file":
+            files = [f for f in self.files if not slot.extensions or Path(f).suffix.lower() in slot.extensions]
+            if slot.new:
+                files += [f for f in self.mentioned_files if f not in files
+                          and (not slot.extensions or Path(f).suffix.lower() in slot.extensions)]
+            named_here = [f for f in files if f in self.mentioned_files or Path(f).name in self.request]
+            return _quoted(named_here or files)
+        if kind == "folder":
+            return _quoted(self.folders)
+        if kind == "choice":
+            return _quoted(list(slot.choices))
+        if kind == "bool":
+            return ["True", "False"]
+        if kind == "number":
+            return _unique(self.numbers + list(DEFAULT_NUMBERS))
+        if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
+            return _quoted(self.spans) or None
+        if kind == "anchor":  # existing text the request points at: its runs found in the documents
+            found = [s for s in self.spans if any(s.lower() in t for t in self.texts)]
+            return _quoted(found or self.phrases)
+        named = {"sheet": self.sheets, "header": self.headers, "cell": self.cells, "row_key": self.row_keys,
+                 "slide": self.slides, "setting": self.settings, "section": self.sections,
+                 "phrase": self.phrases}.get(kind)
+        if named is None:
+            return None  # free text
+        if kind != "phrase":  # the ones the request names, when it names any
+            named = mentioned(named, self.request) or named
+        return _quoted(named)  # none known: a call needing one is left out of the grammar
+
+
+def _words(text: str) -> str:
+    """``editor.fontSize`` / ``retention_days`` / ``Q3 Sales`` as plain lower-case words."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def mentioned(values: list[str], request: str) -> list[str]:
+    """The values the request names: as written, or as words (a dotted or camel-cased key by
+    its last part: ``editor.fontSize`` is named by "font size")."""
+    said = f" {_words(request)} "
+    out = []
+    for v in values:
+        whole, last = _words(v), _words(v.rsplit(".", 1)[-1])
+        as_written = re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", request.lower()) if v else None
+        if v and (as_written or (whole and f" {whole} " in said) or (last and f" {last} " in said)):
+            out.append(v)
+    return out
+
+
+def _spans(text: str, longest: int = 8) -> list[str]:
+    """Quoted phrases, then every run of 1..``longest`` words of each sentence (trailing
+    punctuation dropped), longest first."""
+    quoted = [m.group(2).strip() for m in re.finditer(r"(['\"‘“])(.+?)(['\"’”])", text) if m.group(2).strip()]
+    runs: list[str] = []
+    for sentence in re.split(r"(?<=[.!?;:])\s+", text):
+        words = sentence.split()
+        for n in range(min(longest, len(words)), 0, -1):
+            for i in range(len(words) - n + 1):
+                run = " ".join(words[i:i + n]).strip(".,;:!?\"'()‘’“”")
+                if run and not (n == 1 and run.lower() in STOP):
+                    runs.append(run)
+    return _unique(quoted + runs)
+
+
+def _quoted(values: list[str]) -> list[str]:
+    return [repr(v) for v in _unique(values)]
+
+
+def _unique(values: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for v in values:
+        if v and v not in seen:
+            seen[v] = None
+    return list(seen)
+
+
+def request_values(instruction: str) -> SlotValues:
+    """What the request itself says: quoted phrases, words and pairs of words, numbers, cell
+    references, column letters and file or folder names."""
+    text = instruction
+    quoted = [m.group(2).strip() for m in re.finditer(r"(['\"‘“])(.+?)(['\"’”])", text) if m.group(2).strip()]
+    files = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])", text)
+    folders = [f.rstrip("/") for f in re.findall(r"(?<![\w/.-])((?:[\w.-]+/)+)", text)]
+    folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)]
+    numbers = re.findall(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w.])", text)
+    cells = [c.upper() for c in re.findall(r"\b([A-Za-z]{1,2}[1-9]\d{0,4})\b", text) if re.search(r"\d", c)
+             and not re.fullmatch(r"[A-Za-z]\d+[a-z]", c)]
+    columns = [m.group(1).upper() for m in re.finditer(r"\bcolumns?\s+([A-Za-z])\b", text)]
+    words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", text) if w.lower() not in STOP and len(w) > 1]
+    words = [w.rstrip(".'") for w in words if not re.fullmatch(r"[\w.-]+\.[A-Za-z]{2,4}", w)]
+    tokens = re.findall(r"[A-Za-z0-9][\w'-]*", text)
+    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a.lower() not in STOP and b.lower() not in STOP]
+    return SlotValues(mentioned_files=files, folders=folders, cells=cells, headers=columns, numbers=numbers,
+                      phrases=_unique(quoted + words + pairs), spans=_spans(text), request=text)
+
+
+def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
+    """What the workspace holds: its files and folders and, per file type the toolkit reads,
+    sheet names, headers and first-column values, slide titles, and setting keys."""
+    files: list[str] = []
+    folders: list[str] = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if rel.parts[0].startswith(".agentlab"):
+            continue
+        (folders if p.is_dir() else files).append(rel.as_posix())
+    values = SlotValues(files=files, folders=folders, settings=list(kit.catalogue))
+    for f in files:
+        path, suffix = root / f, Path(f).suffix.lower()
+        try:
+            if suffix == ".xlsx":
+                _xlsx(path, values)
+            elif suffix == ".pptx":
+                _pptx(path, values)
+            elif suffix == ".json":
+                _json_keys(path, values)
+            elif suffix == ".csv":
+                _csv_header(path, values)
+            elif suffix in (".ini", ".cfg", ".conf"):
+                _ini_keys(path, values)
+            elif suffix == ".docx":
+                _docx(path, values)
+            if suffix in (".txt", ".md", ".csv", ".ini", ".cfg", ".conf", ".log"):
+                values.texts += [line.lower() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except Exception:  # an unreadable file offers no values (the agent sees it in the listing)
+            continue
+    return values
+
+
+def merge(request: SlotValues, workspace: SlotValues) -> SlotValues:
+    """One set of values: the workspace's first, then what the request adds."""
+    out = SlotValues(request=request.request or workspace.request)
+    for name in out.__dataclass_fields__:
+        if name != "request":
+            setattr(out, name, _unique(getattr(workspace, name) + getattr(request, name)))
+    return out
+
+
+def _xlsx(path: Path, values: SlotValues) -> None:
+    import openpyxl
+
+    wb = openpyxl.load_workbook(path, read_only=True)
+    for ws in wb.worksheets:
+        values.sheets.append(ws.title)
+        for r, row in enumerate(ws.iter_rows(values_only=True), start=1):
+            if r == 1:
+                values.headers += [str(v) for v in row if v is not None]
+            elif r <= 200:
+                values.row_keys += [str(v) for v in row[:2] if v is not None]
+    wb.close()
+
+
+def _pptx(path: Path, values: SlotValues) -> None:
+    import pptx
+
+    prs = pptx.Presentation(str(path))
+    for slide in prs.slides:
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                values.texts += [p.text.lower() for p in shape.text_frame.paragraphs if p.text.strip()]
+    for i, slide in enumerate(prs.slides, start=1):
+        title = slide.shapes.title
+        if title is not None and title.text.strip():
+            values.slides.append(title.text.strip())
+        values.slides.append(str(i))
+    values.slides += ["first", "last"]
+
+
+def _json_keys(path: Path, values: SlotValues) -> None:
+    import json
+
+    data = json.loads(re.sub(r"^\s*//.*$", "", path.read_text(encoding="utf-8"), flags=re.M) or "{}")
+    if isinstance(data, dict):
+        values.settings += list(data)
+        for c in data.get("configurations", []) if isinstance(data.get("configurations"), list) else []:
+            if isinstance(c, dict):
+                values.settings += list(c)
+
+
+def _csv_header(path: Path, values: SlotValues) -> None:
+    first = path.read_text(encoding="utf-8").splitlines()[:1]
+    if first:
+        values.headers += [h.strip() for h in first[0].split(",") if h.strip()]
+
+
+def _ini_keys(path: Path, values: SlotValues) -> None:
+    import configparser
+
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(path, encoding="utf-8")
+    for section in cfg.sections():
+        values.sections.append(section)
+        values.settings += list(cfg[section])
+
+
+def _docx(path: Path, values: SlotValues) -> None:
+    import docx
+
+    values.texts += [p.text.lower() for p in docx.Document(str(path)).paragraphs if p.text.strip()]

@@ -1,0 +1,165 @@
+"""The tool agent end to end: a shipped task routed to its specialist, replies as calls (scripted,
+over a loopback OpenAI-compatible server with function calling, and from the embedded model under
+the grammar), the calls run in the sandboxed workspace, the task's own evaluator judges."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from agentlab.agents.base import build_agent
+from agentlab.errors import ConfigError
+from agentlab.episode import run_task
+from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams
+from agentlab.pool import AgentPool
+from agentlab.tasks.spec import load_task, tasks_dir
+from agentlab.teams.base import ExecOptions
+from agentlab.trajectory import load_trajectory
+
+
+class Scripted(LLMBackend):
+    """Replies from a list; remembers what it was asked with (grammar, tools)."""
+
+    model_id = "scripted"
+
+    def __init__(self, replies: list[str], caps: Capabilities | None = None) -> None:
+        self.replies = list(replies)
+        self.params: list[SamplingParams] = []
+        self.caps = caps or Capabilities()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.caps
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        self.params.append(params or SamplingParams())
+        if not self.replies:
+            raise AssertionError("scripted backend ran out of replies")
+        return [self.replies.pop(0)]
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        raise AssertionError("chat only")
+
+
+@pytest.fixture(scope="module")
+def pool() -> AgentPool:
+    return AgentPool.from_dir(None)
+
+
+def test_gt_sends_a_sheet_task_to_the_sheet_specialist_and_its_calls_solve_it(tmp_path, pool) -> None:
+    task = load_task(tasks_dir() / "calc-rename-sheet.json")
+    llm = Scripted(["rename_sheet('sales.xlsx', 'Sheet1', 'Q1-2024')\nadd_sheet('sales.xlsx', 'Q2-2024')",
+                    "done()"])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=3))
+    assert (row["agents"], row["success"], row["steps"], row["error"]) == (["SheetAgent"], True, 2, None), row
+    traj = load_trajectory(tmp_path / row["trajectory"])
+    first = traj.steps[0].info
+    assert [c["name"] for c in first["calls"]] == ["rename_sheet", "add_sheet"]
+    assert "-> renamed" in first["results"] or "Q1-2024" in first["results"]
+    assert traj.meta.extra["runner"] == "tools"
+
+
+def test_a_failed_call_is_shown_and_the_agent_tries_again(tmp_path, pool) -> None:
+    task = load_task(tasks_dir() / "impress-delete-draft-slide.json")
+    llm = Scripted(["delete_slide('roadmap.pptx', 'Summary of 2019')", "delete_slide('roadmap.pptx', 'Draft notes')\ndone()"])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=3))
+    assert (row["agents"], row["success"], row["steps"]) == (["SlideAgent"], True, 2), row
+    traj = load_trajectory(tmp_path / row["trajectory"])
+    assert "ERROR" in traj.steps[0].info["results"]
+
+
+def test_an_unusable_reply_is_corrected_and_a_program_is_never_run(tmp_path, pool) -> None:
+    task = load_task(tasks_dir() / "os-proxy-off.json")
+    llm = Scripted(["import os\nos.system('rm -rf /')", "set_ini_value('app.ini', 'proxy', 'enabled', 'false')\ndone()"])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=2))
+    assert (row["agents"], row["success"]) == (["FileAgent"], True), row
+
+
+def test_the_local_model_decodes_under_the_grammar_and_names_what_exists(tmp_path, pool) -> None:
+    """With a backend that constrains decoding, every reply is asked for under a call grammar whose
+    arguments exist; with constrained=false (the ablation) none is."""
+    task = load_task(tasks_dir() / "calc-rename-sheet.json")
+    caps = Capabilities(plan_grammar=True)
+    llm = Scripted(["rename_sheet('sales.xlsx', 'Sheet1', 'Q1-2024')", "fail('stop')"], caps)
+    run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "a", options=ExecOptions(max_steps=2))
+    first, second = (p.grammar for p in llm.params)
+    assert first is not None and second is not None
+    assert "done" not in first.tools and "done" in second.tools  # nothing is done before the first call
+    assert first.tools["rename_sheet"][0] == ("'sales.xlsx'",) and "'Sheet1'" in first.tools["rename_sheet"][1]
+    llm = Scripted(["fail('no')"], caps)
+    run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "b",
+             options=ExecOptions(max_steps=1, runner_options={"constrained": False}))
+    assert llm.params[0].grammar is None
+
+
+def test_code_mode_runs_the_code_agent_with_the_toolkit_importable(tmp_path, pool) -> None:
+    task = load_task(tasks_dir() / "calc-rename-sheet.json")
+    program = ("from agentlab.toolkits.sheets import rename_sheet, add_sheet\n"
+               "rename_sheet('sales.xlsx', 'Sheet1', 'Q1-2024')\nadd_sheet('sales.xlsx', 'Q2-2024')\n")
+    llm = Scripted([f"```python\n{program}```\nDONE"])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(runner_options={"mode": "code"}))
+    assert (row["success"], row["error"]) == (True, None), row
+
+
+def test_bad_runner_options_are_one_line(pool) -> None:
+    doc = pool.get("SheetAgent")
+    with pytest.raises(ConfigError, match="runner_options.toolkit"):
+        build_agent(dataclasses.replace(doc, runner_options={"toolkit": 3}), {})
+    with pytest.raises(ConfigError, match="unknown toolkit 'nope'"):
+        build_agent(dataclasses.replace(doc, runner_options={"toolkit": "nope"}), {})
+
+
+class _ToolServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint that answers with function calls and records requests."""
+
+    seen: list[dict[str, Any]] = []
+    answers: list[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append(body)
+        calls = type(self).answers.pop(0)
+        msg = {"role": "assistant", "content": None,
+               "tool_calls": [{"id": f"c{i}", "type": "function",
+                               "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+                              for i, c in enumerate(calls)]}
+        data = json.dumps({"id": "x", "object": "chat.completion", "model": body["model"],
+                           "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
+                           "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a: Any) -> None:
+        pass
+
+
+def test_an_endpoint_with_function_calling_gets_the_toolkit_as_tools(tmp_path, pool) -> None:
+    from agentlab.llm.config import LLMConfig
+    from agentlab.llm.openai_compat import OpenAICompatBackend
+
+    _ToolServer.seen, _ToolServer.answers = [], [
+        [{"name": "rename_sheet", "args": {"file": "sales.xlsx", "sheet": "Sheet1", "new_name": "Q1-2024"}},
+         {"name": "add_sheet", "args": {"file": "sales.xlsx", "name": "Q2-2024"}}],
+        [{"name": "done", "args": {}}]]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ToolServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cfg = LLMConfig(kind="openai", model="tool-model", base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                        tool_calls=True)
+        llm = OpenAICompatBackend(cfg)
+        task = load_task(tasks_dir() / "calc-rename-sheet.json")
+        row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=3))
+    finally:
+        server.shutdown()
+    assert (row["success"], row["steps"]) == (True, 2), row
+    tools = {t["function"]["name"] for t in _ToolServer.seen[0]["tools"]}
+    assert {"rename_sheet", "add_sheet"} <= tools and len(tools) <= 5  # the retrieved few
+    assert row["llm_calls"] == 2 and row["tokens_in"] == 100

@@ -1,0 +1,195 @@
+"""The toolkits: real files edited by each domain's functions, the call protocol, the slot values
+a request and a workspace offer, and the grammar that keeps a local model's reply to calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from agentlab.errors import ActionParseError, ConfigError
+from agentlab.toolkits import TOOLKITS, load_toolkit
+from agentlab.toolkits.base import Call, ToolError, parse_calls
+from agentlab.toolkits.grammar import CallGrammar
+from agentlab.toolkits.runtime import program, results
+from agentlab.toolkits.slots import mentioned, merge, request_values, workspace_values
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path):  # the toolkits take paths relative to the workspace (their cwd)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    yield tmp_path
+    os.chdir(old)
+
+
+def test_every_toolkit_loads_and_documents_each_tool() -> None:
+    for name in TOOLKITS:
+        kit = load_toolkit(name)
+        assert kit.tools and kit.examples, name
+        doc = kit.doc()
+        assert all(f"- {t}(" in doc for t in kit.tools) and "done()" in doc
+        for q, calls in kit.examples:  # the examples are in the protocol they teach
+            assert parse_calls(calls, kit)[-1].name == "done", (name, q)
+    with pytest.raises(ConfigError, match="unknown toolkit 'nope'; known toolkits: sheets, documents"):
+        load_toolkit("nope")
+
+
+def test_sheet_tools_edit_a_real_workbook(in_tmp: Path) -> None:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Staff"
+    for row in (["name", "team", "age"], ["Bob", "ops", 40], ["Ann", "dev", 31]):
+        ws.append(row)
+    wb.save("people.xlsx")
+    kit = load_toolkit("sheets").tools
+    kit["update_value"].fn("people.xlsx", "Staff", "Bob", "age", "41")
+    kit["sort_rows"].fn("people.xlsx", "Staff", "name")
+    kit["rename_sheet"].fn("people.xlsx", "Staff", "Team")
+    with pytest.raises(ToolError, match="Staff"):
+        kit["delete_sheet"].fn("people.xlsx", "Staff")
+    ws = openpyxl.load_workbook("people.xlsx")["Team"]
+    assert [[c.value for c in r] for r in ws.iter_rows()] == [["name", "team", "age"], ["Ann", "dev", 31], ["Bob", "ops", 41]]
+
+
+def test_document_slide_file_setting_and_image_tools(in_tmp: Path) -> None:
+    import docx
+    import pptx
+    from PIL import Image
+
+    d = docx.Document()
+    for text in ("Agenda", "Parking is behind the hall.", "Lunch is at noon."):
+        d.add_paragraph(text)
+    d.save("a.docx")
+    load_toolkit("documents").tools["delete_paragraph"].fn("a.docx", "Parking")
+    assert [p.text for p in docx.Document("a.docx").paragraphs] == ["Agenda", "Lunch is at noon."]
+
+    prs = pptx.Presentation()
+    for title in ("Intro", "Results"):
+        prs.slides.add_slide(prs.slide_layouts[1]).shapes.title.text = title
+    prs.save("deck.pptx")
+    load_toolkit("slides").tools["add_slide_after"].fn("deck.pptx", "Intro", "Budget")
+    assert [s.shapes.title.text for s in pptx.Presentation("deck.pptx").slides] == ["Intro", "Budget", "Results"]
+
+    Path("backup.ini").write_text("[schedule]\nretention_days = 7\n")
+    load_toolkit("files").tools["set_ini_value"].fn("backup.ini", "schedule", "retention_days", "14")
+    assert "retention_days = 14" in Path("backup.ini").read_text()
+
+    Path(".vscode").mkdir()
+    Path(".vscode/settings.json").write_text("{}")
+    load_toolkit("settings").tools["set_setting"].fn(".vscode/settings.json", "editor.fontSize", "16")
+    assert json.loads(Path(".vscode/settings.json").read_text()) == {"editor.fontSize": 16}
+
+    Image.new("RGB", (1200, 400), (1, 2, 3)).save("banner.png")
+    load_toolkit("images").tools["resize_to_width"].fn("banner.png", 600, "small.png")
+    assert Image.open("small.png").size == (600, 200) and Image.open("banner.png").size == (1200, 400)
+
+
+def test_the_runtime_program_reports_each_call_and_stops_at_the_first_error(in_tmp: Path) -> None:
+    import subprocess
+    import sys
+
+    Path("notes.txt").write_text("b\na\n")
+    calls = [{"name": "sort_lines", "args": {"path": "notes.txt", "descending": False}},
+             {"name": "delete", "args": {"path": "missing.txt"}},
+             {"name": "delete", "args": {"path": "notes.txt"}}]
+    out = subprocess.run([sys.executable, "-c", program("files", calls)], capture_output=True, text=True, cwd=in_tmp)
+    done = results(out.stdout)
+    assert [r["ok"] for r in done] == [True, False] and out.returncode == 1
+    assert Path("notes.txt").read_text() == "a\nb\n"  # the third call never ran
+
+
+def test_parse_calls_binds_checks_and_forgives_a_cut_last_line() -> None:
+    kit = load_toolkit("sheets")
+    calls = parse_calls("rename_sheet('a.xlsx', 'Data', new_name='Q3')\nrename_sheet('a.xlsx', 'Data', 'Q3')\ndone()", kit)
+    assert calls == [Call("rename_sheet", {"file": "a.xlsx", "sheet": "Data", "new_name": "Q3"}), Call("done", {})]
+    assert parse_calls("delete_sheet('a.xlsx', 'Old')\nrename_sheet('a.xlsx', 'Da", kit) == [
+        Call("delete_sheet", {"file": "a.xlsx", "sheet": "Old"})]  # the reply ran out of tokens mid-call
+    for bad, says in [("print('hi')", "unknown tool 'print'"), ("rename_sheet('a.xlsx')", "missing sheet, new_name"),
+                      ("import os", "not a call"), ("", "no call in the reply"),
+                      ("change_case('a.xlsx', 'S', 'c', 'shout')", "case must be one of 'upper', 'lower', 'title'"),
+                      ("rename_sheet(x, 'a', 'b')", "arguments must be literal values")]:
+        with pytest.raises(ActionParseError, match=says):
+            parse_calls(bad, kit)
+
+
+def test_slot_values_come_from_the_request_and_the_workspace_only(tmp_path: Path) -> None:
+    (tmp_path / "backup.ini").write_text("[schedule]\nretention_days = 7\ntime = 02:00\n[target]\npath = /b\n")
+    (tmp_path / "other.ini").write_text("[x]\ny = 1\n")
+    kit = load_toolkit("files")
+    request = "Keep backups for 14 days instead of 7: retention_days in the [schedule] section of backup.ini."
+    values = merge(request_values(request), workspace_values(tmp_path, kit))
+    g = CallGrammar.build(kit, values)
+    file, section, key, value = g.tools["set_ini_value"]
+    assert file == ("'backup.ini'",)  # the request names one of the two files
+    assert section == ("'schedule'",) and key == ("'retention_days'",)
+    assert value is not None and "'14'" in value
+    assert "set_json_value" not in g.tools and "drop_csv_column" not in g.tools  # no JSON, no CSV here
+    assert mentioned(["editor.fontSize", "editor.tabSize", "files.autoSave"], "Use a font size of 16") == ["editor.fontSize"]
+
+
+def test_anchor_slots_are_request_words_found_in_the_document(tmp_path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    for text in ("Welcome to the fair", "Parking is behind the town hall."):
+        d.add_paragraph(text)
+    d.save(tmp_path / "news.docx")
+    kit = load_toolkit("documents")
+    values = merge(request_values("Remove the paragraph about parking from news.docx."), workspace_values(tmp_path, kit))
+    (_, anchors) = CallGrammar.build(kit, values).tools["delete_paragraph"]
+    assert anchors is not None and "'parking'" in anchors and all(a.strip("'").lower() in
+                                                                  "parking is behind the town hall. welcome to the fair"
+                                                                  for a in anchors)
+
+
+def _walk(grammar: CallGrammar, tokenizer, rng: random.Random, limit: int = 200) -> str:
+    """Decode under the grammar's logits processor from random scores (any model's worst case)."""
+    import torch
+
+    proc = grammar.logits_processor(tokenizer)
+    ids = torch.tensor([[tokenizer.eos_token_id]])
+    gen = torch.Generator().manual_seed(rng.randrange(2**31))
+    for _ in range(limit):
+        scores = torch.rand((1, len(tokenizer)), generator=gen)
+        tok = int(proc(ids, scores).argmax())
+        if tok == tokenizer.eos_token_id:
+            break
+        ids = torch.cat([ids, torch.tensor([[tok]])], dim=1)
+    return tokenizer.decode(ids[0, 1:])
+
+
+def test_every_walk_of_the_grammar_parses_to_calls_over_the_candidates(tmp_path: Path) -> None:
+    """With the embedded model's tokenizer and random scores, every decoded reply parses and each
+    argument is one of the candidates the grammar offered (or text without quotes)."""
+    from transformers import AutoTokenizer
+
+    from agentlab.llm.embedded import converted_smollm2_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(converted_smollm2_dir())
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.title = "Airports"
+    wb.active.append(["code", "city"])
+    wb.active.append(["lhr", "London"])
+    wb.save(tmp_path / "airports.xlsx")
+    kit = load_toolkit("sheets")
+    values = merge(request_values("Put the codes of airports.xlsx in upper case and sort by city."),
+                   workspace_values(tmp_path, kit))
+    grammar = CallGrammar.build(kit, values, max_calls=2, max_text_tokens=6)
+    rng = random.Random(0)
+    for _ in range(12):
+        text = _walk(grammar, tokenizer, rng)
+        calls = parse_calls(text, kit, max_calls=2)
+        for call in calls:
+            if call.name in ("done", "fail"):
+                continue
+            for (name, value), cands in zip(call.args.items(), grammar.tools[call.name]):
+                if cands is not None:
+                    assert repr(value) in cands or str(value) in cands, (text, name)
