@@ -485,6 +485,23 @@ def role_cost_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=list(ROLE_COST_COLUMNS))
 
 
+def tool_calls_frame(traj: Trajectory) -> pd.DataFrame:
+    """A tools specialist's episode as a table: per step, each call it made and what the call
+    returned (or the error it raised), as the agent saw them (``info.calls`` / ``info.results``)."""
+    import pandas as pd
+
+    rows = []
+    for rec in traj.steps:
+        results = str(rec.info.get("results", "")).splitlines()
+        for i, call in enumerate(rec.info.get("calls") or []):
+            args = ", ".join(repr(v) for v in (call.get("args") or {}).values())
+            said = results[i].split(" -> ", 1)[-1] if i < len(results) and call["name"] not in ("done", "fail") else ""
+            rows.append({"step": rec.step, "call": f"{call['name']}({args})", "result": said})
+        if not rec.info.get("calls") and rec.error:
+            rows.append({"step": rec.step, "call": "(unusable reply)", "result": rec.error})
+    return pd.DataFrame(rows, columns=["step", "call", "result"])
+
+
 def role_rows(rec: StepRecord) -> list[tuple[str, str]]:
     """One row per role message of a multi-role agent's step (``info["roles"]``: Agent S2's
     manager plan, worker and grounding expert; PC-Agent's manager, hub, progress, decision and

@@ -20,6 +20,7 @@ from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.teams.base import ExecOptions
 from agentlab.trajectory import load_trajectory
+from agentlab.viz.trajectory import tool_calls_frame
 
 
 class Scripted(LLMBackend):
@@ -71,6 +72,11 @@ def test_a_failed_call_is_shown_and_the_agent_tries_again(tmp_path, pool) -> Non
     assert (row["agents"], row["success"], row["steps"]) == (["SlideAgent"], True, 2), row
     traj = load_trajectory(tmp_path / row["trajectory"])
     assert "ERROR" in traj.steps[0].info["results"]
+    frame = tool_calls_frame(traj)  # what notebook 05 shows of a specialist's episode
+    assert frame["call"].tolist() == ["delete_slide('roadmap.pptx', 'Summary of 2019')",
+                                      "delete_slide('roadmap.pptx', 'Draft notes')", "done()"]
+    assert frame["result"].iloc[0].startswith("ERROR") and "Draft notes" in frame["result"].iloc[0]  # the titles it has
+    assert frame["result"].iloc[1] == "deleted slide 2; 3 left"
 
 
 def test_an_unusable_reply_is_corrected_and_a_program_is_never_run(tmp_path, pool) -> None:
