@@ -12,6 +12,7 @@
 - :mod:`.router_ablation` -- each AgentToken change side by side;
 - :mod:`.multi_agent`, :mod:`.execution_acc`, :mod:`.desktop_arch`, :mod:`.enrolment` -- Tables 1, 2, 3 and 7
   analogs (execution), Agent S2 / PC-Agent, enrolment of new agents;
+- :mod:`.heldout` -- the code specialists (typed toolkits) on the held-out tasks against the generalist;
 - :mod:`.android_agent`, :mod:`.env_overhead`, :mod:`.scale_out`, :mod:`.selfinstruct_cost` -- what
   AndroidEnv (and AppAgent on it), the desktop env and workspace, Ray workers and self-instruct's filter cost;
   :mod:`.desktop_apps` (part of the env overhead) -- per desktop application: launch, tree, GUI replay time and pass rate;

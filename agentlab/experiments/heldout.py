@@ -1,0 +1,135 @@
+"""Specialists on the held-out task set: do the toolkits carry tasks out, and does the store
+(specialists, routed) beat one generalist?
+
+The held-out set (``data/tasks_heldout/``) was written before the toolkits and never used to tune
+them. Each *arm* is one ``agentlab exec`` run folder: ground truth (each task's specialist), a
+trained router, the generalist doing every task by writing programs, and the unconstrained
+ablation (the specialists asked plainly, no grammar). This module picks the tasks, says how each
+arm is run (the exact command line, so a run folder is resumable and the results file can cite
+it), and reads the run folders back into one table per domain.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlab.experiments.markdown import pct, table
+from agentlab.fileio import read_jsonl
+from agentlab.tasks.spec import load_tasks
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One way of running the held-out tasks: its name, ``agentlab exec`` flags, and whether it
+    runs on the whole set or on the per-domain sample (the slow arms)."""
+
+    name: str
+    flags: tuple[str, ...]
+    whole_set: bool = False
+
+
+#: the arms, by name (``--arms``)
+ARMS: dict[str, Arm] = {
+    "gt": Arm("gt", ("--router", "gt"), whole_set=True),
+    "agenttoken": Arm("agenttoken", ("--router", "agenttoken")),
+    "embedding": Arm("embedding", ("--router", "embedding")),
+    "generalist": Arm("generalist", ("--agent", "Friday")),
+    "unconstrained": Arm("unconstrained", ("--router", "gt", "-O", "constrained=false")),
+}
+
+
+def sample_folder(task_dir: Path, out: Path, per_domain: int) -> Path:
+    """``out/sample``: the first ``per_domain`` tasks of each domain (ids sorted), copied byte
+    for byte, so the slow arms run on the same few tasks every time."""
+    tasks = load_tasks(task_dir)  # an empty or missing folder is load_tasks' one-line DataError
+    by_domain: dict[str, list[str]] = defaultdict(list)
+    for t in sorted(tasks, key=lambda t: t.id):
+        by_domain[t.domain].append(t.id)
+    folder = out / "sample"
+    folder.mkdir(parents=True, exist_ok=True)
+    for ids in by_domain.values():
+        for task_id in ids[:per_domain]:
+            src = task_dir / f"{task_id}.json"
+            dst = folder / src.name
+            if not dst.exists() or dst.read_bytes() != src.read_bytes():
+                shutil.copyfile(src, dst)
+    return folder
+
+
+def exec_argv(arm: Arm, tasks: Path, out: Path, *, max_steps: int, max_new_tokens: int, resume: bool) -> list[str]:
+    """The ``agentlab exec`` arguments of one arm (resumable: the same flags give the same manifest)."""
+    argv = ["exec", "--tasks", str(tasks), "--out", str(out / arm.name), *arm.flags,
+            "--max-steps", str(max_steps), "--max-new-tokens", str(max_new_tokens)]
+    return [*argv, "--resume"] if resume else argv
+
+
+@dataclass(frozen=True)
+class ArmResult:
+    """One arm's rows, summarised per domain (and ``all``)."""
+
+    arm: str
+    rows: list[dict[str, Any]]
+
+    def by_domain(self) -> dict[str, tuple[float, int]]:
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in self.rows:
+            groups[str(r.get("domain"))].append(r)
+        out = {d: (sum(bool(r.get("success")) for r in rs) / len(rs), len(rs)) for d, rs in sorted(groups.items())}
+        if self.rows:
+            out["all"] = (sum(bool(r.get("success")) for r in self.rows) / len(self.rows), len(self.rows))
+        return out
+
+    @property
+    def median_s(self) -> float | None:
+        return statistics.median(float(r.get("seconds") or 0) for r in self.rows) if self.rows else None
+
+    @property
+    def harness_errors(self) -> int:
+        return sum(1 for r in self.rows if r.get("error"))
+
+    def on(self, ids: set[str]) -> ArmResult:
+        """The same arm restricted to the tasks ``ids`` (to compare with an arm run on the sample)."""
+        return ArmResult(self.arm, [r for r in self.rows if r.get("id") in ids])
+
+
+def read_arms(out: Path, arms: Sequence[str]) -> list[ArmResult]:
+    """Each arm's ``results.jsonl`` under ``out`` (an arm not run yet has no rows)."""
+    found = []
+    for name in arms:
+        path = out / name / "results.jsonl"
+        found.append(ArmResult(name, read_jsonl(path) if path.is_file() else []))
+    return found
+
+
+def markdown(results: Sequence[ArmResult]) -> list[str]:
+    """Per domain, each arm's ExecutionAcc (%, n) on the whole set where it ran there, and every
+    arm on the sample's tasks (the fair comparison); then time and harness errors per arm."""
+    sample_ids = {str(r["id"]) for res in results if res.rows and not ARMS[res.arm].whole_set for r in res.rows}
+    domains = sorted({d for res in results for d in res.by_domain()} - {"all"}) + ["all"]
+    lines: list[str] = []
+    whole = [res for res in results if ARMS[res.arm].whole_set and res.rows]
+    if whole:
+        lines += ["Whole held-out set:", ""]
+        lines += table(["domain", *(res.arm for res in whole)],
+                       [[d, *(_cell(res.by_domain().get(d)) for res in whole)] for d in domains])
+        lines.append("")
+    if sample_ids:
+        lines += [f"The per-domain sample ({len(sample_ids)} tasks), every arm on the same tasks:", ""]
+        on_sample = [res.on(sample_ids) for res in results if res.rows]
+        lines += table(["domain", *(res.arm for res in on_sample)],
+                       [[d, *(_cell(res.by_domain().get(d)) for res in on_sample)] for d in domains])
+        lines.append("")
+    lines += table(["arm", "episodes", "median s per task", "harness errors"],
+                   [[res.arm, len(res.rows), "-" if res.median_s is None else f"{res.median_s:.1f}", res.harness_errors]
+                    for res in results])
+    return lines
+
+
+def _cell(value: tuple[float, int] | None) -> str:
+    return "-" if value is None else f"{pct(value[0])} ({value[1]})"

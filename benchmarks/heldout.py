@@ -1,0 +1,71 @@
+"""Benchmark: the code specialists (typed toolkits) on the held-out tasks against the generalist.
+
+Runs each arm as an ``agentlab exec`` run folder under ``--out`` (resumable: run it again to
+continue), ground truth on the whole held-out set and the slower arms on a per-domain sample, with
+the embedded model unless AGENTLAB_LLM_* says otherwise; then reads the folders back into one
+table (``agentlab.experiments.heldout``) and writes ``benchmarks/results/heldout.md``.
+``--report-only`` reads what is there without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from _common import RESULTS, ROOT, command_line, log, summary_line, usage_error, write_result
+
+
+def main(argv: list[str] | None = None) -> int:
+    from agentlab.experiments import heldout
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task-dir", type=Path, default=ROOT / "data" / "tasks_heldout")
+    ap.add_argument("--out", type=Path, default=Path("runs/heldout"))
+    ap.add_argument("--arms", default="gt,generalist,unconstrained,agenttoken")
+    ap.add_argument("--per-domain", type=int, default=2, help="sample size per domain for the slower arms")
+    ap.add_argument("--max-steps", type=int, default=3)
+    ap.add_argument("--max-new-tokens", type=int, default=256)
+    ap.add_argument("--quick", action="store_true", help="one task per domain, gt and the generalist only")
+    ap.add_argument("--report-only", action="store_true", help="summarise the run folders, run nothing")
+    ap.add_argument("--results", type=Path, default=RESULTS / "heldout.md")
+    args = ap.parse_args(argv)
+    arms = ["gt", "generalist"] if args.quick else [a for a in args.arms.split(",") if a]
+    unknown = [a for a in arms if a not in heldout.ARMS]
+    if unknown:
+        return usage_error(f"unknown arm(s) {', '.join(unknown)}; known: {', '.join(heldout.ARMS)}")
+    per_domain = 1 if args.quick else args.per_domain
+    sample = heldout.sample_folder(args.task_dir, args.out, per_domain)
+    if not args.report_only:
+        for name in arms:
+            arm = heldout.ARMS[name]
+            tasks = args.task_dir if arm.whole_set and not args.quick else sample
+            resume = (args.out / name / "results.jsonl").is_file()
+            cmd = [sys.executable, "-m", "agentlab.cli", *heldout.exec_argv(
+                arm, tasks, args.out, max_steps=args.max_steps, max_new_tokens=args.max_new_tokens, resume=resume)]
+            log("running: agentlab " + " ".join(cmd[3:]))
+            done = subprocess.run(cmd, cwd=ROOT, check=False)
+            if done.returncode not in (0, 1):  # 1: the run finished with failed tasks
+                return usage_error(f"arm {name}: agentlab exec exited with {done.returncode}")
+    results = heldout.read_arms(args.out, arms)
+    body = [
+        f"Tasks: `{args.task_dir.relative_to(ROOT) if args.task_dir.is_relative_to(ROOT) else args.task_dir}` "
+        f"(written before the toolkits); slower arms on the first {per_domain} task(s) of each domain. "
+        f"Max {args.max_steps} steps, replies capped at {args.max_new_tokens} new tokens, greedy. "
+        "ExecutionAcc % (tasks); harness errors count as failures. Arms: gt = each task's specialist "
+        "(its toolkit, grammar-constrained decoding); agenttoken = the shipped router picks the agent; "
+        "generalist = Friday writes programs for every task; unconstrained = gt with -O constrained=false.",
+        "", *heldout.markdown(results)]
+    by_arm = {r.arm: r.by_domain().get("all") for r in results}
+    summary = summary_line({f"{arm}_acc": (v[0] if v else None) for arm, v in by_arm.items()}
+                           | {f"{r.arm}_median_s": r.median_s for r in results})
+    write_result(args.results, "Specialists on the held-out tasks (toolkits vs the generalist)", body, summary,
+                 command=command_line(__file__, argv))
+    log("\n".join(body))
+    log(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
