@@ -40,13 +40,16 @@ class CallGrammar:
     tools: dict[str, tuple[tuple[str, ...] | None, ...]]
     max_calls: int = 3
     max_text_tokens: int = 32
+    #: ``done()`` may be a reply's first call (not in an episode's first reply)
+    done_first: bool = True
 
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
               names: list[str] | None = None, allow_done: bool = True) -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
-        ``allow_done=False`` (the first reply of an episode) leaves ``done()`` out: nothing is done yet."""
+        ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
+        call, since nothing is done yet (it may follow calls)."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
         for name, tool in kit.tools.items():
             if names is not None and name not in names:
@@ -59,10 +62,9 @@ class CallGrammar:
                 args.append(None if cands is None else tuple(cands))
             if all(a is None or a for a in args):
                 tools[name] = tuple(args)
-        if allow_done:
-            tools["done"] = ()
+        tools["done"] = ()
         tools["fail"] = (None,)
-        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens)
+        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done)
 
     def regex(self) -> str:
         """The grammar as a regular expression (for servers with regex-guided decoding)."""
@@ -121,6 +123,7 @@ class CallLogitsProcessor:
         if not (self.open and self.sep and self.close and self.quote):
             raise ConfigError("the tokenizer encodes a call delimiter to no tokens; cannot constrain decoding")
         self.names = _trie(list(grammar.tools), self.enc)
+        self.first_names = self.names if grammar.done_first else _trie([n for n in grammar.tools if n != "done"], self.enc)
         self.args = {name: [None if a is None else _trie(list(a), self.enc) for a in args]
                      for name, args in grammar.tools.items()}
         texts = token_texts(tokenizer)
@@ -133,7 +136,7 @@ class CallLogitsProcessor:
     # -- segments -----------------------------------------------------------------------
     def _start_call(self, row: _Row) -> None:
         row.queue = []
-        row.seg, row.node = ("name", None), self.names
+        row.seg, row.node = ("name", None), self.first_names if row.calls == 0 else self.names
 
     def _after_name(self, row: _Row, name: str) -> None:
         segs: list[tuple[str, Any]] = [("forced", list(self.open))]

@@ -95,7 +95,7 @@ def test_the_local_model_decodes_under_the_grammar_and_names_what_exists(tmp_pat
     run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "a", options=ExecOptions(max_steps=2))
     first, second = (p.grammar for p in llm.params)
     assert first is not None and second is not None
-    assert "done" not in first.tools and "done" in second.tools  # nothing is done before the first call
+    assert (first.done_first, second.done_first) == (False, True)  # nothing is done before the first call
     assert first.tools["rename_sheet"][0] == ("'sales.xlsx'",) and "'Sheet1'" in first.tools["rename_sheet"][1]
     llm = Scripted(["fail('no')"], caps)
     run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "b",
