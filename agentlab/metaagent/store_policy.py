@@ -6,8 +6,9 @@ takes single-application tasks a specialist would do better (``benchmarks/result
 8.9 % of them). The store's policy says what a generalist is *for*:
 
 * **routing** (:class:`FallbackPolicy`): choose among the specialists; hand the task to the best
-  generalist only when the best specialist's calibrated probability is below a threshold. The
-  threshold is fitted on held-out demonstrations (:func:`fit_threshold`), never on benchmark tasks;
+  generalist only when a signal says no specialist fits (:data:`SIGNALS`: the best specialist's
+  calibrated probability is low, or the generalists' summed probability is high) beyond a
+  threshold fitted on held-out demonstrations (:func:`fit_threshold`), never on benchmark tasks;
 * **planning** (:meth:`agentlab.metaagent.manager.HashManager.candidates`): a plan's steps go to
   specialists (a plan *is* the multi-application answer); generalists take steps only when asked
   (``--generalists``).
@@ -42,27 +43,43 @@ def generalists(pool: AgentPool | Iterable[AgentDocument]) -> list[str]:
     return [d.name for d in pool if is_generalist(d)]
 
 
+#: What says "no specialist fits": ``specialist`` -- one minus the best specialist's probability;
+#: ``generalist_mass`` -- the generalists' summed probability. Higher means "fall back".
+SIGNALS: tuple[str, ...] = ("specialist", "generalist_mass")
+
+
+def fallback_score(ranking: Sequence[tuple[str, float]], generalists: Iterable[str], signal: str) -> float:
+    """The policy's signal for one task's full calibrated ``ranking`` (higher: fall back)."""
+    gen = set(generalists)
+    if signal == "specialist":
+        return 1.0 - next((p for n, p in ranking if n not in gen), 0.0)
+    if signal == "generalist_mass":
+        return float(sum(p for n, p in ranking if n in gen))
+    raise ConfigError(f"unknown fallback signal '{signal}'; choose one of {', '.join(SIGNALS)}")
+
+
 @dataclass(frozen=True)
 class PolicyDecision:
     """One task under the policy: the agent, and why."""
 
     agent: str
-    #: the best specialist and its probability (None: no specialist ranked)
+    #: the best specialist (None: no specialist ranked)
     specialist: str | None
-    specialist_prob: float
+    score: float
     fell_back: bool
 
 
 @dataclass(frozen=True)
 class FallbackPolicy:
-    """Route among specialists; below ``threshold`` (best specialist's probability) go to the best generalist."""
+    """Route among specialists; when the signal exceeds ``threshold``, go to the best generalist."""
 
     generalists: tuple[str, ...]
     threshold: float
+    signal: str = "specialist"
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ConfigError(f"fallback threshold must be a probability, not {self.threshold}")
+        if self.signal not in SIGNALS:
+            raise ConfigError(f"unknown fallback signal '{self.signal}'; choose one of {', '.join(SIGNALS)}")
 
     def decide(self, ranking: Sequence[tuple[str, float]], routed: str | None = None) -> PolicyDecision:
         """The agent for one task from its full calibrated ``ranking`` (most probable first).
@@ -71,22 +88,20 @@ class FallbackPolicy:
         which may differ from the ranking's top); it is kept when it is a specialist and the
         policy does not fall back, so the policy changes only what it is about."""
         gen = set(self.generalists)
-        spec = [(n, p) for n, p in ranking if n not in gen]
+        spec = next((n for n, _ in ranking if n not in gen), None)
         best_gen = next((n for n, _ in ranking if n in gen), None)
-        if not spec:
+        score = fallback_score(ranking, gen, self.signal)
+        if spec is None or (score > self.threshold and best_gen is not None):
             if best_gen is None:
                 raise ConfigError("empty ranking")
-            return PolicyDecision(best_gen, None, 0.0, True)
-        name, prob = spec[0]
-        if prob < self.threshold and best_gen is not None:
-            return PolicyDecision(best_gen, name, prob, True)
-        keep = routed if routed is not None and routed not in gen else name
-        return PolicyDecision(keep, name, prob, False)
+            return PolicyDecision(best_gen, spec, score, True)
+        keep = routed if routed is not None and routed not in gen else spec
+        return PolicyDecision(keep, spec, score, False)
 
 
 @dataclass(frozen=True)
 class ThresholdFit:
-    """How the threshold was chosen: from held-out best-specialist probabilities of both kinds."""
+    """How the threshold was chosen: from held-out signals of both kinds."""
 
     threshold: float
     #: held-out specialist demonstrations that would fall back (the cost), and generalist ones that would
@@ -97,23 +112,39 @@ class ThresholdFit:
     max_specialist_fallback: float
 
 
-def fit_threshold(specialist_probs: Sequence[float], generalist_probs: Sequence[float], *,
+def fit_threshold(specialist_scores: Sequence[float], generalist_scores: Sequence[float], *,
                   max_specialist_fallback: float = 0.01) -> ThresholdFit:
-    """The largest threshold under which at most ``max_specialist_fallback`` of the held-out
-    *specialist* demonstrations fall back (their best specialist's probability is below it).
+    """The lowest threshold at which at most ``max_specialist_fallback`` of the held-out
+    *specialist* demonstrations fall back (their signal is above it).
 
     Why this rule: the store's promise is that enrolling generalists costs the specialists'
     tasks (almost) nothing, so the budget is set on that side and the generalists get every
     task the budget allows; the generalists' held-out share that falls back is reported
     beside it (no benchmark task is looked at)."""
-    if not specialist_probs or not generalist_probs:
+    if not specialist_scores or not generalist_scores:
         raise ConfigError("fitting a fallback threshold needs held-out demonstrations of specialists and of generalists")
-    spec = sorted(float(p) for p in specialist_probs)
-    allowed = int(max_specialist_fallback * len(spec))  # how many may fall below the threshold
-    threshold = spec[allowed] if allowed < len(spec) else 1.0  # strictly below it fall back: exactly ``allowed`` do
-    below = lambda ps: sum(p < threshold for p in ps) / len(ps)  # noqa: E731
-    fit = ThresholdFit(threshold, below(spec), below([float(p) for p in generalist_probs]), len(spec),
-                       len(generalist_probs), max_specialist_fallback)
+    if not 0.0 <= max_specialist_fallback <= 1.0:
+        raise ConfigError(f"the fallback budget must be a share, not {max_specialist_fallback}")
+    spec = sorted((float(x) for x in specialist_scores), reverse=True)
+    allowed = int(max_specialist_fallback * len(spec))  # how many may lie strictly above the threshold
+    threshold = spec[allowed] if allowed < len(spec) else spec[-1] - 1e-9
+    above = lambda xs: sum(x > threshold for x in xs) / len(xs)  # noqa: E731
+    fit = ThresholdFit(threshold, above(spec), above([float(x) for x in generalist_scores]), len(spec),
+                       len(generalist_scores), max_specialist_fallback)
     log.info("fallback threshold %.4f: %.1f%% of %d held-out specialist and %.1f%% of %d generalist demonstrations fall back",
              threshold, 100 * fit.specialist_fallback, fit.n_specialist, 100 * fit.generalist_fallback, fit.n_generalist)
     return fit
+
+
+def separation(specialist_scores: Sequence[float], generalist_scores: Sequence[float]) -> float:
+    """AUC: the chance a generalist demonstration's signal exceeds a specialist one's (ties half)."""
+    import bisect
+
+    spec = sorted(specialist_scores)
+    if not spec or not generalist_scores:
+        return 0.0
+    total = 0.0
+    for g in generalist_scores:
+        lo, hi = bisect.bisect_left(spec, g), bisect.bisect_right(spec, g)
+        total += lo + 0.5 * (hi - lo)
+    return total / (len(spec) * len(generalist_scores))

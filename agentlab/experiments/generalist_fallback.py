@@ -1,0 +1,220 @@
+"""Generalists as the fallback they are meant to be: enrolment cost and multi-app share under the store policy.
+
+The enrolment study (:mod:`agentlab.experiments.enrolment`) showed what happens when Agent S2
+and PC-Agent simply join the AgentToken store: their tokens take 8.9 % of the single-application
+tasks (AgentToken loses 4.8 points) while most two-application desktop tasks still go to a
+specialist. This study measures the store's explicit policy
+(:class:`~agentlab.metaagent.store_policy.FallbackPolicy`): route among the specialists and fall
+back to the best generalist only when a signal says no specialist fits (the best specialist's
+calibrated probability is low, or the generalists' summed probability is high), beyond a
+threshold fitted on *held-out* demonstrations (:func:`~agentlab.metaagent.store_policy.fit_threshold`);
+the signal is the one that separates the held-out demonstrations better (AUC).
+
+Held-out demonstrations: the self-instruct ones (``data/demos``, source ``generated``). The
+checkpoint before enrolment (``data/tokens/base30``) and the new agents' rows are trained on the
+seed demonstrations only, so no generated demonstration was seen by any row. Specialists' ones
+set the cost side of the threshold (at most ``max_specialist_fallback`` of them may fall back);
+the generalists' ones show what the threshold gives them. No benchmark task is used to fit.
+
+Rows: before (the 30-token checkpoint), after (the generalists enrolled, no policy), after with
+the policy. Single-application tasks: the 313 OSWorld single-app + AppAgent tasks, judged by
+domain (as in Table 4). Targets: the 12 two-application desktop tasks (``pc-*``), counted as
+reaching a general agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.eval.metrics import RoutingReport, routing_accuracy
+from agentlab.experiments.markdown import pct, table
+from agentlab.experiments.routing_data import single_app_tasks
+from agentlab.metaagent.agenttoken import AgentTokenRouter
+from agentlab.metaagent.data import load_training_set
+from agentlab.metaagent.store_policy import SIGNALS, FallbackPolicy, ThresholdFit, fallback_score, fit_threshold, separation
+from agentlab.pool import AgentPool
+from agentlab.tasks.spec import load_tasks
+
+log = logging.getLogger(__name__)
+
+
+class FallbackConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    generalists: list[str] = Field(default_factory=lambda: ["AgentS2", "PCAgent"])
+    #: the checkpoint before the generalists joined (None: ``data/tokens/base30``)
+    tokens: Path | None = None
+    #: the share of held-out specialist demonstrations allowed to fall back (the cost budget)
+    max_specialist_fallback: float = Field(0.01, ge=0.0, le=1.0)
+    #: the policy's signal (None: the one that separates the held-out demonstrations better, by AUC)
+    signal: str | None = None
+    #: further budgets measured side by side (the cost / coverage trade-off)
+    sweep: list[float] = Field(default_factory=lambda: [0.05, 0.1, 0.2, 0.3, 0.5])
+    #: the demonstrations the generalists' tokens train on (as the shipped checkpoint: seeds)
+    source: str = "seed"
+    #: target tasks: execution-suite ids with this prefix and env
+    target_prefix: str = "pc-"
+    target_env: str = "desktop"
+    #: at most this many single-app tasks (None: all 313) -- for smoke runs
+    max_eval_tasks: int | None = Field(None, ge=1)
+    seed: int = 0
+
+
+@dataclass
+class Row:
+    """One configuration of the store."""
+
+    name: str
+    agents: int
+    single: RoutingReport
+    #: single-app tasks routed to a generalist
+    single_to_generalist: float
+    #: target tasks routed to a generalist
+    target_to_generalist: float
+    target_routes: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass
+class Fallback:
+    rows: list[Row]
+    fit: ThresholdFit
+    generalists: list[str]
+    temperature: float
+    single_tasks: int
+    target_tasks: int
+    seconds: float = 0.0
+    signal: str = "specialist"
+    #: held-out AUC of each signal (generalist vs specialist demonstrations)
+    auc: dict[str, float] = field(default_factory=dict)
+    #: (budget, fit, single-app accuracy, single-app to generalists, targets to generalists) per swept budget
+    sweep: list[tuple[float, ThresholdFit, float, float, float]] = field(default_factory=list)
+
+    def row(self, name: str) -> Row:
+        return next(r for r in self.rows if r.name == name)
+
+    def summary(self) -> dict[str, float | int | str]:
+        before, plain, policy = (self.row(n) for n in ("before", "after", "after+policy"))
+        return {"single_before": before.single.accuracy, "single_after": plain.single.accuracy,
+                "single_after_policy": policy.single.accuracy,
+                "cost_points_policy": round(100 * (before.single.accuracy - policy.single.accuracy), 2),
+                "targets_to_generalist_after": plain.target_to_generalist,
+                "targets_to_generalist_policy": policy.target_to_generalist, "threshold": self.fit.threshold,
+                "signal": self.signal}
+
+    def markdown(self) -> list[str]:
+        f = self.fit
+        what = ("the best specialist's calibrated probability is below" if self.signal == "specialist"
+                else "the generalists' summed calibrated probability is above")
+        thr = 1 - f.threshold if self.signal == "specialist" else f.threshold
+        body = [
+            f"Generalists: {', '.join(self.generalists)}, enrolled into the 30-token checkpoint (`data/tokens/base30`) one "
+            f"row each (seed demonstrations). Single-application tasks: {self.single_tasks} (judged by domain, as in "
+            f"Table 4); targets: the {self.target_tasks} two-application desktop tasks (`pc-*`), counted as reaching a "
+            f"general agent. Policy: route among the specialists; fall back to the best generalist when {what} "
+            f"**{thr:.4f}** (softmax over all 32 agents at the checkpoint's temperature {self.temperature:.2f}).",
+            "",
+            f"Fitted on held-out demonstrations only (self-instruct ones; no row was trained on them): the signal that "
+            f"separates the {f.n_generalist} generalist from the {f.n_specialist} specialist demonstrations better (AUC "
+            + ", ".join(f"{k} {v:.3f}" for k, v in self.auc.items()) + f"), at the threshold where at most "
+            f"{100 * f.max_specialist_fallback:.0f} % of the specialist demonstrations fall back ({100 * f.specialist_fallback:.1f} % "
+            f"do; {100 * f.generalist_fallback:.1f} % of the generalist ones do).",
+            "",
+            *table(["store", "agents", "single-app accuracy %", "single-app to a generalist %",
+                    f"two-app targets to a generalist % (of {self.target_tasks})"],
+                   [[r.name, r.agents, pct(r.single.accuracy), pct(r.single_to_generalist), pct(r.target_to_generalist)]
+                    for r in self.rows]),
+            "",
+        ]
+        before, policy = self.row("before"), self.row("after+policy")
+        cost = 100 * (before.single.accuracy - policy.single.accuracy)
+        body += [f"Enrolment cost on single-app tasks with the policy: {cost:+.1f} points (goal: at most 1); two-app targets "
+                 f"reaching a general agent: {pct(policy.target_to_generalist)} % (goal: at least 80 %).", ""]
+        if self.sweep:
+            body += ["The trade-off: the same signal at larger held-out budgets (each threshold still fitted on the "
+                     "demonstrations only; the benchmark columns are measured, not used to choose).", "",
+                     *table(["held-out specialist budget %", "threshold", "held-out generalist demos falling back %",
+                             "single-app accuracy %", "cost (points)", "single-app to a generalist %",
+                             "two-app targets to a generalist %"],
+                            [[f"{100 * b:.0f}", f"{(1 - fit.threshold) if self.signal == 'specialist' else fit.threshold:.4f}",
+                              pct(fit.generalist_fallback), pct(acc), f"{100 * (before.single.accuracy - acc):+.1f}",
+                              pct(to_gen), pct(tgt)] for b, fit, acc, to_gen, tgt in self.sweep]), ""]
+        body.append("Where the targets went with the policy: " + ", ".join(
+            f"{k} -> {v}" for k, v in sorted(policy.target_routes.items())) + ".")
+        return body
+
+
+def _row(name: str, picks: list[str | None], gold: list[str], pool: AgentPool, gen: set[str],
+         target_ids: list[str], target_picks: list[str | None], agents: int) -> Row:
+    share = lambda ps: sum(p in gen for p in ps) / len(ps) if ps else 0.0  # noqa: E731
+    return Row(name, agents, routing_accuracy(picks, gold, pool), share(picks), share(target_picks),
+               dict(zip(target_ids, target_picks)))
+
+
+def best_specialist_probs(router: AgentTokenRouter, texts: list[str], generalists: set[str]) -> list[float]:
+    """The best specialist's calibrated probability for each text."""
+    return [next(p for n, p in r if n not in generalists) for r in router.rank(texts)] if texts else []
+
+
+def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, Any] | None = None) -> Fallback:
+    """Before / after / after with the policy on the same tasks (``pool`` holds the generalists)."""
+    from agentlab.paths import data_dir
+
+    t0 = time.perf_counter()
+    gen = set(config.generalists)
+    for name in config.generalists:
+        pool.get(name)
+    base_pool = pool.subset([n for n in pool.names if n not in gen])
+    tokens = config.tokens or data_dir() / "tokens" / "base30"
+    opts = {"progress": False, **(router_options or {})}
+    before = AgentTokenRouter.load(tokens, base_pool, **opts)
+    after = AgentTokenRouter.load(tokens, pool, **opts)
+    data = load_training_set(pool, source=config.source, seed=config.seed)  # type: ignore[arg-type]
+    for name in config.generalists:
+        after.add_agent(name, data)
+    single = single_app_tasks(base_pool)[: config.max_eval_tasks] if config.max_eval_tasks else single_app_tasks(base_pool)
+    texts, gold = [t.instruction for t in single], [t.domain or "" for t in single]
+    targets = {t.id: t.instruction for t in load_tasks()
+               if t.id.startswith(config.target_prefix) and getattr(t, "env", None) == config.target_env}
+    tids, ttexts = list(targets), list(targets.values())
+
+    # the signal and threshold, from held-out demonstrations only
+    held = load_training_set(pool, source="generated", seed=config.seed)
+    is_gen = [held.agents[y] in gen for y in held.labels]
+    held_rank = after.rank(held.texts)
+    scores = {sig: [fallback_score(r, gen, sig) for r in held_rank] for sig in SIGNALS}
+    split = lambda xs, want: [x for x, g in zip(xs, is_gen) if g == want]  # noqa: E731
+    auc = {sig: separation(split(xs, False), split(xs, True)) for sig, xs in scores.items()}
+    signal = config.signal or max(SIGNALS, key=lambda sig: auc[sig])
+    fits = {b: fit_threshold(split(scores[signal], False), split(scores[signal], True), max_specialist_fallback=b)
+            for b in [config.max_specialist_fallback, *config.sweep]}
+    fit = fits[config.max_specialist_fallback]
+    policy = FallbackPolicy(tuple(config.generalists), fit.threshold, signal)
+
+    rows = [_row("before", [r.agent for r in before.route(texts)], gold, base_pool, gen, tids,
+                 [r.agent for r in before.route(ttexts)], len(before.agents))]
+    routed, troute = after.route(texts), after.route(ttexts)
+    rows.append(_row("after", [r.agent for r in routed], gold, pool, gen, tids, [r.agent for r in troute], len(after.agents)))
+    # the policy reads the prompt-end ranking (what the threshold was fitted on) and keeps the decoded specialist
+    ranks, tranks = after.rank(texts), after.rank(ttexts)
+
+    def apply(p: FallbackPolicy) -> Row:
+        decided = [p.decide(rk, r.agent).agent for rk, r in zip(ranks, routed)]
+        tdecided = [p.decide(rk, r.agent).agent for rk, r in zip(tranks, troute)]
+        return _row("after+policy", list(decided), gold, pool, gen, tids, list(tdecided), len(after.agents))
+
+    rows.append(apply(policy))
+    sweep = []
+    for b in config.sweep:
+        r = apply(FallbackPolicy(tuple(config.generalists), fits[b].threshold, signal))
+        sweep.append((b, fits[b], r.single.accuracy, r.single_to_generalist, r.target_to_generalist))
+    for r in rows:
+        log.info("%s: single-app %.3f, to generalists %.3f, targets to generalists %.3f", r.name, r.single.accuracy,
+                 r.single_to_generalist, r.target_to_generalist)
+    return Fallback(rows, fit, list(config.generalists), float(after.temperature), len(single), len(ttexts),
+                    time.perf_counter() - t0, signal=signal, auc=auc, sweep=sweep)
