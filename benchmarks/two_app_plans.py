@@ -9,7 +9,7 @@ agents; manager: the embedded backbone. Variants (:mod:`agentlab.experiments.two
 (resumable; variants may be planned in separate processes first, then this command scores them).
 
     python benchmarks/two_app_plans.py [--quick] [--variants constrained,unconstrained,constrained+generalists]
-        [--k 5] [--limit N] [--preds DIR] [--results PATH]
+        [--k 5] [--limit N] [--preds DIR [--score-only]] [--results PATH]
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--preds", type=Path, default=None, help="folder for each variant's plans (resumed)")
+    ap.add_argument("--score-only", action="store_true",
+                    help="plan nothing: score each variant on the requests --preds holds for it")
     ap.add_argument("--results", type=Path, default=RESULTS / "two_app_plans.md")
     args = ap.parse_args(argv)
 
@@ -56,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         config = two_app_plans.TwoAppConfig(variants=variants, k=args.k, limit=args.limit or (2 if args.quick else None))
         if args.preds:
             args.preds.mkdir(parents=True, exist_ok=True)
-        res = two_app_plans.run(router, load_backend(router.llm), reqs, config, preds=args.preds)
+        if args.score_only and not args.preds:
+            return usage_error("--score-only scores the plans in --preds; give --preds DIR")
+        res = two_app_plans.run(router, load_backend(router.llm), reqs, config, preds=args.preds,
+                                plan_missing=not args.score_only)
     except AgentlabError as exc:
         return usage_error(str(exc))
     try:

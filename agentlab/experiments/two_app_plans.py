@@ -41,11 +41,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: name -> HashManager keywords (beyond the shared ones)
+#: name -> HashManager keywords (beyond the shared ones; ``k`` overrides the config's top-K)
 VARIANTS: dict[str, dict[str, Any]] = {
     "constrained": {},
     "unconstrained": {"constrained": False},
     "constrained+generalists": {"generalists": True},
+    # the router picks the applications, the model writes the split: two candidates of different domains, <= 2 steps
+    "constrained-top2": {"k": 2, "distinct_domains": True, "max_plan_steps": 2},
 }
 
 
@@ -104,6 +106,8 @@ class TwoAppPlans:
     model: str = ""
     #: reference without the manager: the two best-ranked specialists of different domains as the "plan"
     router_pair: float = 0.0
+    #: when variants cover different requests: (how many all cover, each variant's AgentMatch on those)
+    common: tuple[int, dict[str, float]] | None = None
 
     def summary(self) -> dict[str, float | int]:
         out: dict[str, float | int] = {"requests": self.requests, f"top{self.k}_recall": self.topk_recall,
@@ -119,9 +123,9 @@ class TwoAppPlans:
             f"manager backbone `{self.model}`; plans only (not executed). Top-{self.k} recall of the gold domains in the "
             f"router's full ranking: {pct(self.topk_recall)} %.",
             "",
-            *table(["manager", "AgentMatch %", "agent-level match %", "plans with a generalist step %", "no plan",
+            *table(["manager", "requests", "AgentMatch %", "agent-level match %", "plans with a generalist step %", "no plan",
                     "steps (1/2/3)", "s/task"],
-                   [[v.name, pct(v.agent_match), pct(v.agent_level), pct(v.with_generalist), v.failed,
+                   [[v.name, len(v.records), pct(v.agent_match), pct(v.agent_level), pct(v.with_generalist), v.failed,
                      "/".join(str(v.steps.get(n, 0)) for n in (1, 2, 3)), f"{v.seconds_per_task:.1f}"] for v in self.variants]),
             "",
             "constrained: the default everywhere (plan grammar over the top-K specialists: only their names, never one agent "
@@ -133,6 +137,10 @@ class TwoAppPlans:
             f"Reference without a manager (no generation): the router's two best-ranked specialists of different domains, "
             f"taken as the plan's agents, match the gold pair on {pct(self.router_pair)} % of the requests.",
         ]
+        if self.common is not None:
+            n, scores = self.common
+            body += ["", f"Not every variant planned every request (its row says how many, in file order); on the {n} "
+                     "requests all variants planned: " + ", ".join(f"{k} {pct(a)} %" for k, a in scores.items()) + "."]
         for v in self.variants:
             ex = next((r for r in v.records if r.get("plan")), None)
             if ex is not None:
@@ -167,8 +175,11 @@ def _score(name: str, settings: dict[str, Any], records: list[dict[str, Any]], r
 
 
 def run(router: Router, backend: LLMBackend, reqs: Sequence[Request], config: TwoAppConfig, *,
-        preds: Path | None = None) -> TwoAppPlans:
-    """Every variant's plans for ``reqs`` (resumed from ``preds/<variant>.jsonl`` where present)."""
+        preds: Path | None = None, plan_missing: bool = True) -> TwoAppPlans:
+    """Every variant's plans for ``reqs`` (resumed from ``preds/<variant>.jsonl`` where present).
+
+    ``plan_missing=False`` plans nothing: each variant is scored on the requests ``preds`` holds
+    for it (its row says how many), and :attr:`TwoAppPlans.common` on those all variants hold."""
     reqs = list(reqs[: config.limit] if config.limit else reqs)
     pool = router.pool
     rankings = router.rank([q.instruction for q in reqs])
@@ -177,7 +188,8 @@ def run(router: Router, backend: LLMBackend, reqs: Sequence[Request], config: Tw
     out = []
     for name in config.variants:
         settings = VARIANTS[name]
-        manager = HashManager(backend, **settings)
+        k = int(settings.get("k", config.k))
+        manager = HashManager(backend, **{key: v for key, v in settings.items() if key != "k"})
         path = preds / f"{name}.jsonl" if preds else None
         done = {r["id"]: r for r in read_jsonl(path)} if path and path.exists() else {}
         records = []
@@ -185,14 +197,23 @@ def run(router: Router, backend: LLMBackend, reqs: Sequence[Request], config: Tw
             if q.id in done:
                 records.append(done[q.id])
                 continue
+            if not plan_missing:
+                continue
             t0 = time.perf_counter()
-            res = router.plan([q.instruction], manager, k=config.k)[0]
+            res = router.plan([q.instruction], manager, k=k)[0]
             rec = res.as_record(q.id) | {"seconds": round(time.perf_counter() - t0, 2)}
             records.append(rec)
             if path is not None:
                 append_jsonl(path, rec)
             log.info("%s %s: %s", name, q.id, [s["agent"] for s in rec["plan"]] or rec.get("error", "")[:120])
-        v = _score(name, settings, records, reqs, pool, resumed=sum(q.id in done for q in reqs))
+        have = {r["id"] for r in records}
+        v = _score(name, settings, records, [q for q in reqs if q.id in have], pool, resumed=sum(q.id in done for q in reqs))
         log.info("%s: AgentMatch %.3f (%d resumed)", name, v.agent_match, v.resumed)
         out.append(v)
-    return TwoAppPlans(len(reqs), config.k, recall, out, model=getattr(backend, "model_id", "?"), router_pair=pair.accuracy)
+    study = TwoAppPlans(len(reqs), config.k, recall, out, model=getattr(backend, "model_id", "?"), router_pair=pair.accuracy)
+    ids = set.intersection(*({r["id"] for r in v.records} for v in out)) if out else set()
+    if any(len(v.records) < len(reqs) for v in out) and ids:
+        sub = [q for q in reqs if q.id in ids]
+        study.common = (len(sub), {v.name: _score(v.name, v.settings, [r for r in v.records if r["id"] in ids], sub, pool, 0).agent_match
+                                 for v in out})
+    return study

@@ -155,6 +155,8 @@ def route(
     ray_address: str | None = typer.Option(None, "--ray-address", help="HashManager mode: plan on this existing Ray cluster."),
     unconstrained: bool = typer.Option(False, "--unconstrained", help="HashManager mode: prompt only, no plan-grammar decoding (the ablation; default: plans decoded inside the grammar over the top-K agents)."),
     generalists: bool = typer.Option(False, "--generalists", help="HashManager mode: general agents (AgentS2, PCAgent, AppAgent) may be plan steps (ablation; default: the top-K specialists)."),
+    distinct_domains: bool = typer.Option(False, "--distinct-domains", help="HashManager mode: at most one candidate per domain (the best-ranked)."),
+    max_plan_steps: int = typer.Option(3, "--max-plan-steps", min=1, help="HashManager mode: at most this many plan steps (the grammar's bound)."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
 
@@ -170,9 +172,10 @@ def route(
 
     if mode not in ("router", "manager"):
         raise ConfigError(f"--mode must be router or manager, not '{mode}'")
-    if (unconstrained or generalists) and mode != "manager":
-        raise ConfigError(f"{'--unconstrained' if unconstrained else '--generalists'} is about manager plans; "
-                          "add --mode manager or leave it out")
+    manager_flags = {"--unconstrained": unconstrained, "--generalists": generalists, "--distinct-domains": distinct_domains,
+                     "--max-plan-steps": max_plan_steps != 3}
+    if mode != "manager" and (given := [f for f, on in manager_flags.items() if on]):
+        raise ConfigError(f"{given[0]} is about manager plans; add --mode manager or leave it out")
     _check_out(out, overwrite=overwrite, resume=mode == "manager")
     items = _read_tasks(tasks)
     done: set[str] = set()
@@ -231,9 +234,10 @@ def route(
     todo = [t for t in ok_items if t["id"] not in done]
     if scale.distributed:
         recipe: Any = PlanRecipe(router, k, _default_tokens(), tokens, demos, agents, llm=r.llm, constrained=not unconstrained,
-                                 generalists=generalists)
+                                 generalists=generalists, distinct_domains=distinct_domains, max_plan_steps=max_plan_steps)
     else:
-        manager = HashManager(load_backend(r.llm), constrained=not unconstrained, generalists=generalists)
+        manager = HashManager(load_backend(r.llm), constrained=not unconstrained, generalists=generalists,
+                              distinct_domains=distinct_domains, max_plan_steps=max_plan_steps)
         recipe = lambda index: lambda t: plan_record(r, manager, t, k)  # noqa: E731 -- the serial worker
     from tqdm.auto import tqdm
 

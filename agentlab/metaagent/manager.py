@@ -100,6 +100,7 @@ class HashManager:
         max_subtask_tokens: int = 40,
         copy_task_words: bool = False,
         generalists: bool = False,
+        distinct_domains: bool = False,
     ) -> None:
         self.backend = backend
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
@@ -114,6 +115,8 @@ class HashManager:
         self.copy_task_words = copy_task_words
         #: general agents may be plan steps (default: only specialists are candidates)
         self.generalists = generalists
+        #: at most one candidate per domain (SheetAgent and CalcAgent both serve "calc")
+        self.distinct_domains = distinct_domains
         if constrained and not backend.capabilities.plan_grammar:
             refuse_grammar(backend, PlanGrammar(("any",)))
 
@@ -122,7 +125,7 @@ class HashManager:
         return {"max_new_tokens": self.params.max_new_tokens, "max_demos": self.max_demos, "constrained": self.constrained,
                 "max_plan_steps": self.max_plan_steps, "min_plan_steps": self.min_plan_steps,
                 "max_subtask_tokens": self.max_subtask_tokens, "copy_task_words": self.copy_task_words,
-                "generalists": self.generalists}
+                "generalists": self.generalists, "distinct_domains": self.distinct_domains}
 
     def variant(self, backend: LLMBackend | None = None, **changes: Any) -> HashManager:
         """This manager with another backend and/or settings changed."""
@@ -130,10 +133,16 @@ class HashManager:
 
     def candidates(self, ranked: list[AgentDocument], k: int) -> list[AgentDocument]:
         """The documents the plan may use: the first ``k`` of ``ranked`` (most probable first) that
-        are specialists, or any agents with ``generalists`` (or when ``ranked`` holds no specialist)."""
+        are specialists, or any agents with ``generalists`` (or when ``ranked`` holds no specialist);
+        with ``distinct_domains`` only the best-ranked agent of each domain."""
         from agentlab.metaagent.store_policy import is_generalist
 
         pick = ranked if self.generalists else [d for d in ranked if not is_generalist(d)] or ranked
+        if self.distinct_domains:
+            first: dict[str, AgentDocument] = {}
+            for d in pick:
+                first.setdefault(d.domain, d)
+            pick = list(first.values())  # dicts keep insertion order: still best-ranked first
         return pick[:k]
 
     def grammar(self, task: str, names: list[str]) -> PlanGrammar:

@@ -52,6 +52,10 @@ class PlanRecipe:
     constrained: bool = True
     #: general agents may be plan steps (``--generalists``; default: specialists only)
     generalists: bool = False
+    #: at most one candidate per domain (``--distinct-domains``)
+    distinct_domains: bool = False
+    #: the plan grammar's bound on steps (``--max-plan-steps``)
+    max_plan_steps: int = 3
 
     def __call__(self, index: int) -> Callable[[PlanItem], dict[str, Any]]:
         from agentlab.llm import load_backend
@@ -59,5 +63,6 @@ class PlanRecipe:
 
         r = build_router(self.router, AgentPool.from_dir(self.agents_dir), self.tokens, demos=self.demos,
                          llm=self.llm, progress=False, default_tokens=self.default_tokens)
-        manager = HashManager(load_backend(r.llm), constrained=self.constrained, generalists=self.generalists)
+        manager = HashManager(load_backend(r.llm), constrained=self.constrained, generalists=self.generalists,
+                              distinct_domains=self.distinct_domains, max_plan_steps=self.max_plan_steps)
         return lambda item: plan_record(r, manager, item, self.k)

@@ -114,6 +114,9 @@ def test_unconstrained_is_only_for_manager_mode(workdir: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert rc != 0 and "--unconstrained is about manager plans" in err
     assert not (workdir / "u.jsonl").exists()
+    rc = _run(["route", "--router", "embedding", "--max-plan-steps", "2", "--tasks", str(workdir / "tasks.jsonl"),
+               "--agents", str(workdir / "agents"), "--out", str(workdir / "u.jsonl")])
+    assert rc != 0 and "--max-plan-steps is about manager plans" in capsys.readouterr().err
 
 
 def test_manager_mode_is_constrained_unless_told(workdir: Path, monkeypatch, capsys) -> None:

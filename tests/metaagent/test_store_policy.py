@@ -79,3 +79,10 @@ def test_manager_candidates_are_specialists_unless_generalists(pool) -> None:
     assert [d.name for d in both.candidates(ranked, 3)] == ["SheetAgent", "PCAgent", "AgentS2"]
     only_general = [pool.get("AgentS2"), pool.get("PCAgent")]
     assert [d.name for d in plain.candidates(only_general, 5)] == ["AgentS2", "PCAgent"]  # nothing else to plan with
+
+
+def test_distinct_domain_candidates(pool) -> None:
+    ranked = [pool.get(n) for n in ["SheetAgent", "CalcAgent", "PCAgent", "WordAgent", "WriterAgent", "SlideAgent"]]
+    m = HashManager(_NoModel(), constrained=False, distinct_domains=True)
+    assert [d.name for d in m.candidates(ranked, 2)] == ["SheetAgent", "WordAgent"]
+    assert [d.name for d in m.candidates(ranked, 5)] == ["SheetAgent", "WordAgent", "SlideAgent"]
