@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=3)
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--quick", action="store_true", help="one task per domain, gt and the generalist only")
+    ap.add_argument("--workspace-single", action="store_true",
+                    help="run the single-domain workspace tasks of --task-dir (for data/tasks)")
     ap.add_argument("--report-only", action="store_true", help="summarise the run folders, run nothing")
     ap.add_argument("--results", type=Path, default=RESULTS / "heldout.md")
     args = ap.parse_args(argv)
@@ -36,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         return usage_error(f"unknown arm(s) {', '.join(unknown)}; known: {', '.join(heldout.ARMS)}")
     per_domain = 1 if args.quick else args.per_domain
+    if args.workspace_single:  # e.g. data/tasks: its single-domain workspace tasks only
+        args.task_dir = heldout.workspace_single_folder(args.task_dir, args.out)
     sample = heldout.sample_folder(args.task_dir, args.out, per_domain)
     if not args.report_only:
         for name in arms:
@@ -50,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
                 return usage_error(f"arm {name}: agentlab exec exited with {done.returncode}")
     results = heldout.read_arms(args.out, arms)
     body = [
-        f"Tasks: `{args.task_dir.relative_to(ROOT) if args.task_dir.is_relative_to(ROOT) else args.task_dir}` "
-        f"(written before the toolkits); slower arms on the first {per_domain} task(s) of each domain. "
+        f"Tasks: `{args.task_dir.relative_to(ROOT) if args.task_dir.is_relative_to(ROOT) else args.task_dir}`"
+        f"{' (its single-domain workspace tasks)' if args.workspace_single else ''}"
+        f"{' (written before the toolkits, never used to tune them)' if 'heldout' in args.task_dir.name else ''}; slower arms on the first {per_domain} task(s) of each domain. "
         f"Max {args.max_steps} steps, replies capped at {args.max_new_tokens} new tokens, greedy. "
         "ExecutionAcc % (tasks); harness errors count as failures. Arms: gt = each task's specialist "
         "(its toolkit, grammar-constrained decoding); agenttoken = the shipped router picks the agent; "

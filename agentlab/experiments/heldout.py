@@ -62,6 +62,20 @@ def sample_folder(task_dir: Path, out: Path, per_domain: int) -> Path:
     return folder
 
 
+def workspace_single_folder(task_dir: Path, out: Path) -> Path:
+    """``out/tasks``: the single-domain workspace tasks of ``task_dir`` (no plan, no desktop or
+    phone task), copied byte for byte: ``data/tasks``' counterpart of the held-out set."""
+    folder = out / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    for t in load_tasks(task_dir):
+        if t.env == "workspace" and not t.plan and t.domain != "multi_apps":
+            src = task_dir / f"{t.id}.json"
+            dst = folder / src.name
+            if not dst.exists() or dst.read_bytes() != src.read_bytes():
+                shutil.copyfile(src, dst)
+    return folder
+
+
 def exec_argv(arm: Arm, tasks: Path, out: Path, *, max_steps: int, max_new_tokens: int, resume: bool) -> list[str]:
     """The ``agentlab exec`` arguments of one arm (resumable: the same flags give the same manifest)."""
     argv = ["exec", "--tasks", str(tasks), "--out", str(out / arm.name), *arm.flags,

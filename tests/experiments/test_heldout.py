@@ -24,6 +24,13 @@ def test_the_sample_takes_the_first_tasks_of_each_domain_byte_for_byte(tmp_path:
     assert heldout.sample_folder(HELDOUT, tmp_path, 2) == folder  # again: nothing changes
 
 
+def test_the_dev_set_is_the_single_domain_workspace_tasks(tmp_path: Path) -> None:
+    folder = heldout.workspace_single_folder(ROOT / "data" / "tasks", tmp_path)
+    tasks = load_tasks(folder)
+    assert len(tasks) >= 50 and all(t.env == "workspace" and not t.plan for t in tasks)
+    assert {"calc", "writer", "os", "vscode"} <= {t.domain for t in tasks} and "multi_apps" not in {t.domain for t in tasks}
+
+
 def test_each_arm_is_one_resumable_exec_command(tmp_path: Path) -> None:
     argv = heldout.exec_argv(heldout.ARMS["unconstrained"], HELDOUT, tmp_path, max_steps=3, max_new_tokens=256, resume=True)
     assert argv == ["exec", "--tasks", str(HELDOUT), "--out", str(tmp_path / "unconstrained"), "--router", "gt",
