@@ -71,6 +71,10 @@ def test_trajectories_notebook_recorded_and_replayed_real_episodes(tiny_run):
     (arch_row,) = read_jsonl(tiny_run / "05_arch" / "variants" / "pc_agent" / "results.jsonl")
     assert arch_row["agents"] == ["PCAgent"] and arch_row["error"] is None and arch_row["subtasks"] >= 1
     assert "manager:" in text and ("decision:" in text or "no role messages recorded" not in text)
+    # the specialist's calls were shown, and a Chromium GUI solution was replayed and recorded
+    assert "csv-sales-summary by SheetAgent" in text
+    assert "ok   chrome-g-show-home-button: start 0.00, solved 1.00" in text
+    assert list((tiny_run / "05_gui_replay" / "replay").glob("*.png"))
 
 
 def test_token_training_notebook_enrolled_the_new_agents_without_touching_the_old_tokens(tiny_run):

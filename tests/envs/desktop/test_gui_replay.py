@@ -130,3 +130,26 @@ def test_one_task_of_each_application_replays(task_id: str, tmp_path: Path) -> N
         pytest.skip(f"not installed: {', '.join(missing)} (scripts/sysdeps.sh)")
     check = check_task_gui(task, tmp_path / "episode")
     assert check.ok, check.line()
+
+
+@pytest.mark.xvfb
+@pytest.mark.timeout(300)
+def test_a_recorded_replay_is_an_episode_the_inspector_reads(tmp_path: Path) -> None:
+    """Notebook 05's Chromium replay: every action of the GUI solution is a recorded step with
+    the screen it acted on, and the episode's end says whether the task was solved."""
+    reason = xvfb_available() or pyatspi_available()
+    if reason:
+        pytest.skip(f"no desktop here: {reason}")
+    from agentlab.envs.gui_replay import record_gui_check
+    from agentlab.envs.launchers import LAUNCHERS, installed
+    from agentlab.trajectory import load_trajectory
+
+    task = load_task(tasks_dir() / "chrome-g-show-home-button.json")
+    if not all(installed(LAUNCHERS[a]) for a in task.apps if a in LAUNCHERS):
+        pytest.skip("chromium is not installed (scripts/sysdeps.sh)")
+    check = record_gui_check(task, tmp_path / "episode")
+    assert check.ok, check.line()
+    traj = load_trajectory(tmp_path / "episode" / "replay")
+    acting = [s for s in task.gui_solution if s.action not in ("wait", "gone") and s.sleep is None]
+    assert len(traj.steps) == len(acting) and all(s.screenshot for s in traj.steps)
+    assert traj.meta.status == "done" and traj.meta.extra["solved"] == 1.0
