@@ -131,8 +131,12 @@ class TwoAppPlans:
             "constrained: the default everywhere (plan grammar over the top-K specialists: only their names, never one agent "
             "twice in a row, at most 3 steps). unconstrained: the same prompt without the grammar (`--unconstrained`), one "
             "corrective retry. +generalists: general agents (AgentS2, PCAgent, AppAgent) among the top-K candidates "
-            "(`--generalists`). AgentMatch: the set of the plan's agent domains equals the gold pair; agent-level: also every "
-            "step's agent is a gold agent. s/task: wall time on a 2-core machine shared with other jobs (indicative).",
+            "(`--generalists`). constrained-top2: the router's two best specialists of different domains as the only "
+            "candidates and at most 2 steps (`--k 2 --distinct-domains --max-plan-steps 2`): the router picks the "
+            "applications, the model writes the split. AgentMatch: the set of the plan's agent domains equals the gold pair; agent-level: also every "
+            "step's agent is a gold agent. s/task: wall time on a 2-core machine shared with other jobs (indicative). "
+            "The plans in `--preds` were made by this script (one variant per process, side by side), then scored "
+            "together; without the folder the same command plans everything serially.",
             "",
             f"Reference without a manager (no generation): the router's two best-ranked specialists of different domains, "
             f"taken as the plan's agents, match the gold pair on {pct(self.router_pair)} % of the requests.",
