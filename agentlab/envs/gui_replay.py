@@ -211,20 +211,3 @@ def check_task_gui(task: ExecTask, folder: Path, options: TaskEnvOptions | None 
         opened.close()
     return check
 
-
-def record_gui_check(task: ExecTask, folder: Path, options: TaskEnvOptions | None = None) -> GuiCheck:
-    """:func:`check_task_gui` with every replayed action recorded as an episode in
-    ``folder/replay`` (screen, accessibility elements, the action), so a GUI solution can be
-    watched step by step in the trajectory inspector and viewer (notebook 05)."""
-    from agentlab.trajectory import TrajectoryRecorder
-
-    rec = TrajectoryRecorder(folder / "replay", task=task.instruction, env="desktop", agent="gui_solution",
-                             model_id="none", extra={"task_id": task.id})
-
-    def hook(index: int, step: GuiStep, obs: Observation, action: Action | None) -> None:
-        if action is not None:
-            rec.record(obs, action, action_text=action.to_call(), info={"gui_step": index})
-
-    check = check_task_gui(task, folder, options, on_step=hook)
-    rec.finish("done" if check.ok else "failed", error=check.error, start=check.start, solved=check.solved)
-    return check

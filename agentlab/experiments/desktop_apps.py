@@ -26,6 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentlab.experiments.markdown import table
 
 if TYPE_CHECKING:
+    from agentlab.envs.actions.base import Action
+    from agentlab.envs.base import Observation
+    from agentlab.envs.gui_replay import GuiCheck
+    from agentlab.tasks.gui_solution import GuiStep
     from agentlab.tasks.spec import ExecTask
 
 log = logging.getLogger(__name__)
@@ -143,3 +147,22 @@ def run(config: DesktopAppsConfig) -> DesktopApps:
                     out[app].replays.append(Replay(task.id, check.ok, check.launch_s, check.a11y_nodes, check.a11y_s,
                                                    check.replay_s, check.collect_s, check.steps, check.error))
     return DesktopApps(config, list(out.values()))
+
+
+def record_gui_check(task: ExecTask, folder: Path) -> GuiCheck:
+    """:func:`~agentlab.envs.gui_replay.check_task_gui` with every replayed action recorded as an
+    episode in ``folder/replay`` (screen, accessibility elements, the action), so a GUI solution
+    can be watched step by step in the trajectory inspector and viewer (notebook 05)."""
+    from agentlab.envs.gui_replay import check_task_gui
+    from agentlab.trajectory import TrajectoryRecorder
+
+    rec = TrajectoryRecorder(folder / "replay", task=task.instruction, env="desktop", agent="gui_solution",
+                             model_id="none", extra={"task_id": task.id})
+
+    def hook(index: int, step: GuiStep, obs: Observation, action: Action | None) -> None:
+        if action is not None:
+            rec.record(obs, action, action_text=action.to_call(), info={"gui_step": index})
+
+    check = check_task_gui(task, folder, on_step=hook)
+    rec.finish("done" if check.ok else "failed", error=check.error, start=check.start, solved=check.solved)
+    return check

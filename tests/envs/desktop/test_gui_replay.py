@@ -140,7 +140,7 @@ def test_a_recorded_replay_is_an_episode_the_inspector_reads(tmp_path: Path) -> 
     reason = xvfb_available() or pyatspi_available()
     if reason:
         pytest.skip(f"no desktop here: {reason}")
-    from agentlab.envs.gui_replay import record_gui_check
+    from agentlab.experiments.desktop_apps import record_gui_check
     from agentlab.envs.launchers import LAUNCHERS, installed
     from agentlab.trajectory import load_trajectory
 
