@@ -151,9 +151,11 @@ def suite_manifest(
     )
 
 
-def _seeing(ident: dict[str, Any], llm: LLMBackend, side: int, *, always: bool = False) -> dict[str, Any]:
+def _seeing(ident: dict[str, Any], llm: LLMBackend | None, side: int, *, always: bool = False) -> dict[str, Any]:
     """A model identity with whether it is shown screenshots and their size (a text model's entry
     stays as it was before roles existed, so older run folders still resume)."""
+    if llm is None:  # a run whose agents need no model (scripted envs, replay)
+        return ident
     images = bool(llm.capabilities.images)
     if images or always:
         ident.update(images=images, max_image_side=side if images else None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -52,10 +53,19 @@ _warned: set[str] = set()
 
 @functools.cache
 def _encoder() -> SentenceEncoder:
-    """MiniLM, loaded once per process (every episode's tool retrieval uses it)."""
+    """MiniLM, loaded once per process (every episode's tool retrieval uses it), without the
+    weight-loading bar (a Ray worker's output is the run's output)."""
+    from transformers.utils import logging as hf_logging
+
     from agentlab.similarity import default_encoder
 
-    return default_encoder()
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return default_encoder()
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
 
 
 class ToolAgentOptions(BaseModel):
@@ -147,8 +157,8 @@ class ToolAgent:
                                                  allow_done=not first)}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
-            log.warning("%s: no grammar and no function calling (llm.guided_regex / llm.tool_calls); "
-                        "the tool calls are asked for plainly", llm.model_id)
+            log.info("%s: no grammar and no function calling (llm.guided_regex / llm.tool_calls); "
+                     "the tool calls are asked for plainly", llm.model_id)
         return {}
 
     # -- the episode -----------------------------------------------------------------
@@ -185,10 +195,12 @@ class ToolAgent:
                                info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
                     sent = len(a.messages)
 
+            t_step = time.perf_counter()
             asked = ask_until_parsed(
                 llm, messages, self.parse, max_attempts=o.max_attempts, params=params,
                 correction=self.templates["tools/correction"], correction_fields={"example": self._example()},
                 on_attempt=record_rejected, label="tool calls")
+            model_s = time.perf_counter() - t_step
             last = asked.attempts[-1]
             if asked.value is None:
                 status, error = "failed", f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
@@ -198,13 +210,13 @@ class ToolAgent:
             sent = len(messages)
             steps += 1
             if isinstance(asked.value, Reply):  # a program (and/or DONE/FAIL) instead of calls
-                action, report, ok, end_name = self._run_program(env, asked.value)
+                action, report, ok, end_name, ran = self._run_program(env, asked.value)
                 calls: list[Call] = []
             else:
                 calls = asked.value
                 tools = [c for c in calls if c.name not in ("done", "fail")]
                 ends = [c for c in calls if c.name in ("done", "fail")]
-                report, ok = self._execute(env, tools) if tools else ("", True)
+                report, ok, ran = self._execute(env, tools) if tools else ("", True, {})
                 action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
                 end_name = ends[0].name if ends else None
                 if ends and ends[0].name == "fail":
@@ -212,7 +224,9 @@ class ToolAgent:
             finished = end_name == "fail" or (end_name == "done" and ok)
             rec.record(None, action, action_text=last.reply, done=finished,
                        info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
-                             "calls": [c.as_json() for c in calls], "results": report})
+                             "calls": [c.as_json() for c in calls], "results": report, "program": ran,
+                             "end": end_name, "timing": {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - t_step, 6),
+                                                         "program_s": float(ran.get("duration_s", 0.0))}})
             if finished:
                 status = "done" if end_name == "done" else "failed"
                 error = None if status == "done" else (error or "the agent gave up (FAIL)")
@@ -225,20 +239,21 @@ class ToolAgent:
         final: Status = status  # type: ignore[assignment]
         return AgentResult(status=final, steps=steps, error=error)
 
-    def _run_program(self, env: Env, reply: Reply) -> tuple[RunProgram | None, str, bool, str | None]:
-        """A program reply: (its action, what it printed, whether it succeeded, 'done'/'fail'/None)."""
+    def _run_program(self, env: Env, reply: Reply) -> tuple[RunProgram | None, str, bool, str | None, dict[str, Any]]:
+        """A program reply: (its action, what it printed, whether it succeeded, 'done'/'fail'/None,
+        the run as the code agent records it)."""
         end_name = {"done": "done", "failed": "fail"}.get(reply.status or "")
         if reply.program is None:
-            return None, "", True, end_name
+            return None, "", True, end_name, {}
         stepped = env.step(reply.program)
         ok = bool(stepped.info.get("ok", True))
         out = str(stepped.info.get("stdout", ""))[-1500:]
         err = str(stepped.info.get("stderr", ""))[-800:]
         report = f"program exited with {stepped.info.get('returncode')}\n{out}" + (f"\nstderr:\n{err}" if err.strip() else "")
-        return reply.program, report.strip(), ok, end_name
+        return reply.program, report.strip(), ok, end_name, _ran(stepped.info)
 
-    def _execute(self, env: Env, calls: list[Call]) -> tuple[str, bool]:
-        """Run ``calls`` in the workspace; (what each did, one per line; whether all succeeded)."""
+    def _execute(self, env: Env, calls: list[Call]) -> tuple[str, bool, dict[str, Any]]:
+        """Run ``calls`` in the workspace; (what each did, one per line; whether all succeeded; the run)."""
         stepped = env.step(RunProgram("python", program(self.kit.name, [c.as_json() for c in calls])))
         done = results(str(stepped.info.get("stdout", "")))
         lines = []
@@ -248,7 +263,7 @@ class ToolAgent:
             lines.append(f"{call.render()} -> not run" + (f" ({stepped.info.get('stderr', '')[-300:]})"
                                                           if not done else ""))
         ok = len(done) == len(calls) and all(r.get("ok") for r in done)
-        return "\n".join(lines), ok
+        return "\n".join(lines), ok, _ran(stepped.info)
 
     def _example(self) -> str:
         return next(iter(self.kit.examples), ("", "done()"))[1].splitlines()[0]
@@ -262,3 +277,9 @@ class ToolAgent:
 def _ends_in_marker(reply: str) -> bool:
     lines = [ln.strip("*_`.!: ") for ln in reply.splitlines() if ln.strip()]
     return bool(lines) and lines[-1].upper() in ("DONE", "FAIL")
+
+
+def _ran(info: dict[str, Any]) -> dict[str, Any]:
+    """What the workspace said of a program's run, as the code agent records it (the hub, COLA
+    and the viewer read ``info.program``)."""
+    return {k: info[k] for k in ("returncode", "timed_out", "stdout", "stderr", "duration_s") if k in info}

@@ -53,6 +53,15 @@ class _KnownMissingTokens(logging.Filter):
         return not expected
 
 
+def checkpoint_pool(pool: AgentPool, tokens: Path, new_agents: list[str]) -> AgentPool:
+    """The pool the study is about: the agents the checkpoint was trained on, plus the newcomers.
+    Agents enrolled later than the study (FileAgent) are outside it, not "missing tokens"."""
+    import json
+
+    known = set(json.loads((Path(tokens) / "tokens.json").read_text(encoding="utf-8")).get("agents", []))
+    return pool.subset([n for n in pool.names if n in known or n in new_agents])
+
+
 class EnrolmentConfig(BaseModel):
     """One measurement."""
 
@@ -129,8 +138,9 @@ def run(pool: AgentPool, config: EnrolmentConfig, *, router_options: dict[str, A
 
     for name in config.new_agents:
         pool.get(name)  # an unknown name fails before anything loads
-    base_pool = pool.subset([n for n in pool.names if n not in config.new_agents])
     tokens = config.tokens or data_dir() / "tokens" / "base30"
+    pool = checkpoint_pool(pool, tokens, config.new_agents)
+    base_pool = pool.subset([n for n in pool.names if n not in config.new_agents])
     opts = {"progress": False, **(router_options or {})}
     before_router = AgentTokenRouter.load(tokens, base_pool, **opts)
     # (a checkpoint that already holds a new agent fails in load: it is not in base_pool)

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.eval.metrics import RoutingReport, routing_accuracy
+from agentlab.experiments.enrolment import checkpoint_pool
 from agentlab.experiments.markdown import pct, table
 from agentlab.experiments.routing_data import single_app_tasks
 from agentlab.metaagent.agenttoken import AgentTokenRouter
@@ -169,8 +170,9 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
     gen = set(config.generalists)
     for name in config.generalists:
         pool.get(name)
-    base_pool = pool.subset([n for n in pool.names if n not in gen])
     tokens = config.tokens or data_dir() / "tokens" / "base30"
+    pool = checkpoint_pool(pool, tokens, list(config.generalists))
+    base_pool = pool.subset([n for n in pool.names if n not in gen])
     opts = {"progress": False, **(router_options or {})}
     before = AgentTokenRouter.load(tokens, base_pool, **opts)
     after = AgentTokenRouter.load(tokens, pool, **opts)

@@ -69,13 +69,15 @@ def test_loopback_endpoint_plays_a_correct_planner_end_to_end(tmp_path, pool, ro
     llm = OpenAICompatBackend(LLMConfig(kind="openai", base_url=url, model="planner", guided_regex=True))
     planner = router_planner(router, llm, ManagerOptions(k=2, max_steps=2))
     row = run_task(two_step_task(plan=None), pool=pool, llm=llm, out_dir=tmp_path,
-                   options=ExecOptions(mode="manager", router="embedding", max_steps=2), planner=planner)
+                   options=ExecOptions(mode="manager", router="embedding", max_steps=2,
+                                       runner_options={"mode": "code"}),  # the specialists write programs here
+                   planner=planner)
     assert (row["status"], row["success"], row["error"]) == ("done", True, None)
     assert row["plan"] == [{"agent": "SheetAgent", "subtask": "Sum the amounts in sales.csv into total.txt"},
                            {"agent": "WordAgent", "subtask": "Write report.md saying 'Total: <sum>'"}]
     first = chat_server.requests[0]
     assert "###(SheetAgent|WordAgent):" in first["guided_regex"] or "###(WordAgent|SheetAgent):" in first["guided_regex"]
-    assert "guided_regex" not in chat_server.requests[1]  # the agents' own calls are not constrained
+    assert "guided_regex" not in chat_server.requests[1]  # the agents' programs are not constrained
     assert "1. SheetAgent (done): wrote total.txt" in chat_server.requests[2]["messages"][1]["content"]
 
 
