@@ -216,8 +216,8 @@ class ToolAgent:
                 calls = asked.value
                 tools = [c for c in calls if c.name not in ("done", "fail")]
                 ends = [c for c in calls if c.name in ("done", "fail")]
-                report, ok, ran = self._execute(env, tools) if tools else ("", True, {})
                 action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
+                report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
                 end_name = ends[0].name if ends else None
                 if ends and ends[0].name == "fail":
                     error = f"the agent gave up: {ends[0].args.get('reason', '')}"
@@ -252,9 +252,10 @@ class ToolAgent:
         report = f"program exited with {stepped.info.get('returncode')}\n{out}" + (f"\nstderr:\n{err}" if err.strip() else "")
         return reply.program, report.strip(), ok, end_name, _ran(stepped.info)
 
-    def _execute(self, env: Env, calls: list[Call]) -> tuple[str, bool, dict[str, Any]]:
-        """Run ``calls`` in the workspace; (what each did, one per line; whether all succeeded; the run)."""
-        stepped = env.step(RunProgram("python", program(self.kit.name, [c.as_json() for c in calls])))
+    def _execute(self, env: Env, calls: list[Call], action: RunProgram) -> tuple[str, bool, dict[str, Any]]:
+        """Run ``calls`` (as ``action``, their program) in the workspace; (what each did, one per
+        line; whether all succeeded; the run)."""
+        stepped = env.step(action)
         done = results(str(stepped.info.get("stdout", "")))
         lines = []
         for call, res in zip(calls, done):
