@@ -90,24 +90,25 @@ class RouterRoute:
 def router_route(kind: str, pool: AgentPool, tokens: Path | None = None, llm: LLMConfig | None = None) -> RouteFn:
     """A route function for any router of :data:`~agentlab.metaagent.router.ROUTERS`, built as
     ``agentlab route`` builds it: AgentToken and the hybrid (or any router given ``tokens``) loaded
-    from its checkpoint (default ``data/tokens``), the other baselines fitted on the pool's seed
+    from its checkpoint (default: the shipped one of the router's backbone), the other baselines fitted on the pool's seed
     demonstrations, ground truth as it is. ``llm``: the router's own model (an endpoint apart from
     the agents'; None: ``AGENTLAB_LLM_*``)."""
     return RouterRoute(build_router(kind, pool, tokens, llm=llm), kind)
 
 
-def router_identity(kind: str, tokens: Path | None = None) -> dict[str, Any]:
+def router_identity(kind: str, tokens: Path | None = None, llm: LLMConfig | None = None) -> dict[str, Any]:
     """What a router's decisions depend on besides the prompts, for the manifest: the checkpoint
-    :func:`router_route` loads (AgentToken, or any router given ``tokens``) with its hash, the
-    training data a fitted baseline reads (``data/demos``), nothing more for ground truth."""
+    :func:`router_route` loads (AgentToken, or any router given ``tokens``; by default the shipped one of
+    ``llm``'s backbone) with its hash, the training data a fitted baseline reads (``data/demos``),
+    nothing more for ground truth."""
     from agentlab.metaagent.data import default_demos_path, holds_dataset
-    from agentlab.paths import data_dir
+    from agentlab.metaagent.shipped import shipped_tokens
 
     entry = ROUTERS.get(kind)
     if entry is None or entry.state == "none":  # ground truth, or a label ("forced")
         return checkpoint_identity(kind, None)
     if entry.state == "checkpoint" or tokens is not None:
-        return checkpoint_identity(kind, tokens or data_dir() / "tokens")
+        return checkpoint_identity(kind, tokens or shipped_tokens(llm))
     demos = default_demos_path()
     return checkpoint_identity(kind, demos if holds_dataset(demos) else None)
 

@@ -37,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.errors import AgentlabError, DataError
 from agentlab.fileio import atomic_write_json
-from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
-from agentlab.llm.embedded import MINILM_ID, minilm_path, smollm2_gguf_path
+from agentlab.llm.config import EMBEDDED_MODELS, LLMConfig
+from agentlab.llm.embedded import MINILM_ID, minilm_path, source_fingerprint
 from agentlab.llm.identity import file_fingerprint, weights_fingerprint
 from agentlab.paths import REPO_ROOT, prompts_dir
 
@@ -193,13 +193,13 @@ def backend_identity(llm: Any) -> dict[str, Any]:
 
 def config_identity(config: LLMConfig) -> dict[str, Any]:
     """A backend's identity from its config, without loading it: an endpoint's model name and
-    base url, or a local model's name and weights fingerprint (the embedded SmolLM2: its GGUF file)."""
+    base url, or a local model's name and weights fingerprint (an embedded backbone: its GGUF file)."""
     if config.kind == "openai":
         return {"model_id": config.model, "base_url": config.base_url, "backend": config.kind}
     ident: dict[str, Any] = {"model_id": config.model, "backend": config.kind, "dtype": config.dtype}
     try:
-        if config.model == EMBEDDED_BACKBONE:
-            ident["fingerprint"] = file_fingerprint(smollm2_gguf_path())
+        if config.model in EMBEDDED_MODELS:
+            ident["fingerprint"] = source_fingerprint(config.model)
         else:
             path = Path(config.model).expanduser()
             if config.gguf_file:

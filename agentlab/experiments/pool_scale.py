@@ -39,7 +39,7 @@ class PoolScaleConfig(BaseModel):
     #: pool sizes; one below the real pool's size is raised to it (the smallest point is the real pool)
     sizes: list[int] = Field(default_factory=lambda: [32, 100, 300, 1000])
     rows: Literal["random", "perturbed"] = "random"
-    #: AgentToken checkpoint (default: the shipped ``data/tokens``)
+    #: AgentToken checkpoint (default: the shipped one of the configured backbone, ``data/tokens`` for SmolLM2)
     tokens: Path | None = None
 
 
@@ -173,7 +173,7 @@ def run(
     from agentlab.metaagent.agenttoken import AgentTokenRouter
     from agentlab.metaagent.baselines.icl import ContextOverflowError, ICLRouter
     from agentlab.metaagent.head import AgentHead
-    from agentlab.paths import data_dir
+    from agentlab.metaagent.shipped import shipped_tokens
 
     # a size below the real pool cannot be reached by adding distractors: it starts at the pool
     sizes = sorted({max(n, len(pool)) for n in config.sizes})
@@ -181,7 +181,7 @@ def run(
         log.warning("pool sizes %s below the %d real agents were raised to it: %s", config.sizes, len(pool), sizes)
         config = config.model_copy(update={"sizes": sizes})
     texts, gold = [t.instruction for t in tasks], [t.domain or "" for t in tasks]
-    ckpt = config.tokens or (data_dir() / "tokens")
+    ckpt = config.tokens or shipped_tokens()
     trained = AgentTokenRouter.load(ckpt, pool, use_cache=False, progress=False)
     assert trained.head is not None  # a loaded checkpoint always has its head
     head = trained.head

@@ -7,13 +7,15 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
-from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
+from agentlab.llm.config import EMBEDDED_BACKBONE, EMBEDDED_GEMMA, EMBEDDED_MODELS, LLMConfig
 
 if TYPE_CHECKING:
     from agentlab.llm.local import LocalHFBackend
 
 __all__ = [
     "EMBEDDED_BACKBONE",
+    "EMBEDDED_GEMMA",
+    "EMBEDDED_MODELS",
     "ChatMessage",
     "LLMBackend",
     "LLMConfig",

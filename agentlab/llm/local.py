@@ -1,6 +1,7 @@
 """A local Hugging Face causal LM: text generation plus the hooks AgentToken needs.
 
-Any model directory, a ``.gguf`` file, or the embedded SmolLM2 can be loaded. Besides
+Any model directory, a ``.gguf`` file, or an embedded backbone (SmolLM2-135M-Instruct, the
+default, or Gemma 3 270M; :mod:`agentlab.llm.embedded`) can be loaded. Besides
 chat/completion this backend exposes the frozen output head ``W_V`` and the final hidden
 state ``h`` that the head sees (after the final norm), so the MetaAgent can append agent
 rows ``W_A`` to the head without touching the model.
@@ -25,8 +26,8 @@ from agentlab.llm.base import (
     refuse_images,
     truncate_at_stop,
 )
-from agentlab.llm.config import EMBEDDED_BACKBONE, LLMConfig
-from agentlab.llm.embedded import converted_smollm2_dir
+from agentlab.llm.config import EMBEDDED_BACKBONE, EMBEDDED_MODELS, LLMConfig
+from agentlab.llm.embedded import converted_dir, embedded_model
 from agentlab.llm.identity import model_fingerprint
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,8 @@ class Encoded:
 
 def _resolve_source(cfg: LLMConfig) -> tuple[Path, str | None, str]:
     """Return (folder, gguf_file or None, human-readable model id)."""
-    if cfg.model == EMBEDDED_BACKBONE:
-        return converted_smollm2_dir(), None, "SmolLM2-135M-Instruct"
+    if cfg.model in EMBEDDED_MODELS:
+        return converted_dir(cfg.model), None, embedded_model(cfg.model).model_id
     path = Path(cfg.model).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
@@ -65,7 +66,7 @@ def _resolve_source(cfg: LLMConfig) -> tuple[Path, str | None, str]:
         raise ModelNotFoundError(
             f"backbone model not found: {path} is not a Hugging Face model directory "
             "(no config.json); download it once elsewhere and point llm.model at the folder, "
-            f"or use the embedded default '{EMBEDDED_BACKBONE}'"
+            f"or use an embedded backbone ('{EMBEDDED_BACKBONE}', the default, or {', '.join(repr(m) for m in EMBEDDED_MODELS[1:])})"
         )
     return path, None, path.name
 

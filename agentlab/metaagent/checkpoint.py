@@ -141,9 +141,11 @@ def check_compatible(
             where=jpath,
         )
     if ckpt.backbone_fingerprint != fingerprint:
+        from agentlab.metaagent.shipped import hint_for
+
         raise CheckpointError(
             f"trained on backbone {ckpt.backbone_id} ({ckpt.backbone_fingerprint}) but the loaded backbone is "
-            f"{backbone_id} ({fingerprint}); retrain with `agentlab train` for this backbone",
+            f"{backbone_id} ({fingerprint}); {hint_for(fingerprint, jpath.parent)}",
             where=jpath,
         )
     check_recorded(

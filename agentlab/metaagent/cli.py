@@ -31,9 +31,10 @@ DEFAULT_TOKENS = "data/tokens"
 
 
 def _default_tokens() -> Path:
-    from agentlab.paths import data_dir
+    """The shipped checkpoint of the configured backbone (``data/tokens``; Gemma: ``data/tokens/gemma3-270m``)."""
+    from agentlab.metaagent.shipped import shipped_tokens
 
-    return data_dir() / "tokens"
+    return shipped_tokens()
 
 
 def _pool(agents: Path | None) -> AgentPool:
@@ -45,7 +46,7 @@ def _pool(agents: Path | None) -> AgentPool:
 def train(
     demos: Path | None = typer.Option(None, "--demos", help="Self-instruct dataset folder (default: data/demos if it holds one, else the documents' seed demonstrations)."),
     out: Path = typer.Option(..., "--out", help="Checkpoint folder to write (tokens.safetensors + tokens.json)."),
-    add: str | None = typer.Option(None, "--add", help="Enrol one new agent: train only its token on top of --tokens (default: --out if it exists, else data/tokens)."),
+    add: str | None = typer.Option(None, "--add", help="Enrol one new agent: train only its token on top of --tokens (default: --out if it exists, else the shipped tokens of the configured backbone)."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Existing checkpoint to extend with --add."),
     config: Path | None = typer.Option(None, "--config", help="AgentTokenConfig YAML (template, feature, train, ...)."),
     preset: str | None = typer.Option(None, "--preset", help="Training preset: default or paper (lr 4e-5, wd 1.0, 10 epochs)."),
@@ -144,7 +145,7 @@ def _check_out(out: Path, *, overwrite: bool, resume: bool) -> None:
 def route(
     tasks: Path = typer.Option(..., "--tasks", help="JSONL of {id, instruction[, state]}."),
     out: Path = typer.Option(..., "--out", help="Predictions JSONL to write (an existing file is kept unless --overwrite; manager mode resumes it)."),
-    tokens: Path | None = typer.Option(None, "--tokens", help="Trained router state (AgentToken / hybrid checkpoint; default for those: the shipped data/tokens)."),
+    tokens: Path | None = typer.Option(None, "--tokens", help="Trained router state (AgentToken / hybrid checkpoint; default for those: the shipped tokens of the configured backbone, data/tokens or data/tokens/gemma3-270m)."),
     router: str = typer.Option("agenttoken", "--router", help="agenttoken | hybrid | icl | lora | prompt | embedding"),
     mode: str = typer.Option("router", "--mode", help="router (one agent) | manager (multi-agent plan)"),
     k: int = typer.Option(5, "--k", help="HashManager mode: documents of the top-K agents go into the prompt."),

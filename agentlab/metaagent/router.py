@@ -219,17 +219,18 @@ def build_router(
     default_tokens: Path | None = None,
 ) -> Router:
     """The router every command uses, built one way: a checkpoint router (AgentToken, the hybrid)
-    loaded from ``tokens`` (default ``default_tokens``, else ``data/tokens``), any router given
+    loaded from ``tokens`` (default ``default_tokens``, else the shipped checkpoint of ``llm``'s backbone:
+    :func:`~agentlab.metaagent.shipped.shipped_tokens`), any router given
     ``tokens`` loaded from it, the other baselines fitted on ``demos`` (default: the pool's seed
     demonstrations). ``llm``: the router's own model (None: ``AGENTLAB_LLM_*``)."""
     from agentlab.metaagent.data import load_training_set
-    from agentlab.paths import data_dir
+    from agentlab.metaagent.shipped import shipped_tokens
 
     cls = router_class(kind)
     if ROUTERS[kind].state == "none":  # nothing to learn (ground truth)
         return cls(pool, llm, progress=progress)
     if kind in CHECKPOINT_ROUTERS or tokens is not None:
-        return cls.load(tokens or default_tokens or data_dir() / "tokens", pool, llm)
+        return cls.load(tokens or default_tokens or shipped_tokens(llm), pool, llm)
     router = cls(pool, llm, progress=progress)
     router.fit(load_training_set(pool, demos))
     return router
