@@ -118,13 +118,16 @@ def benchmark_data(
     lm_per_domain: int | None = None,
     lm_max: int | None = None,
     seed: int = 0,
+    lm_per_agent: int | None = -1,
 ) -> RoutingData:
     """The Table-4 analog's data: at most ``per_domain`` tasks per domain of OSWorld, then of AppAgent
     (and of the project set when ``project``), the first ``limit`` of each; ``per_agent``
     demonstrations per agent for every router (plus every document's requests when ``documents``;
     ``all_data`` also draws every demonstration, ``full``). The ``lm_routers`` are evaluated on at
-    most ``lm_per_domain`` per domain of those, ``lm_max`` in all, spread evenly. A training text
-    equal to a task's instruction is a :class:`~agentlab.errors.DataError`."""
+    most ``lm_per_domain`` per domain of those, ``lm_max`` in all, spread evenly; the adapted-LM routers
+    (LoRA, prompt tuning) train on ``lm_per_agent`` demonstrations per agent (-1: the same set as the
+    others), for when their fits would not fit the time. A training text equal to a task's instruction
+    is a :class:`~agentlab.errors.DataError`."""
     tasks = stratified(load_osworld(), per_domain, seed) + stratified(load_appagent(), per_domain, seed)
     own = stratified(load_project_set(), per_domain, seed) if project else []
     if limit:
@@ -138,7 +141,7 @@ def benchmark_data(
 
     train = demos(per_agent)
     return RoutingData(
-        train=train, lm_train=train, tasks=tasks, lm_tasks=evenly(stratified(tasks, lm_per_domain, seed), lm_max),
+        train=train, lm_train=train if lm_per_agent == -1 else demos(lm_per_agent), tasks=tasks, lm_tasks=evenly(stratified(tasks, lm_per_domain, seed), lm_max),
         project=own, lm_project=evenly(stratified(own, lm_per_domain, seed), lm_max),
         full=demos(None) if all_data else None, lm_routers=frozenset(lm_routers),
     )

@@ -85,7 +85,7 @@ def project_tables(rows: Sequence[RouterMeasurement], own: Sequence[BenchmarkTas
 
 
 def markdown(result: RoutingTable, data: RoutingData, *, per_agent: int | None, epochs: int, documents: bool,
-             pool_size: int) -> list[str]:
+             pool_size: int, backbone: str = "embedded SmolLM2-135M-Instruct") -> list[str]:
     """The results file's body: the data, the per-domain table, the costs, the ICL prompt, the project set."""
     rows, tasks = result.rows, data.tasks
     body = [
@@ -94,7 +94,8 @@ def markdown(result: RoutingTable, data: RoutingData, *, per_agent: int | None, 
         f"{len(data.train)} demonstrations ({per_agent} per agent at most: seeds first, then self-instruct), "
         f"identical for every router; `@all` rows use all {len(data.full) if data.full is not None else '-'} demonstrations"
         f"{' (both with every document' + chr(39) + 's requests)' if documents else ''}. "
-        f"LoRA / prompt tuning: {epochs} epoch(s). Backbone: embedded SmolLM2-135M-Instruct (CPU).",
+        f"LoRA / prompt tuning: {epochs} epoch(s)"
+        + ("" if data.lm_train is data.train else f" on {len(data.lm_train)} demonstrations") + f". Backbone: {backbone} (CPU).",
         "",
         "Routing accuracy (%) per domain; ICL on a stratified subset (n per cell in parentheses where it differs).",
         "",

@@ -25,6 +25,7 @@ from agentlab.errors import ConfigError
 from agentlab.eval.metrics import AgentRoutingReport, RoutingReport, agent_accuracy, routing_accuracy
 from agentlab.experiments.fit_cost import FitCost, measure_fit
 from agentlab.experiments.routing_data import RoutingData
+from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.baselines.icl import ICLRouter
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.router import ADAPTED_LM_ROUTERS, Router, router_class
@@ -51,6 +52,8 @@ class RoutingTableConfig(BaseModel):
     all_data_routers: list[str] = Field(default_factory=list)
     #: keep every fitted router in ``RoutingTable.fitted`` (off: each is dropped once measured, to free memory)
     keep_fitted: bool = True
+    #: the backbone every router that reads a language model uses (None: the configured one, ``AGENTLAB_LLM_*``)
+    llm: LLMConfig | None = None
 
     def options_for(self, kind: str) -> dict[str, Any]:
         """Constructor options of ``kind``: run options first, then the configured ones."""
@@ -252,7 +255,7 @@ def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> Routi
             raise ConfigError("all_data_routers need the data's full training set (drawn with all_data=True)")
         runs += [(f"{kind}@all", kind, data.full) for kind in config.all_data_routers]
     for label, kind, train in runs:
-        router = router_class(kind)(pool, **config.options_for(kind))
+        router = router_class(kind)(pool, config.llm, **config.options_for(kind))
         tasks = data.tasks_for(kind)
         log.info("%s: fitting on %d demonstrations ...", label, len(train))
         m = measure_router(router, train, tasks, pool)
