@@ -165,7 +165,10 @@ def converted_dir(name: str) -> Path:
         json.dumps({"source": str(gguf), "fingerprint": source_fingerprint(name), "model_id": spec.model_id})
     )
     mode_like_plain_write(tmp)  # safetensors writes 0600: the cache is readable like any saved file
-    if target.exists():
+    if (target / "agentlab_source.json").is_file():  # another process converted it meanwhile: keep theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+        return target
+    if target.exists():  # a conversion that died half-way (no agentlab_source.json)
         shutil.rmtree(target)
     os.replace(tmp, target)
     log.info("Converted in %.1f s -> %s", time.perf_counter() - t0, target)
