@@ -22,11 +22,13 @@ import functools
 import logging
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.agents.code import CodeAgent
 from agentlab.agents.context import RunContext
 from agentlab.dialogue.ask import Attempt, ask_until_parsed
@@ -35,6 +37,7 @@ from agentlab.envs.actions.workspace import WORKSPACE, Reply, RunProgram
 from agentlab.envs.base import Env
 from agentlab.errors import ConfigError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.paths import data_dir
 from agentlab.pool.document import AgentDocument
 from agentlab.toolkits import load_toolkit
 from agentlab.toolkits.base import Call, Toolkit, parse_calls
@@ -90,6 +93,10 @@ class ToolAgentOptions(BaseModel):
     temperature: float = Field(0.0, ge=0.0)
     retry_temperature: float = Field(0.7, ge=0.0)
     seed: int = 0
+    #: the specialist's reply-only LoRA adapter (:mod:`agentlab.llm.adapters`): ``auto`` uses
+    #: ``data/adapters/<Agent>/`` when it exists and was trained on this backbone (else says why in
+    #: one log line), ``none`` never, anything else is an adapter folder
+    adapter: str = "auto"
     libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
 
 
@@ -132,6 +139,12 @@ class ToolAgent:
                 f"`from agentlab.toolkits.{self.kit.name} import ...`), and DONE as the last line once it is finished."
                 if self.options.mix_code else "")).strip()
 
+    def first_messages(self, task: str, observation: str, shown: list[str]) -> list[ChatMessage]:
+        """The episode's first prompt: the system prompt with the ``shown`` tools, then the request
+        and the workspace (what an adapter is trained on, :mod:`agentlab.selfinstruct.calls.fit`)."""
+        return [ChatMessage("system", self.system_prompt(shown)),
+                ChatMessage("user", self.templates["tools/task"].render(task=task, observation=observation).strip())]
+
     def observation(self, env: Env) -> str:
         """The workspace's files, each described by the toolkit when it reads that kind of file."""
         root = env.workspace.root  # type: ignore[attr-defined]
@@ -161,6 +174,37 @@ class ToolAgent:
                      "the tool calls are asked for plainly", llm.model_id)
         return {}
 
+    def adapter_folder(self) -> Path | None:
+        """Where this agent's adapter would be (``None``: ``adapter=none``)."""
+        if self.options.adapter == "none":
+            return None
+        if self.options.adapter == "auto":
+            return data_dir() / "adapters" / self.document.name
+        return Path(self.options.adapter).expanduser()
+
+    def _llm(self, ctx: RunContext) -> tuple[LLMBackend, str | None]:
+        """The episode's model and the adapter folder it answers with: this agent's adapter when
+        there is a usable one. The shared backbone is never changed (:mod:`agentlab.llm.adapters`);
+        the adapted model is a role of its own (``agent+<Agent>``, metered apart)."""
+        folder = self.adapter_folder()
+        if folder is None:
+            return ctx.llm(), None
+        role = f"{DEFAULT_ROLE}+{self.document.name}"
+        if role not in ctx.models.roles:
+            from agentlab.llm.adapters import with_adapter
+
+            if self.options.adapter == "auto" and not folder.is_dir():
+                _once(f"{self.document.name}: no adapter in {folder}; the backbone answers alone")
+                return ctx.llm(), None
+            adapted, why = with_adapter(ctx.models.roles.get(DEFAULT_ROLE, ctx.models.default), folder, self.document.name)
+            if adapted is None:
+                if self.options.adapter != "auto":
+                    raise ConfigError(f"runner_options.adapter: {why}", where=self.document.path or self.document.name)
+                _once(f"{self.document.name}: {why}")
+                return ctx.llm(), None
+            ctx.models.roles[role] = adapted
+        return ctx.llm(role), str(folder)
+
     # -- the episode -----------------------------------------------------------------
     def parse(self, reply: str) -> list[Call] | Reply:
         """Calls, one per line; or, from a model that mixes both (``mix_code``), a fenced program
@@ -172,13 +216,14 @@ class ToolAgent:
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
         if self.options.mode == "code":
             return self._as_code_agent().run(env, task_instruction, ctx)
-        o, rec, llm = self.options, ctx.recorder, ctx.llm()
+        o, rec = self.options, ctx.recorder
+        llm, adapter = self._llm(ctx)
         rec.meta.extra.update(prompts=template_hashes(PROMPTS), runner="tools", runner_options=o.model_dump())
+        if adapter is not None:
+            rec.meta.extra["adapter"] = adapter
         env.reset(task_instruction)
         shown = self.shown_tools(task_instruction)
-        messages = [ChatMessage("system", self.system_prompt(shown)),
-                    ChatMessage("user", self.templates["tools/task"].render(
-                        task=task_instruction, observation=self.observation(env)).strip())]
+        messages = self.first_messages(task_instruction, self.observation(env), shown)
         steps, status, error = 0, "max_steps", None
         sent = 0
         while steps < ctx.max_steps:
@@ -273,6 +318,13 @@ class ToolAgent:
         """The code agent with this toolkit importable and listed in its prompt (``mode=code``)."""
         return CodeAgent(self.document, {"libraries": self.options.libraries, "toolkit": self.options.toolkit,
                                          "seed": self.options.seed})
+
+
+def _once(line: str) -> None:
+    """Log ``line`` once per process (every episode of a run would say it again)."""
+    if line not in _warned:
+        _warned.add(line)
+        log.info("%s", line)
 
 
 def _ends_in_marker(reply: str) -> bool:

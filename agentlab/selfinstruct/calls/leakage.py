@@ -1,0 +1,68 @@
+"""Keeping synthesized requests away from the evaluation sets (the project tasks and the held-out set).
+
+The specialists are measured on ``data/tasks`` and ``data/tasks_heldout``; a training request that
+is a near-copy of one of those instructions would measure memory, not skill. Each synthesized
+request is compared with every evaluation instruction by MiniLM cosine similarity, and dropped
+above ``threshold``. Only the ``instruction`` field of a task file is read (never its id,
+evaluator, expected values or reference solution), and only here: the instructions are not
+stored with the pairs, shown to a generator, or used to design the templates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from agentlab.paths import data_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.similarity import SentenceEncoder
+
+#: the evaluation task folders (relative to the data folder)
+EVAL_SETS = ("tasks", "tasks_heldout")
+#: MiniLM cosine above which a request counts as a near-copy of an evaluation instruction
+THRESHOLD = 0.9
+
+
+def evaluation_instructions(folders: Sequence[Path] | None = None) -> list[str]:
+    """The ``instruction`` of every task file in ``folders`` (default: the evaluation sets)."""
+    out: list[str] = []
+    for folder in folders if folders is not None else [data_dir() / name for name in EVAL_SETS]:
+        for path in sorted(Path(folder).glob("*.json")):
+            text = json.loads(path.read_text(encoding="utf-8")).get("instruction")
+            if isinstance(text, str) and text.strip():
+                out.append(text)
+    return out
+
+
+@dataclass(frozen=True)
+class Leakage:
+    """Per request: its highest cosine with any evaluation instruction, and whether it is dropped."""
+
+    max_cosine: np.ndarray
+    leaked: np.ndarray
+
+
+class NearCopyFilter:
+    """Drops requests whose MiniLM cosine with an evaluation instruction exceeds ``threshold``."""
+
+    def __init__(self, encoder: SentenceEncoder, references: Sequence[str], threshold: float = THRESHOLD) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold {threshold} must lie in (0, 1]")
+        self.encoder = encoder
+        self.threshold = threshold
+        self.references = list(dict.fromkeys(r for r in references if r.strip()))
+        self._refs = encoder.encode(self.references) if self.references else None
+
+    def check(self, requests: Sequence[str]) -> Leakage:
+        if not requests or self._refs is None:
+            z = np.zeros(len(requests), dtype=np.float32)
+            return Leakage(z, z.astype(bool))
+        sims = self.encoder.encode(list(requests)) @ self._refs.T
+        best = sims.max(axis=1)
+        return Leakage(best, best > self.threshold)
