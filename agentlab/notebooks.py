@@ -212,6 +212,28 @@ def parameters_for(notebook: Path, params: RunParams, run_dir: Path) -> dict[str
     return out
 
 
+def literal_default(decl: dict[str, Any], key: str) -> Any:
+    """A declared parameter's default as a value (None where the notebook computes it)."""
+    import ast
+
+    try:
+        return ast.literal_eval(str(decl[key].get("default", "None")))
+    except (ValueError, SyntaxError):
+        return None
+
+
+def effective_parameters(params: RunParams, notebooks: list[Path]) -> dict[str, dict[str, Any]]:
+    """What each notebook would run with: its declared defaults overlaid by the parameter file
+    (runner paths left out). The main job's cost model reads these (:mod:`agentlab.jobcost`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for nb in notebooks:
+        decl = declared_parameters(nb)
+        vals = {k: literal_default(decl, k) for k in decl if k not in RUNNER_PARAMS}
+        vals.update({k: v for k, v in parameters_for(nb, params, runs_dir() / "<run>").items() if k not in RUNNER_PARAMS})
+        out[nb.stem[:2]] = vals
+    return out
+
+
 def _kind(value: Any) -> str:
     return {bool: "bool", int: "int", float: "float", str: "str", list: "list", tuple: "list", dict: "dict"}.get(
         type(value), type(value).__name__)
@@ -258,15 +280,9 @@ def check_params(params: RunParams, notebooks: list[Path]) -> None:
     notebook runs: every section names a notebook, every key is declared (by that notebook, or
     for ``common:`` by at least one), and every value has the type of the declared default.
     The first problem raises :class:`ConfigError` as ``file:line: notebooks.04.key: what``."""
-    import ast
-
     declared = {nb.stem[:2]: (nb, declared_parameters(nb)) for nb in notebooks}
 
-    def default(decl: dict[str, Any], key: str) -> Any:
-        try:
-            return ast.literal_eval(str(decl[key].get("default", "None")))
-        except (ValueError, SyntaxError):
-            return None  # an expression: the notebook computes it, no type to compare
+    default = literal_default  # an expression (None): the notebook computes it, no type to compare
 
     def check(loc: tuple[str, ...], value: Any, decl: dict[str, Any], nb: Path) -> None:
         d = default(decl, loc[-1])
@@ -517,6 +533,37 @@ def list_cmd(params: Path = typer.Option(None, "--params", help="Parameter YAML 
         p = parameters_for(nb, cfg, runs_dir() / "<run>")
         shown = {k: v for k, v in p.items() if k not in RUNNER_PARAMS}
         typer.echo(f"{nb.stem}: {shown}")
+
+
+@app.command("cost")
+def cost_cmd(
+    params: Path = typer.Option(None, "--params", help="Parameter YAML (default notebooks/params/default.yaml)."),
+    fit: Path = typer.Option(None, "--fit", help="Refit the cost model from this finished run folder (made with --params)."),
+    model_path: Path = typer.Option(None, "--model", help="Cost model YAML (default notebooks/params/cost_model.yaml)."),
+) -> None:
+    """Estimate the main job's time per notebook before running it (or refit the estimate from a run)."""
+    from agentlab import jobcost
+
+    cfg = RunParams.from_yaml(params or PARAMS_DIR / "default.yaml")
+    notebooks = discover()
+    check_params(cfg, notebooks)
+    values = effective_parameters(cfg, notebooks)
+    target = model_path or jobcost.DEFAULT_MODEL
+    model = jobcost.CostModel.load(target)
+    if fit is not None:
+        model = jobcost.fit(model, fit, values)
+        model.save(target)
+        typer.echo(f"cost model refitted from {fit} -> {target}")
+    if missing := jobcost.uncosted(model, {k: list(v) for k, v in values.items()}, RUNNER_PARAMS):
+        typer.echo(f"warning: parameters with no cost entry: {', '.join(missing)}", err=True)
+    secs = jobcost.estimate(model, values)
+    for key, s in secs.items():
+        typer.echo(f"{key}: {s:6.0f} s")
+    total = sum(secs.values())
+    typer.echo(f"total: {total:.0f} s ({total / 60:.1f} min; limit {model.limit_s / 60:.0f} min)")
+    if total > model.limit_s:
+        raise ConfigError(f"the main job would take about {total / 60:.0f} min with {cfg.source}, over the "
+                          f"{model.limit_s / 60:.0f} min limit; lower the defaults or move the study to full.yaml")
 
 
 def main_job(
