@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{' (written before the toolkits, never used to tune them)' if 'heldout' in args.task_dir.name else ''}; slower arms on the first {per_domain} task(s) of each domain. "
         f"Max {args.max_steps} steps, replies capped at {args.max_new_tokens} new tokens, greedy. "
         "ExecutionAcc % (tasks); harness errors count as failures. Arms: gt = each task's specialist "
-        "(its toolkit, grammar-constrained decoding); agenttoken = the shipped router picks the agent; "
+        "(its toolkit, grammar-constrained decoding, its trained adapter when data/adapters has one); "
+        "gt-noadapter = the same with -O adapter=none; agenttoken = the shipped router picks the agent; "
         "generalist = Friday writes programs for every task; unconstrained = gt with -O constrained=false.",
         "", *heldout.markdown(results)]
     by_arm = {r.arm: r.by_domain().get("all") for r in results}

@@ -37,6 +37,8 @@ class Arm:
 #: the arms, by name (``--arms``)
 ARMS: dict[str, Arm] = {
     "gt": Arm("gt", ("--router", "gt"), whole_set=True),
+    #: ground truth without the specialists' trained adapters (``data/adapters``): decoding alone
+    "gt-noadapter": Arm("gt-noadapter", ("--router", "gt", "-O", "adapter=none"), whole_set=True),
     "agenttoken": Arm("agenttoken", ("--router", "agenttoken")),
     "embedding": Arm("embedding", ("--router", "embedding")),
     "generalist": Arm("generalist", ("--agent", "Friday")),

@@ -163,8 +163,7 @@ class ReplyLoRA:
             logits = self.reply_logits([prompt_ids[-1], *target_ids[:-1]], cache)
             return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(target_ids, device=logits.device))
         finally:
-            if cache is not None:
-                cache.crop(cached)
+            _crop(cache, cached)
 
     @torch.no_grad()
     def generate(self, name: str, prompt_ids: list[int], params: SamplingParams) -> list[list[int]]:
@@ -190,10 +189,21 @@ class ReplyLoRA:
                 new.append(tok)
                 seq = torch.cat([seq, torch.tensor([[tok]], device=seq.device)], dim=1)
                 step = [tok]
-            if cache is not None:
-                cache.crop(cached)
+            _crop(cache, cached)
             outs.append(new)
         return outs
+
+
+def _crop(cache: Any, length: int) -> None:
+    """Cut ``cache`` back to its first ``length`` positions (a negative count is what every
+    transformers 5.x reads as "remove that many"; a positive one changed meaning in 5.x)."""
+    if cache is None:
+        return
+    if (extra := int(cache.get_seq_length()) - length) > 0:
+        cache.crop(-extra)
+    for layer in getattr(cache, "layers", ()):  # what is left is the prompt's: no graph may hang on it
+        if getattr(layer, "keys", None) is not None:
+            layer.keys, layer.values = layer.keys.detach(), layer.values.detach()
 
 
 def _choose(scores: torch.Tensor, params: SamplingParams) -> int:

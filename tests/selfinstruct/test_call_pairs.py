@@ -1,0 +1,102 @@
+"""Synthesized (request -> calls) pairs: only pairs whose calls are decodable, run without error
+through the real toolkit and leave the files as promised are kept; near-copies of evaluation
+instructions are dropped; a kept reply tokenizes as the call grammar emits it."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from agentlab.selfinstruct.calls import build
+from agentlab.selfinstruct.calls.build import DOMAINS, Specialist, run_reply, synthesize
+from agentlab.selfinstruct.calls.draft import Draft, reply
+from agentlab.selfinstruct.calls.leakage import NearCopyFilter, evaluation_instructions
+from agentlab.selfinstruct.calls.sheets import _book
+from agentlab.toolkits import load_toolkit
+
+
+def _spec(name: str) -> Specialist:
+    kit = load_toolkit(name)
+    return Specialist(f"Test-{name}", kit, lambda request: list(kit.tools), lambda folder: "(files)")
+
+
+def _good(rng: random.Random, root: Path) -> Draft:
+    b = _book(rng, root, n_sheets=1)
+    return Draft(f"Rename the {b.sheet} tab of {b.file} to Results.", (("rename_sheet", (b.file, b.sheet, "Results")),),
+                 lambda r: None, "test.good")
+
+
+def _fails(rng: random.Random, root: Path) -> Draft:  # decodable, but openpyxl refuses a '/' in a sheet name
+    b = _book(rng, root, n_sheets=1)
+    return Draft(f"Rename the {b.sheet} tab of {b.file} to 'Q1/Q2'.", (("rename_sheet", (b.file, b.sheet, "Q1/Q2")),),
+                 lambda r: None, "test.fails")
+
+
+def _wrong(rng: random.Random, root: Path) -> Draft:  # the call works but does not do what the request says
+    b = _book(rng, root, n_sheets=1)
+    return Draft(f"Add a sheet Extra to {b.file}.", (("add_sheet", (b.file, "Extra")),),
+                 lambda r: "no sheet Totals", "test.wrong")
+
+
+def _unoffered(rng: random.Random, root: Path) -> Draft:  # a value neither the request nor the workbook has
+    b = _book(rng, root, n_sheets=1)
+    return Draft(f"Rename the {b.sheet} tab of {b.file}.", (("rename_sheet", (b.file, b.sheet, "Zzyzx")),),
+                 lambda r: None, "test.unoffered")
+
+
+def test_only_pairs_whose_calls_succeed_are_kept(monkeypatch) -> None:
+    monkeypatch.setitem(DOMAINS, "sheets", {"a": _good, "b": _fails, "c": _wrong, "d": _unoffered})
+    kept, report = synthesize(_spec("sheets"), 8, progress=False)
+    assert [p.family for p in kept] == ["test.good", "test.good"]
+    assert dict(report.dropped) == {"call_failed": 2, "postcondition": 2, "not_offered": 2}
+    assert "Q1/Q2" in report.examples["call_failed"][0] and "Zzyzx" in report.examples["not_offered"][0]
+    assert all(p.reply.endswith("done()") and p.observation == "(files)" for p in kept)
+
+
+@pytest.mark.parametrize("toolkit", sorted(DOMAINS))
+def test_every_generator_writes_pairs_that_replay(toolkit, tmp_path) -> None:
+    """One candidate per family: most are kept, and a kept reply run again on the same start
+    state (regenerated from its seed) succeeds through the toolkit runtime."""
+    spec = _spec(toolkit)
+    n = len(DOMAINS[toolkit])
+    kept, report = synthesize(spec, n, progress=False)
+    assert report.dropped.get("generator_error", 0) == 0, report.examples
+    assert len(kept) >= n // 2, report.as_dict()
+    pair = kept[0]
+    folder = tmp_path / "again"
+    folder.mkdir()
+    draft = DOMAINS[toolkit][pair.family.split(".", 1)[1]](random.Random(pair.seed), folder)
+    assert reply(spec.kit, draft) == pair.reply and draft.request == pair.request
+    assert all(r["ok"] for r in run_reply(spec.kit, pair.reply, folder)) and draft.check(folder) is None
+
+
+
+
+def test_leakage_filter_drops_a_near_copy_with_minilm() -> None:
+    from agentlab.similarity import default_encoder
+
+    refs = ["Rename the Data sheet of budget.xlsx to Overview and add a sheet Notes."]
+    f = NearCopyFilter(default_encoder(), refs, threshold=0.9)
+    got = f.check(["Rename the Data sheet of budget.xlsx to Overview, then add a sheet Notes.",
+                   "Rotate photo.png by 90 degrees."])
+    assert got.leaked.tolist() == [True, False] and got.max_cosine[0] > 0.9 > got.max_cosine[1]
+
+
+def test_evaluation_instructions_reads_only_the_instruction(tmp_path) -> None:
+    (tmp_path / "t1.json").write_text(json.dumps({"id": "secret-id", "instruction": "Do the thing.",
+                                                  "evaluator": {"func": "x"}, "solution": "print(1)"}))
+    (tmp_path / "t2.json").write_text(json.dumps({"id": "other", "evaluator": {}}))
+    assert evaluation_instructions([tmp_path]) == ["Do the thing."]
+
+
+def test_build_writes_pairs_and_a_report(monkeypatch, tmp_path) -> None:
+    monkeypatch.setitem(DOMAINS, "sheets", {"a": _good, "b": _fails})
+    reports = build.build([_spec("sheets")], 4, tmp_path, leakage=None)
+    rows = [json.loads(x) for x in (tmp_path / "Test-sheets.jsonl").read_text().splitlines()]
+    assert reports["Test-sheets"].kept == len(rows) == 2
+    meta = json.loads((tmp_path / "report.json").read_text())
+    assert meta["agents"]["Test-sheets"]["dropped"]["call_failed"] == 2
+    assert "| Test-sheets | 4 |" in (tmp_path / "report.md").read_text()
