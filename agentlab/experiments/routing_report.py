@@ -108,7 +108,7 @@ def markdown(result: RoutingTable, data: RoutingData, *, per_agent: int | None, 
         body += [
             "",
             f"ICL: {icl.prompt_tokens} prompt tokens for {pool_size} documents with {icl.demos} demonstration(s) each "
-            f"(more do not fit the 8,192-token context with room for the task). Strict `###Name###` answers naming a "
+            f"(as many as fit the backbone's context with room for the task, up to the ICL router's cap). Strict `###Name###` answers naming a "
             f"pool agent: {pct(icl.strict)}%; accuracy of the answer-likelihood ranking's top-1 (`icl_rank`): "
             f"{pct(icl.rank_accuracy)}%.",
         ]

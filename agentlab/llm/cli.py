@@ -23,7 +23,7 @@ def prepare(
     first use, or here with ``--backbone gemma3-270m``."""
     from agentlab.errors import AgentlabError, ConfigError
     from agentlab.llm.config import EMBEDDED_BACKBONE, EMBEDDED_MODELS
-    from agentlab.llm.embedded import converted_dir, embedded_model, minilm_path, source_fingerprint
+    from agentlab.llm.embedded import converted_dir, converted_path, embedded_model, is_converted, minilm_path
 
     names = [f"embedded:{b.removeprefix('embedded:')}" for b in backbone]
     chosen = list(EMBEDDED_MODELS) if "embedded:all" in names else (names or [EMBEDDED_BACKBONE])
@@ -39,9 +39,11 @@ def prepare(
             typer.echo(f"backbone  {spec.model_id} -> {folder} ({time.perf_counter() - t0:.1f} s)")
             continue
         try:
-            source_fingerprint(name)  # the package is installed (nothing is assembled)
-            typer.echo(f"backbone  {spec.model_id}: installed; converted on first use "
-                       f"(or now: agentlab models prepare --backbone {spec.slug})")
+            if is_converted(name):  # asking assembles nothing
+                typer.echo(f"backbone  {spec.model_id} -> {converted_path(name)} (converted earlier)")
+            else:
+                typer.echo(f"backbone  {spec.model_id}: installed; converted on first use "
+                           f"(or now: agentlab models prepare --backbone {spec.slug})")
         except AgentlabError as exc:
             typer.echo(f"backbone  {spec.model_id}: {exc.message}")
     typer.echo(f"similarity all-MiniLM-L6-v2 -> {minilm_path()}")

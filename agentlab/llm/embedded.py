@@ -126,11 +126,21 @@ def converted_smollm2_dir() -> Path:
     return converted_dir(EMBEDDED_BACKBONE)
 
 
+def converted_path(name: str) -> Path:
+    """Where the converted copy of ``name`` lives (whether or not it is there yet)."""
+    return cache_dir() / "models" / f"{embedded_model(name).slug}-{source_fingerprint(name)}"
+
+
+def is_converted(name: str) -> bool:
+    """Whether ``name`` has been converted into the cache (its ``agentlab_source.json`` is written last)."""
+    return (converted_path(name) / "agentlab_source.json").is_file()
+
+
 def converted_dir(name: str) -> Path:
     """Cached safetensors copy of the embedded backbone ``name``, converting it on first use."""
     spec = embedded_model(name)
-    target = cache_dir() / "models" / f"{spec.slug}-{source_fingerprint(name)}"
-    if (target / "agentlab_source.json").is_file():
+    target = converted_path(name)
+    if is_converted(name):
         return target
     if why := unwritable(target.parent):
         raise ConfigError(
