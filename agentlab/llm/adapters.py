@@ -33,7 +33,7 @@ import torch
 
 from agentlab.fileio import atomic_write_json
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, WrappedBackend, truncate_at_stop
-from agentlab.llm.kv_cache import returned_cache, with_cache
+from agentlab.llm.kv_cache import returned_cache, rollbackable, with_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.llm.local import LocalHFBackend
@@ -143,7 +143,7 @@ class ReplyLoRA:
         ids = torch.tensor([prompt_ids[:-1]], device=self.backend.device)
         with self.model.disable_adapter():
             out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)  # only the cache is wanted
-        return returned_cache(out), len(prompt_ids) - 1
+        return rollbackable(returned_cache(out)), len(prompt_ids) - 1  # replies are cropped off again
 
     def reply_logits(self, tokens: list[int], cache: Any) -> torch.Tensor:
         """Logits ``[len(tokens), vocab]`` after each of ``tokens`` (the prompt's last token, then the

@@ -54,3 +54,14 @@ def returned_cache(out: Any) -> Any:
     if got is None:
         got = out.get(OLD_NAME) if hasattr(out, "get") else getattr(out, OLD_NAME, None)
     return got
+
+
+def rollbackable(cache: Any) -> Any:
+    """``cache`` made croppable back to its current length after later forwards. Sliding-window layers
+    (Gemma 3: 5 of every 6) keep only the last window of positions and refuse to crop once it is full,
+    unless they record the past first (``activate_past_recording``, transformers 5.x); full-attention
+    caches need nothing. Call it after prefilling the shared prefix, before the first query."""
+    activate = getattr(cache, "activate_past_recording", None)
+    if callable(activate):
+        activate()
+    return cache

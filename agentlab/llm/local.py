@@ -71,6 +71,13 @@ def _resolve_source(cfg: LLMConfig) -> tuple[Path, str | None, str]:
     return path, None, path.name
 
 
+def plain_transcript(messages: list[ChatMessage]) -> str:
+    """``Role: content`` paragraphs ending with ``Assistant:``: the conversation as plain text, for a
+    base model that has no chat template (its continuation is the assistant's reply)."""
+    turns = [f"{m.role.capitalize()}: {m.content}" for m in messages]
+    return "\n\n".join([*turns, "Assistant:"])
+
+
 def pick_device(device: str) -> str:
     """``llm.device`` as torch takes it (``auto``: CUDA when present, else CPU)."""
     if device == "auto":
@@ -224,8 +231,12 @@ class LocalHFBackend(LLMBackend):
     # ------------------------------------------------------------------ generation
     def chat_prompt(self, messages: list[ChatMessage]) -> str:
         """The chat template as text; a text-only model refuses images rather than dropping them
-        (a vision model is ``llm.kind: vision``, :mod:`agentlab.llm.vision`)."""
+        (a vision model is ``llm.kind: vision``, :mod:`agentlab.llm.vision`). A model without a
+        template (a base model such as the embedded Gemma 3 270M, whose GGUF carries none) gets
+        :func:`plain_transcript`, which a completion model continues naturally."""
         refuse_images(self, messages)
+        if not getattr(self.tokenizer, "chat_template", None):
+            return plain_transcript(messages)
         text = self.tokenizer.apply_chat_template(
             [m.as_dict() for m in messages], tokenize=False, add_generation_prompt=True
         )

@@ -24,7 +24,7 @@ import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams, truncate_at_stop
-from agentlab.llm.kv_cache import with_cache
+from agentlab.llm.kv_cache import rollbackable, with_cache
 from agentlab.llm.scoring import candidate_logprobs, forward_packed, pack
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class PrefixLM:
         ids = torch.tensor([self.prefix_ids], device=self.backend.device)
         for s in range(0, ids.shape[1], self.chunk):
             model(input_ids=ids[:, s : s + self.chunk], **with_cache(model, cache), use_cache=True, logits_to_keep=1)
-        self._cache = cache
+        self._cache = rollbackable(cache)  # every query is cropped off again
         self.prefill_seconds = time.perf_counter() - t0
         log.info("encoded a %d-token prefix in %.1fs", self.past_len, self.prefill_seconds)
 
@@ -122,12 +122,34 @@ class PrefixLM:
     def score(self, query_ids: list[int], cands: list[list[int]]) -> torch.Tensor:
         """Summed log-prob of each candidate after ``prefix + query`` (``[len(cands)]``)."""
         cache = self.cache
+        if any(getattr(layer, "is_sliding", False) for layer in getattr(cache, "layers", ())):
+            return self._score_one_by_one(query_ids, cands)
         packed = pack([query_ids], [cands], pad_id=self.backend.tokenizer.pad_token_id, past_len=self.past_len)
         try:
             logits = forward_packed(self.backend.model, packed, past_key_values=cache)
         finally:
             crop_to(cache, self.past_len)
         return candidate_logprobs(logits, packed)[0].cpu()
+
+    @torch.no_grad()
+    def _score_one_by_one(self, query_ids: list[int], cands: list[list[int]]) -> torch.Tensor:
+        """:meth:`score` for a model with sliding-window layers (Gemma 3). The packed batch's own 4-D
+        mask spans the whole prefix, but a sliding layer's cache holds only its window, so the two
+        disagree; here each candidate runs after the query with the model's ordinary causal mask. A
+        sliding layer can be rolled back only once after it recorded (it keeps just its window), so
+        every forward is ``query + candidate`` and is cropped straight back to the prefix."""
+        model, cache, device = self.backend.model, self.cache, self.backend.device
+        sums = []
+        try:
+            for c in cands:
+                out = model(input_ids=torch.tensor([query_ids + c[:-1]], device=device), **with_cache(model, cache),
+                            use_cache=True, logits_to_keep=len(c))
+                crop_to(cache, self.past_len)
+                logp = torch.log_softmax(out.logits[0, -len(c):].float(), dim=-1)
+                sums.append(logp[torch.arange(len(c)), torch.tensor(c, device=logp.device)].sum())
+        finally:
+            crop_to(cache, self.past_len)
+        return torch.stack(sums).cpu()
 
     @torch.no_grad()
     def generate(

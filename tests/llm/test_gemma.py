@@ -98,3 +98,36 @@ def test_gemma_assembles_converts_loads_and_is_identified_by_its_weights(tmp_pat
     first = backend.complete("The capital of France is", SamplingParams(max_new_tokens=6))[0]
     assert first.strip() and backend.tokens_out > before
     assert backend.complete("The capital of France is", SamplingParams(max_new_tokens=6))[0] == first  # greedy
+    # a base model: its GGUF has no chat template, so chat is a plain transcript it continues
+    from agentlab.llm import ChatMessage
+
+    prompt = backend.chat_prompt([ChatMessage("system", "Be brief."), ChatMessage("user", "Name a colour.")])
+    assert prompt == "System: Be brief.\n\nUser: Name a colour.\n\nAssistant:" and not backend.capabilities.chat_template
+    assert backend.chat([ChatMessage("user", "Name a colour.")], SamplingParams(max_new_tokens=4))[0].strip()
+
+
+@pytest.mark.slow
+def test_prefix_cache_scores_past_the_sliding_window_as_a_plain_forward() -> None:
+    """Gemma 3's sliding-window layers keep only 512 positions: the ICL prefix cache must still give
+    the uncached scores, query after query and after a generation (it crashed, then drifted)."""
+    import torch
+
+    from agentlab.llm import load_local
+    from agentlab.llm.prefix_cache import PrefixLM
+
+    backend = load_local(LLMConfig(model=EMBEDDED_GEMMA))
+    tok = backend.tokenizer
+    prefix = tok("Agents and what they do. " * 110)["input_ids"]
+    assert len(prefix) > 600
+    query = tok(" Task: sum column B of sales.xlsx. Agent:", add_special_tokens=False)["input_ids"]
+    cands = [tok(x, add_special_tokens=False)["input_ids"] for x in (" CalcAgent", " VLC media player agent")]
+    ref = []
+    with torch.no_grad():
+        for c in cands:
+            logp = torch.log_softmax(backend.model(input_ids=torch.tensor([prefix + query + c]), use_cache=False).logits[0].float(), -1)
+            ref.append(sum(float(logp[len(prefix) + len(query) - 1 + i, t]) for i, t in enumerate(c)))
+    lm = PrefixLM(backend, prefix)
+    first = lm.score(query, cands)
+    assert torch.allclose(first, torch.tensor(ref), atol=1e-3)
+    lm.generate(query, 3)
+    assert torch.allclose(lm.score(query, cands), first, atol=1e-4)
