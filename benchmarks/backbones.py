@@ -7,7 +7,7 @@ This script measures nothing: it reads those records and writes ``benchmarks/res
 router, training time and memory, the hidden-state probes, the issue's goals) with the command
 that produced each record.
 
-    python benchmarks/backbones.py [--records DIR] [--results PATH]
+    python benchmarks/backbones.py [--records DIR] [--results PATH] [--quick]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ TITLE = "Routing at two model sizes (backbones)"
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="accepted for make bench; nothing to shorten (it measures nothing)")
     ap.add_argument("--records", type=Path, default=RESULTS / "backbones", help="folder of routing.py --record JSON files")
     ap.add_argument("--results", type=Path, default=RESULTS / "backbones.md")
     args = ap.parse_args(argv)

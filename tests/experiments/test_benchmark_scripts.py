@@ -222,3 +222,29 @@ def test_selfinstruct_smoke(tmp_path, capsys):
     text = res.read_text()
     assert "| 8 | 12 | 96 |" in text and "| 16 | 50 | 800 | not run |" in text and "| calc |" in text
     assert "Live sample" not in text and "Summary line" not in text
+
+
+def test_routing_refuses_an_unknown_backbone_in_one_line(tmp_path, capsys):
+    code = script("routing").main(["--quick", "--backbone", "embedded:gemma-7b", "--results", str(tmp_path / "r.md")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "gemma3-270m" in err and not (tmp_path / "r.md").exists()
+
+
+def test_backbones_report_reads_the_records(tmp_path, capsys):
+    """The side-by-side report measures nothing: it reads routing.py's records (or says how to make them)."""
+    import json
+
+    code = script("backbones").main(["--records", str(tmp_path), "--results", str(tmp_path / "b.md")])
+    assert code == 1 and "routing.py --backbone NAME --record" in capsys.readouterr().err
+    for name, params, acc in (("small", 135_000_000, 0.5), ("big", 270_000_000, 0.6)):
+        row = {"acc_313": acc, "tasks_313": 313, "acc_v2_domain": acc, "acc_v2_agent": acc, "tasks_v2": 134, "train_examples": 9,
+               "fit_seconds": 1.0, "fit_peak_rss_mib": 1.0, "trainable_parameters": 1, "route_seconds_per_task": 0.1}
+        rec = {"backbone": {"name": f"embedded:{name}", "model_id": name, "fingerprint": "f", "parameters": params, "hidden_size": 8,
+                            "vocab_size": 10, "layers": 2, "load_seconds": 1.0, "load_rss_mib": 1.0},
+               "command": "python benchmarks/routing.py --backbone " + name, "settings": {}, "routers": {"agenttoken": row, "embedding": row},
+               "probe": None, "peak_rss_mib": 10.0}
+        (tmp_path / f"{name}.json").write_text(json.dumps(rec))
+    out = run(capsys, "backbones", "--quick", "--records", str(tmp_path), "--results", str(tmp_path / "b.md"))
+    assert summary(out) == {"small_agenttoken": "0.5000", "small_embedding": "0.5000", "big_agenttoken": "0.6000", "big_embedding": "0.6000"}
+    text = (tmp_path / "b.md").read_text()
+    assert "`python benchmarks/routing.py --backbone big`" in text and "Goal 1" in text
