@@ -130,7 +130,7 @@ def fit(agent: ToolAgent, backend: LocalHFBackend, pairs_file: Path, out: Path, 
         for n, i in enumerate(tqdm(order, desc=f"epoch {epoch + 1} {agent.document.name}", disable=not progress), start=1):
             loss = lora.loss(data[i][0], data[i][1], *caches[i])
             (loss / s.accumulate).backward()
-            total += float(loss)
+            total += float(loss.detach())
             if n % s.accumulate == 0 or n == len(order):
                 opt.step()
                 opt.zero_grad()
@@ -142,6 +142,7 @@ def fit(agent: ToolAgent, backend: LocalHFBackend, pairs_file: Path, out: Path, 
     out.mkdir(parents=True, exist_ok=True)
     lora.model.save_pretrained(str(out))
     _blank_base_path(out)
+    (out / "README.md").unlink(missing_ok=True)  # peft's model-card template: the card below says it all
     card = AdapterCard(
         agent=agent.document.name, backbone=backend.model_id, fingerprint=backend.fingerprint,
         settings={**asdict(s), "targets": list(s.targets)},
