@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspace-single", action="store_true",
                     help="run the single-domain workspace tasks of --task-dir (for data/tasks)")
     ap.add_argument("--report-only", action="store_true", help="summarise the run folders, run nothing")
+    ap.add_argument("--note", default="", help="a sentence added to the results (where an arm's rows came from)")
     ap.add_argument("--results", type=Path, default=RESULTS / "heldout.md")
     args = ap.parse_args(argv)
     arms = ["gt", "generalist"] if args.quick else [a for a in args.arms.split(",") if a]
@@ -61,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         "ExecutionAcc % (tasks); harness errors count as failures. Arms: gt = each task's specialist "
         "(its toolkit, grammar-constrained decoding, its trained adapter when data/adapters has one); "
         "gt-noadapter = the same with -O adapter=none; agenttoken = the shipped router picks the agent; "
-        "generalist = Friday writes programs for every task; unconstrained = gt with -O constrained=false.",
+        "generalist = Friday writes programs for every task; unconstrained = gt with -O constrained=false."
+        + (f" {args.note}" if args.note else ""),
         "", *heldout.markdown(results)]
     by_arm = {r.arm: r.by_domain().get("all") for r in results}
     summary = summary_line({f"{arm}_acc": (v[0] if v else None) for arm, v in by_arm.items()}
