@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     by_arm = {r.arm: r.by_domain().get("all") for r in results}
     summary = summary_line({f"{arm}_acc": (v[0] if v else None) for arm, v in by_arm.items()}
                            | {f"{r.arm}_median_s": r.median_s for r in results})
-    write_result(args.results, "Specialists on the held-out tasks (toolkits vs the generalist)", body, summary,
+    title = ("Specialists on the single-domain workspace tasks of data/tasks" if args.workspace_single
+             else "Specialists on the held-out tasks (toolkits vs the generalist)")
+    write_result(args.results, title, body, summary,
                  command=command_line(__file__, argv))
     log("\n".join(body))
     log(summary)
