@@ -18,6 +18,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from _common import RESULTS, ROOT, command_line, log, summary_line, usage_error, write_result
 
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pairs-dir", type=Path, default=ROOT / "data" / "demos" / "calls")
     ap.add_argument("--adapters-dir", type=Path, default=ROOT / "data" / "adapters")
+    ap.add_argument("--validate", type=int, default=0,
+                    help="also decode N synthesized pairs per agent not trained on, with and without its adapter")
     ap.add_argument("--report-only", action="store_true", help="write the results from the pairs and adapters on disk")
     ap.add_argument("--quick", action="store_true", help="12 candidates, 8 pairs, 1 epoch (a smoke run)")
     ap.add_argument("--results", type=Path, default=RESULTS / "specialist_adapters.md")
@@ -87,12 +90,50 @@ def main(argv: list[str] | None = None) -> int:
                        else pairs, args.adapters_dir / d.name, settings)
             log(f"{d.name}: loss by epoch {card.metrics['loss_by_epoch']}, {card.train_seconds:.0f} s")
     body, summary = report(args.pairs_dir, args.adapters_dir, [d.name for d in docs])
+    if args.validate:
+        body += validate(docs, args.pairs_dir, args.adapters_dir, args.validate, summary)
     made = ("" if not args.report_only else " (this report reads the pairs and adapters on disk, made with this "
             "script's defaults: `OMP_NUM_THREADS=1 python benchmarks/specialist_adapters.py --pairs`, then `--train`)")
     write_result(args.results, "Training the tool specialists (synthesized pairs, adapters)", body,
                  summary_line(summary), command=command_line(__file__, argv), note=made)
     log(summary_line(summary))
     return 0
+
+
+def validate(docs: list[Any], pairs_dir: Path, adapters_dir: Path, n: int,
+             summary: dict[str, float | int | str | None]) -> list[str]:
+    """Exact-match of the greedy constrained reply on ``n`` unseen synthesized pairs per agent,
+    with the agent's adapter and without (:mod:`agentlab.selfinstruct.calls.validate`)."""
+    import random
+
+    from agentlab.agents.tools import ToolAgent
+    from agentlab.fileio import read_jsonl
+    from agentlab.llm import load_local
+    from agentlab.llm.adapters import AdapterCard, with_adapter
+    from agentlab.selfinstruct.calls.fit import choose
+    from agentlab.selfinstruct.calls.validate import exact_match
+
+    backend = load_local()
+    rows = ["| agent | unseen pairs | exact calls, adapter | exact calls, none |", "|---|---|---|---|"]
+    both = [0.0, 0.0]
+    for d in docs:
+        card = AdapterCard.read(adapters_dir / d.name)
+        pairs = read_jsonl(pairs_dir / f"{d.name}.jsonl")
+        used = {(p["family"], p["seed"]) for p in choose(pairs, card.settings["max_pairs"], card.settings["seed"])}
+        unseen = [p for p in pairs if (p["family"], p["seed"]) not in used]
+        sample = random.Random(0).sample(unseen, min(n, len(unseen)))
+        agent = ToolAgent(d, d.runner_options)
+        adapted, why = with_adapter(backend, adapters_dir / d.name, d.name)
+        if adapted is None:
+            raise SystemExit(why)
+        with_a, without = exact_match(agent, adapted, sample), exact_match(agent, backend, sample)
+        both[0] += with_a * len(sample) / (n * len(docs))
+        both[1] += without * len(sample) / (n * len(docs))
+        rows.append(f"| {d.name} | {len(sample)} | {100 * with_a:.0f} % | {100 * without:.0f} % |")
+        log(rows[-1])
+    summary |= {"unseen_exact_adapter": round(both[0], 4), "unseen_exact_none": round(both[1], 4)}
+    return [f"Synthesized pairs not trained on ({n} per agent, greedy, the episode's call grammar): share whose "
+            "calls equal the target's (a diagnostic of the synthesized distribution, not of the tasks):", "", *rows, ""]
 
 
 def report(pairs_dir: Path, adapters_dir: Path, agents: list[str]) -> tuple[list[str], dict[str, float | int | str | None]]:

@@ -100,3 +100,36 @@ def test_build_writes_pairs_and_a_report(monkeypatch, tmp_path) -> None:
     meta = json.loads((tmp_path / "report.json").read_text())
     assert meta["agents"]["Test-sheets"]["dropped"]["call_failed"] == 2
     assert "| Test-sheets | 4 |" in (tmp_path / "report.md").read_text()
+
+
+def test_exact_match_counts_replies_with_the_target_calls(pool) -> None:
+    """The validation diagnostic regenerates each pair's start state, asks under the episode's
+    grammar, and counts a reply whose calls equal the target's."""
+    from dataclasses import asdict
+
+    from agentlab.agents.tools import ToolAgent
+    from agentlab.llm.base import LLMBackend
+    from agentlab.selfinstruct.calls.validate import exact_match
+
+    doc = pool.get("SheetAgent")
+    agent = ToolAgent(doc, doc.runner_options)
+    spec = Specialist("SheetAgent", agent.kit, lambda request: list(agent.kit.tools), lambda folder: "(files)")
+    pairs = [asdict(p) for p in synthesize(spec, 2, progress=False)[0]]
+
+    class Replies(LLMBackend):
+        model_id = "replies"
+
+        def __init__(self, replies: list[str]) -> None:
+            self.replies, self.grammars = list(replies), []
+
+        def chat(self, messages, params=None):  # type: ignore[no-untyped-def]
+            self.grammars.append(params.grammar)
+            return [self.replies.pop(0)]
+
+        def complete(self, prompt, params=None):  # type: ignore[no-untyped-def]
+            raise AssertionError("chat only")
+
+    right = Replies([p["reply"] for p in pairs])
+    assert exact_match(agent, right, pairs, progress=False) == 1.0
+    assert all(g is not None and pairs[0]["reply"].split("(")[0] in g.tools for g in right.grammars[:1])
+    assert exact_match(agent, Replies(["done()", pairs[1]["reply"]]), pairs, progress=False) == 0.5
