@@ -25,6 +25,7 @@ reaching a general agent.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,9 @@ class FallbackConfig(BaseModel):
     target_env: str = "desktop"
     #: at most this many single-app tasks (None: all 313) -- for smoke runs
     max_eval_tasks: int | None = Field(None, ge=1)
+    #: at most this many held-out specialist demonstrations for the threshold (None: all); every
+    #: generalist one is kept -- for smoke runs (ranking ~2,800 new texts dominates a cold run)
+    max_held_out: int | None = Field(None, ge=1)
     seed: int = 0
 
 
@@ -187,6 +191,10 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
 
     # the signal and threshold, from held-out demonstrations only
     held = load_training_set(pool, source="generated", seed=config.seed)
+    if config.max_held_out is not None:
+        spec_idx = [i for i, y in enumerate(held.labels) if held.agents[y] not in gen]
+        keep = set(random.Random(config.seed).sample(spec_idx, min(config.max_held_out, len(spec_idx))))
+        held = held.subset([i for i, y in enumerate(held.labels) if held.agents[y] in gen or i in keep])
     is_gen = [held.agents[y] in gen for y in held.labels]
     held_rank = after.rank(held.texts)
     scores = {sig: [fallback_score(r, gen, sig) for r in held_rank] for sig in SIGNALS}
