@@ -107,6 +107,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code)
 
 
+def exit_status(argv: list[str]) -> int:
+    """Run the command line in-process and return the exit status a shell would see (tests and
+    notebooks call commands this way: the output goes to stdout/stderr as usual)."""
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
 def _click_exception_modules() -> list[ModuleType]:
     """The exception modules of every click a command may raise from: the ``click`` package and,
     since typer 0.29, the copy typer bundles (``typer._click``), whose classes are not

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.cli import main
+from agentlab.cli import exit_status
 from agentlab.errors import ModelNotFoundError
 from agentlab.llm.config import EMBEDDED_GEMMA, LLMConfig
 
@@ -19,13 +19,8 @@ pytestmark = pytest.mark.xdist_group("gemma")
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    code = exit_status(argv)
+    return (code, *capsys.readouterr())
 
 
 def test_missing_assembler_package_is_one_line_with_the_install_command(monkeypatch: pytest.MonkeyPatch,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.cli import main
+from agentlab.cli import exit_status
 from agentlab.paths import agents_dir, data_dir
 
 KINDS = ("missing", "folder", "empty", "not_utf8", "truncated", "malformed", "wrong_types", "unknown_keys", "large")
@@ -259,13 +259,8 @@ def _make(case: Case, kind: str, root: Path) -> Path | None:
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    code = exit_status(argv)
+    return (code, *capsys.readouterr())
 
 
 TRIED: list[str] = []

@@ -15,19 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.cli import main
+from agentlab.cli import exit_status
 from agentlab.errors import ConfigError
 from agentlab.paths import data_dir
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    code = exit_status(argv)
+    return (code, *capsys.readouterr())
 
 
 # 1. a torn last line never poisons a resumed file ------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import typer
 
-from agentlab.cli import _mount, app, main
+from agentlab.cli import _mount, app, exit_status
 
 
 def _leaf_paths() -> list[list[str]]:
@@ -35,13 +35,8 @@ def _leaf_paths() -> list[list[str]]:
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    code = exit_status(argv)
+    return (code, *capsys.readouterr())
 
 
 COMMANDS = _leaf_paths()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.cli import main
+from agentlab.cli import exit_status
 from agentlab.viz.chromium import dump_dom, find_chromium, screenshot
 from agentlab.viz.report import build_report, write_report
 
@@ -25,13 +25,8 @@ def runs(exec_run: Path, viz_pool, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def _run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+    code = exit_status(argv)
+    return (code, *capsys.readouterr())
 
 
 def test_one_run_report_beside_the_run(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
