@@ -138,11 +138,15 @@ def request_values(instruction: str) -> SlotValues:
     files = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])", text)
     folders = [f.rstrip("/") for f in re.findall(r"(?<![\w/.-])((?:[\w.-]+/)+)", text)]
     folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)]
-    numbers = re.findall(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w.])", text)
+    # a number may end a sentence ("to position 3.") but not run into a letter or another number;
+    # sizes written as 310x130 give both sides
+    numbers = re.findall(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?!\w|\.\d)", text)
+    numbers += [n for pair in re.findall(r"(?<![\w.])(\d+)\s*[x×]\s*(\d+)(?![\w.]|\.\d)", text) for n in pair]
     cells = [c.upper() for c in re.findall(r"\b([A-Za-z]{1,2}[1-9]\d{0,4})\b", text) if re.search(r"\d", c)
              and not re.fullmatch(r"[A-Za-z]\d+[a-z]", c)]
     columns = [m.group(1).upper() for m in re.finditer(r"\bcolumns?\s+([A-Za-z])\b", text)]
-    words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", text) if w.lower() not in STOP and len(w) > 1]
+    # a one-character word is a phrase only when it is a digit (a setting's value: "tab size 4")
+    words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", text) if w.lower() not in STOP and (len(w) > 1 or w.isdigit())]
     words = [w.rstrip(".'") for w in words if not re.fullmatch(r"[\w.-]+\.[A-Za-z]{2,4}", w)]
     tokens = re.findall(r"[A-Za-z0-9][\w'-]*", text)
     pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a.lower() not in STOP and b.lower() not in STOP]

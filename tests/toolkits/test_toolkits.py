@@ -196,3 +196,13 @@ def test_every_walk_of_the_grammar_parses_to_calls_over_the_candidates(tmp_path:
     first = CallGrammar.build(kit, values, max_calls=2, max_text_tokens=6, allow_done=False)
     for _ in range(6):  # an episode's first reply: done() may follow a call, never open the reply
         assert parse_calls(_walk(first, tokenizer, rng), kit, max_calls=2)[0].name != "done"
+
+
+def test_numbers_that_end_a_sentence_or_a_size_and_one_digit_values_are_offered() -> None:
+    from agentlab.toolkits.slots import request_values
+
+    assert request_values("Move the chart slide to position 3.").numbers == ["3"]
+    assert request_values("Resize logo.png to 310x130 pixels").numbers == ["310", "130"]
+    assert "4" in request_values("Set the editor's tab size to 4").phrases  # a setting's value, as text
+    assert request_values("Keep version 1.2.3 as it is").numbers == []  # not a number, and not three
+    assert request_values("Rename sheet2 to Q3").numbers == []  # digits inside words stay words
