@@ -14,6 +14,7 @@ from pathlib import Path
 ORDER = [
     "routing", "backbones", "routing_smollm2-135m-instruct", "routing_gemma3-270m", "two_app_plans", "generalist_fallback", "routing_baselines", "route_latency", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent", "multi_agent_endpoint", "multi_agent_plans", "manager_mode",
     "selfinstruct", "data_size", "execution_acc", "execution", "scale", "desktop_agents", "desktop_enrolment",
+    "heldout", "heldout_slots",
 ]
 HEADER = """# Benchmark results
 
