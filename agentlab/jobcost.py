@@ -188,9 +188,11 @@ def match(section: Section, cells: list[tuple[str, float]]) -> tuple[str, float]
     return hits[0]
 
 
-def fit(model: CostModel, run_dir: Path, values: Mapping[str, Mapping[str, Any]]) -> CostModel:
+def fit(model: CostModel, run_dir: Path, defaults: Mapping[str, Mapping[str, Any]]) -> CostModel:
     """The model refitted from a finished run: each section's measured seconds and workload,
-    and each notebook's remaining time as its fixed cost. ``values``: the parameters that run used."""
+    and each notebook's remaining time as its fixed cost. The workload is what the run itself
+    recorded (``report.json``: the parameters injected into each notebook) over ``defaults``,
+    the notebooks' declared defaults -- not what a parameter file says now."""
     try:
         report = json.loads((run_dir / "report.json").read_text())
     except (OSError, ValueError) as exc:
@@ -202,13 +204,14 @@ def fit(model: CostModel, run_dir: Path, values: Mapping[str, Mapping[str, Any]]
         if nb.get("status") != "ok" or not nb.get("executed"):
             raise DataError(f"notebook {nb['name']} did not finish in that run; fit from a complete run", where=run_dir)
         cells = cell_durations(Path(nb["executed"]))
+        used = {**defaults.get(key, {}), **(nb.get("parameters") or {})}
         in_sections = 0.0
         for s in fitted.sections:
             if s.notebook != key:
                 continue
             _, secs = match(s, cells)
             s.seconds = round(secs, 1)
-            s.measured = {n: values[key][n] for n in s.workload}
+            s.measured = {n: used[n] for n in s.workload}
             in_sections += secs
         fitted.fixed[key] = round(max(float(nb["seconds"]) - in_sections, 0.0), 1)
     return fitted

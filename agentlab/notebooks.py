@@ -538,7 +538,7 @@ def list_cmd(params: Path = typer.Option(None, "--params", help="Parameter YAML 
 @app.command("cost")
 def cost_cmd(
     params: Path = typer.Option(None, "--params", help="Parameter YAML (default notebooks/params/default.yaml)."),
-    fit: Path = typer.Option(None, "--fit", help="Refit the cost model from this finished run folder (made with --params)."),
+    fit: Path = typer.Option(None, "--fit", help="Refit the cost model from this finished run folder (its recorded parameters)."),
     model_path: Path = typer.Option(None, "--model", help="Cost model YAML (default notebooks/params/cost_model.yaml)."),
 ) -> None:
     """Estimate the main job's time per notebook before running it (or refit the estimate from a run)."""
@@ -550,8 +550,8 @@ def cost_cmd(
     values = effective_parameters(cfg, notebooks)
     target = model_path or jobcost.DEFAULT_MODEL
     model = jobcost.CostModel.load(target)
-    if fit is not None:
-        model = jobcost.fit(model, fit, values)
+    if fit is not None:  # the run's own recorded parameters over the declared defaults
+        model = jobcost.fit(model, fit, effective_parameters(RunParams(), notebooks))
         model.save(target)
         typer.echo(f"cost model refitted from {fit} -> {target}")
     if missing := jobcost.uncosted(model, {k: list(v) for k, v in values.items()}, RUNNER_PARAMS):

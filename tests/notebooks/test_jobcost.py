@@ -77,10 +77,12 @@ def _executed(path: Path, cells: list[tuple[str, float]]) -> Path:
 def test_fit_reads_the_cells_of_a_finished_run(tmp_path):
     nb = _executed(tmp_path / "01_x.ipynb", [("import x", 2.0), ("out = heavy(n)", 30.0), ("show(out)", 1.0)])
     (tmp_path / "report.json").write_text(json.dumps(
-        {"started": "2026-11-25T07:00:00", "notebooks": [{"name": "01_x", "status": "ok", "seconds": 40.0, "executed": str(nb)}]}))
+        {"started": "2026-11-25T07:00:00", "notebooks": [{"name": "01_x", "status": "ok", "seconds": 40.0, "executed": str(nb),
+                                                          "parameters": {"run_dir": str(tmp_path), "n": 3}}]}))
     spec = jobcost.CostModel(sections=[jobcost.Section(notebook="01", cell="heavy(", workload=["n", "flag"])],
                              free={"01": ["seed"]})
-    fitted = jobcost.fit(spec, tmp_path, {"01": {"n": 3, "flag": True, "seed": 0}})
+    # the run's recorded n=3 wins over the declared default n=1
+    fitted = jobcost.fit(spec, tmp_path, {"01": {"n": 1, "flag": True, "seed": 0}})
     assert fitted.sections[0].seconds == 30.0 and fitted.sections[0].measured == {"n": 3, "flag": True}
     assert fitted.fixed == {"01": 10.0} and fitted.fitted_at == "2026-11-25T07:00:00"
     assert jobcost.estimate(fitted, {"01": {"n": 6, "flag": True, "seed": 1}}) == {"01": 70.0}
