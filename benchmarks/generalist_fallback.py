@@ -4,9 +4,13 @@ The policy (:class:`agentlab.metaagent.store_policy.FallbackPolicy`): route amon
 fall back to the best generalist when a signal (low best-specialist probability, or high
 generalist mass) passes a threshold fitted on held-out (self-instruct) demonstrations. Rows: before enrolment (30 tokens),
 after (32, no policy), after with the policy; the 313 single-app tasks and the 12 two-application
-desktop tasks (``pc-*``). The study is :mod:`agentlab.experiments.generalist_fallback`.
+desktop tasks (``pc-*``); and with multi-application detection by clause routing
+(:mod:`agentlab.metaagent.multiapp`: a request whose parts land in different applications goes to
+a generalist; ``--clauses`` picks the router that routes the parts). The study is
+:mod:`agentlab.experiments.generalist_fallback`.
 
-    python benchmarks/generalist_fallback.py [--quick] [--budget 0.01] [--signal specialist|generalist_mass] [--results PATH]
+    python benchmarks/generalist_fallback.py [--quick] [--budget 0.01] [--signal specialist|generalist_mass]
+        [--clauses embedding|agenttoken|none] [--clause-budget 0.01] [--results PATH]
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of held-out specialist demonstrations allowed to fall back (fits the threshold)")
     ap.add_argument("--signal", choices=["specialist", "generalist_mass"], default=None,
                     help="the policy's signal (default: the one separating held-out demonstrations better)")
+    ap.add_argument("--clauses", choices=["embedding", "agenttoken", "none"], default="embedding",
+                    help="the router that routes each part of a request for multi-application detection (none: no such rows)")
+    ap.add_argument("--clause-budget", type=float, default=0.01,
+                    help="share of held-out single-application requests the clause detector may cut (fits its threshold)")
     ap.add_argument("--results", type=Path, default=RESULTS / "generalist_fallback.md")
     args = ap.parse_args(argv)
 
@@ -41,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = generalist_fallback.FallbackConfig(max_specialist_fallback=args.budget,
                                                     max_eval_tasks=20 if args.quick else None, signal=args.signal,
-                                                    max_held_out=150 if args.quick else None)
+                                                    max_held_out=150 if args.quick else None,
+                                                    clauses=None if args.clauses == "none" else args.clauses,
+                                                    clause_budget=args.clause_budget,
+                                                    clause_held_out=60 if args.quick else 400)
         full = AgentPool.from_dir()
         shipped = json.loads(paths_for(data_dir() / "tokens")[1].read_text())["agents"]
         pool = full.subset([a for a in shipped if a in full.names])  # the shipped store's 32 agents
@@ -59,4 +70,5 @@ if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
     logging.getLogger("agentlab.metaagent.store_policy").setLevel(logging.INFO)
+    logging.getLogger("agentlab.metaagent.multiapp").setLevel(logging.INFO)
     sys.exit(main())

@@ -16,8 +16,15 @@ seed demonstrations only, so no generated demonstration was seen by any row. Spe
 set the cost side of the threshold (at most ``max_specialist_fallback`` of them may fall back);
 the generalists' ones show what the threshold gives them. No benchmark task is used to fit.
 
+Multi-application detection by clause routing (:class:`~agentlab.metaagent.multiapp.ClauseDetector`,
+``clauses``): each part of a request is routed on its own, and a request whose parts land in
+different applications goes to a generalist (``FallbackPolicy.decide(multi_app=True)``). Its
+threshold is fitted on held-out data only (:func:`~agentlab.metaagent.multiapp.held_out_requests`:
+self-instruct demonstrations must stay whole, at most ``clause_budget`` of them cut; their
+synthesized joins and the ``multi-*`` templates show what it catches).
+
 Rows: before (the 30-token checkpoint), after (the generalists enrolled, no policy), after with
-the policy. Single-application tasks: the 313 OSWorld single-app + AppAgent tasks, judged by
+the policy, after with clause detection alone, and with both. Single-application tasks: the 313 OSWorld single-app + AppAgent tasks, judged by
 domain (as in Table 4). Targets: the 12 two-application desktop tasks (``pc-*``), counted as
 reaching a general agent.
 """
@@ -39,6 +46,7 @@ from agentlab.experiments.markdown import pct, table
 from agentlab.experiments.routing_data import single_app_tasks
 from agentlab.metaagent.agenttoken import AgentTokenRouter
 from agentlab.metaagent.data import load_training_set
+from agentlab.metaagent.multiapp import ClauseDetector, DetectorFit, fit_detector, held_out_requests
 from agentlab.metaagent.store_policy import SIGNALS, FallbackPolicy, ThresholdFit, fallback_score, fit_threshold, separation
 from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_tasks
@@ -69,6 +77,13 @@ class FallbackConfig(BaseModel):
     #: generalist one is kept -- for smoke runs (ranking ~2,800 new texts dominates a cold run)
     max_held_out: int | None = Field(None, ge=1)
     seed: int = 0
+    #: the router that routes each part for multi-application detection: ``embedding`` (MiniLM,
+    #: fitted on the seeds), ``agenttoken`` (the enrolled store itself), or None (no detection rows)
+    clauses: str | None = "embedding"
+    #: the share of held-out single-application requests the detector may cut (fits its threshold)
+    clause_budget: float = Field(0.01, ge=0.0, le=1.0)
+    #: held-out requests of each kind the detector's threshold is fitted on
+    clause_held_out: int = Field(400, ge=10)
 
 
 @dataclass
@@ -99,18 +114,30 @@ class Fallback:
     auc: dict[str, float] = field(default_factory=dict)
     #: (budget, fit, single-app accuracy, single-app to generalists, targets to generalists) per swept budget
     sweep: list[tuple[float, ThresholdFit, float, float, float]] = field(default_factory=list)
+    #: the clause detector's router and fit (None: no detection rows)
+    clauses: str | None = None
+    clause_fit: DetectorFit | None = None
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)
 
     def summary(self) -> dict[str, float | int | str]:
         before, plain, policy = (self.row(n) for n in ("before", "after", "after+policy"))
-        return {"single_before": before.single.accuracy, "single_after": plain.single.accuracy,
+        out: dict[str, float | int | str] = {"single_before": before.single.accuracy, "single_after": plain.single.accuracy,
                 "single_after_policy": policy.single.accuracy,
                 "cost_points_policy": round(100 * (before.single.accuracy - policy.single.accuracy), 2),
                 "targets_to_generalist_after": plain.target_to_generalist,
                 "targets_to_generalist_policy": policy.target_to_generalist, "threshold": self.fit.threshold,
                 "signal": self.signal}
+        for name, key in (("after+clauses", "clauses"), ("after+policy+clauses", "policy_clauses")):
+            if any(r.name == name for r in self.rows):
+                r = self.row(name)
+                out |= {f"single_after_{key}": r.single.accuracy,
+                        f"cost_points_{key}": round(100 * (before.single.accuracy - r.single.accuracy), 2),
+                        f"targets_to_generalist_{key}": r.target_to_generalist}
+        if self.clause_fit is not None:
+            out |= {"clause_threshold": round(self.clause_fit.fit.threshold, 4), "clause_router": str(self.clauses)}
+        return out
 
     def markdown(self) -> list[str]:
         f = self.fit
@@ -140,6 +167,21 @@ class Fallback:
         cost = 100 * (before.single.accuracy - policy.single.accuracy)
         body += [f"Enrolment cost on single-app tasks with the policy: {cost:+.1f} points (goal: at most 1); two-app targets "
                  f"reaching a general agent: {pct(policy.target_to_generalist)} % (goal: at least 80 %).", ""]
+        if self.clause_fit is not None:
+            c = self.clause_fit
+            body += [f"Multi-application detection by clause routing (`agentlab.metaagent.multiapp`): each part of a request "
+                     f"(cut at sentence ends, ';', 'then', 'and', ...) is routed on its own with the {self.clauses} router; a "
+                     f"request whose best cut puts its two halves in different applications with a score above "
+                     f"**{c.fit.threshold:.4f}** goes to a generalist. The threshold is fitted on held-out data only: at most "
+                     f"{100 * c.fit.max_specialist_fallback:.0f} % of {c.negatives} self-instruct single-application "
+                     f"demonstrations may be cut ({100 * c.fit.specialist_fallback:.1f} % are); of {c.positives} two-application "
+                     f"requests synthesized from them (and the `multi-*` templates) {100 * c.fit.generalist_fallback:.1f} % are "
+                     f"cut (AUC {c.auc:.3f}). Rows `after+clauses` (detection alone) and `after+policy+clauses` (both).", ""]
+            for name in ("after+clauses", "after+policy+clauses"):
+                r = self.row(name)
+                body.append(f"- {name}: cost {100 * (before.single.accuracy - r.single.accuracy):+.1f} points, two-app targets "
+                            f"to a general agent {pct(r.target_to_generalist)} %.")
+            body.append("")
         if self.sweep:
             body += ["The trade-off: the same signal at larger held-out budgets (each threshold still fitted on the "
                      "demonstrations only; the benchmark columns are measured, not used to choose).", "",
@@ -151,6 +193,9 @@ class Fallback:
                               pct(to_gen), pct(tgt)] for b, fit, acc, to_gen, tgt in self.sweep]), ""]
         body.append("Where the targets went with the policy: " + ", ".join(
             f"{k} -> {v}" for k, v in sorted(policy.target_routes.items())) + ".")
+        if self.clause_fit is not None:
+            body += ["", "With the policy and clause detection: " + ", ".join(
+                f"{k} -> {v}" for k, v in sorted(self.row("after+policy+clauses").target_routes.items())) + "."]
         return body
 
 
@@ -213,12 +258,27 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
     # the policy reads the prompt-end ranking (what the threshold was fitted on) and keeps the decoded specialist
     ranks, tranks = after.rank(texts), after.rank(ttexts)
 
-    def apply(p: FallbackPolicy) -> Row:
-        decided = [p.decide(rk, r.agent).agent for rk, r in zip(ranks, routed)]
-        tdecided = [p.decide(rk, r.agent).agent for rk, r in zip(tranks, troute)]
-        return _row("after+policy", list(decided), gold, pool, gen, tids, list(tdecided), len(after.agents))
+    def apply(p: FallbackPolicy, name: str = "after+policy", multi: list[bool] | None = None,
+              tmulti: list[bool] | None = None) -> Row:
+        m, tm = multi or [False] * len(ranks), tmulti or [False] * len(tranks)
+        decided = [p.decide(rk, r.agent, multi_app=x).agent for rk, r, x in zip(ranks, routed, m)]
+        tdecided = [p.decide(rk, r.agent, multi_app=x).agent for rk, r, x in zip(tranks, troute, tm)]
+        return _row(name, list(decided), gold, pool, gen, tids, list(tdecided), len(after.agents))
 
     rows.append(apply(policy))
+    clause_fit = None
+    if config.clauses is not None:
+        from agentlab.metaagent.router import build_router
+
+        ranker = after if config.clauses == "agenttoken" else build_router(config.clauses, pool, progress=False)
+        detector = ClauseDetector(ranker)
+        single_held, multi_held = held_out_requests(pool, n=config.clause_held_out, seed=config.seed)
+        clause_fit = fit_detector(detector, single_held, multi_held, max_false_multi=config.clause_budget)
+        multi = [d.multi for d in detector.detect_many(texts)]
+        tmulti = [d.multi for d in detector.detect_many(ttexts)]
+        never = FallbackPolicy(tuple(config.generalists), float("inf"), signal)
+        rows.append(apply(never, "after+clauses", multi, tmulti))
+        rows.append(apply(policy, "after+policy+clauses", multi, tmulti))
     sweep = []
     for b in config.sweep:
         r = apply(FallbackPolicy(tuple(config.generalists), fits[b].threshold, signal))
@@ -227,4 +287,5 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
         log.info("%s: single-app %.3f, to generalists %.3f, targets to generalists %.3f", r.name, r.single.accuracy,
                  r.single_to_generalist, r.target_to_generalist)
     return Fallback(rows, fit, list(config.generalists), float(after.temperature), len(single), len(ttexts),
-                    time.perf_counter() - t0, signal=signal, auc=auc, sweep=sweep)
+                    time.perf_counter() - t0, signal=signal, auc=auc, sweep=sweep, clauses=config.clauses,
+                    clause_fit=clause_fit)

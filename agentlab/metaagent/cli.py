@@ -158,12 +158,17 @@ def route(
     generalists: bool = typer.Option(False, "--generalists", help="HashManager mode: general agents (AgentS2, PCAgent, AppAgent) may be plan steps (ablation; default: the top-K specialists)."),
     distinct_domains: bool = typer.Option(False, "--distinct-domains", help="HashManager mode: at most one candidate per domain (the best-ranked)."),
     max_plan_steps: int = typer.Option(3, "--max-plan-steps", min=1, help="HashManager mode: at most this many plan steps (the grammar's bound)."),
+    clauses: bool = typer.Option(False, "--clauses", help="HashManager mode: route each part of the request on its own (multi-application detection); when the parts land in different applications, their agents are the plan's candidates instead of the top-K."),
+    clause_router: str | None = typer.Option(None, "--clause-router", help="With --clauses: the router that routes the parts (default: --router)."),
+    clause_threshold: float = typer.Option(0.0, "--clause-threshold", min=0.0, max=1.0, help="With --clauses: a cut counts when both halves' share of their application is above this (default 0: whenever the parts land in different applications; the store policy's fitted value is stricter)."),
+    clause_steps: bool = typer.Option(False, "--clause-steps", help="With --clauses: the request's parts, in order, are the plan's steps (no generation)."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
 
     Manager mode decodes each plan inside the plan grammar (only the top-K specialists' names, never
     one agent twice in a row, at most 3 steps); ``--unconstrained`` asks by prompt alone and
-    ``--generalists`` lets general agents take steps.
+    ``--generalists`` lets general agents take steps; ``--clauses`` takes the candidates from the
+    request's parts routed one by one (``--clause-steps``: the parts are the steps).
 
     A task that cannot be routed (e.g. longer than the model's context) is reported and
     written with an ``error``; the others are routed, and the exit status is 1."""
@@ -174,9 +179,16 @@ def route(
     if mode not in ("router", "manager"):
         raise ConfigError(f"--mode must be router or manager, not '{mode}'")
     manager_flags = {"--unconstrained": unconstrained, "--generalists": generalists, "--distinct-domains": distinct_domains,
-                     "--max-plan-steps": max_plan_steps != 3}
+                     "--max-plan-steps": max_plan_steps != 3, "--clauses": clauses, "--clause-steps": clause_steps,
+                     "--clause-router": clause_router is not None, "--clause-threshold": clause_threshold != 0.0}
     if mode != "manager" and (given := [f for f, on in manager_flags.items() if on]):
         raise ConfigError(f"{given[0]} is about manager plans; add --mode manager or leave it out")
+    if not clauses and (given := [f for f in ("--clause-steps", "--clause-router", "--clause-threshold") if manager_flags[f]]):
+        raise ConfigError(f"{given[0]} sets up the clause detector; add --clauses or leave it out")
+    if clause_router is not None:
+        from agentlab.metaagent.router import check_router
+
+        check_router(clause_router, option="--clause-router")
     _check_out(out, overwrite=overwrite, resume=mode == "manager")
     items = _read_tasks(tasks)
     done: set[str] = set()
@@ -233,12 +245,18 @@ def route(
     if overwrite and out.exists():
         out.unlink()
     todo = [t for t in ok_items if t["id"] not in done]
+    detector_router = (clause_router or router) if clauses else None
     if scale.distributed:
         recipe: Any = PlanRecipe(router, k, _default_tokens(), tokens, demos, agents, llm=r.llm, constrained=not unconstrained,
-                                 generalists=generalists, distinct_domains=distinct_domains, max_plan_steps=max_plan_steps)
+                                 generalists=generalists, distinct_domains=distinct_domains, max_plan_steps=max_plan_steps,
+                                 clause_router=detector_router, clause_threshold=clause_threshold, clause_steps=clause_steps)
     else:
+        from agentlab.metaagent.plan_workers import clause_detector
+
+        detector = clause_detector(detector_router, r, pool, tokens, demos, _default_tokens(), clause_threshold)
         manager = HashManager(load_backend(r.llm), constrained=not unconstrained, generalists=generalists,
-                              distinct_domains=distinct_domains, max_plan_steps=max_plan_steps)
+                              distinct_domains=distinct_domains, max_plan_steps=max_plan_steps, clauses=detector,
+                              clause_steps=clause_steps)
         recipe = lambda index: lambda t: plan_record(r, manager, t, k)  # noqa: E731 -- the serial worker
     from tqdm.auto import tqdm
 
@@ -246,7 +264,8 @@ def route(
     for _t, rec in tqdm(map_unordered(recipe, todo, scale, lost=lost_plan), total=len(todo), desc="manager", unit="task"):
         failed += rec["agent"] is None
         append_jsonl(out, rec)  # only this process writes the predictions
-    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k}, {'unconstrained' if unconstrained else 'plan grammar'} -> {out} ({failed} failed)")
+    typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k}, {'unconstrained' if unconstrained else 'plan grammar'}"
+               f"{f', clauses routed by {detector_router}' if clauses else ''} -> {out} ({failed} failed)")
     if rejected:
         raise SystemExit(1)
 

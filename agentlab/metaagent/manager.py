@@ -21,6 +21,13 @@ The candidates are the router's top-K *specialists* (:meth:`HashManager.candidat
 policy of :mod:`~agentlab.metaagent.store_policy`): a plan is itself the multi-application answer,
 so a general agent (Agent S2, PC-Agent, AppAgent) as one of its steps only blurs which application
 does what; ``generalists=True`` (``--generalists``) lets them in (ablation).
+
+``clauses=`` (a :class:`~agentlab.metaagent.multiapp.ClauseDetector`, ``--clauses``) picks the
+candidates by routing the request part by part instead: when the parts land in different
+applications, the candidates are those parts' agents, in the request's order (the router's top-K
+of the whole request are kept for a request the detector leaves whole). Why: the router scores a
+whole request, and one application's words dominate its top-K. With ``clause_steps=True``
+(``--clause-steps``) the request's own order writes the plan (one step per part, no generation).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import logging
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlab.dialogue.ask import ask_until_parsed
 from agentlab.dialogue.templates import PromptTemplate, load_template
@@ -38,6 +45,9 @@ from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.llm.plan_grammar import PlanGrammar, refuse_grammar
 from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.pool import AgentDocument
+
+if TYPE_CHECKING:
+    from agentlab.metaagent.multiapp import ClauseDetector
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +111,8 @@ class HashManager:
         copy_task_words: bool = False,
         generalists: bool = False,
         distinct_domains: bool = False,
+        clauses: ClauseDetector | None = None,
+        clause_steps: bool = False,
     ) -> None:
         self.backend = backend
         self.template = template if isinstance(template, PromptTemplate) else load_template(template)
@@ -117,6 +129,14 @@ class HashManager:
         self.generalists = generalists
         #: at most one candidate per domain (SheetAgent and CalcAgent both serve "calc")
         self.distinct_domains = distinct_domains
+        #: candidates from the request's parts when they land in different applications (see the module docstring)
+        self.clauses = clauses
+        #: with ``clauses``: the parts themselves are the plan's steps (no generation)
+        self.clause_steps = clause_steps
+        if clause_steps and clauses is None:
+            from agentlab.errors import ConfigError
+
+            raise ConfigError("clause steps need a clause detector (--clause-steps goes with --clauses)")
         if constrained and not backend.capabilities.plan_grammar:
             refuse_grammar(backend, PlanGrammar(("any",)))
 
@@ -125,7 +145,8 @@ class HashManager:
         return {"max_new_tokens": self.params.max_new_tokens, "max_demos": self.max_demos, "constrained": self.constrained,
                 "max_plan_steps": self.max_plan_steps, "min_plan_steps": self.min_plan_steps,
                 "max_subtask_tokens": self.max_subtask_tokens, "copy_task_words": self.copy_task_words,
-                "generalists": self.generalists, "distinct_domains": self.distinct_domains}
+                "generalists": self.generalists, "distinct_domains": self.distinct_domains, "clauses": self.clauses,
+                "clause_steps": self.clause_steps}
 
     def variant(self, backend: LLMBackend | None = None, **changes: Any) -> HashManager:
         """This manager with another backend and/or settings changed."""
@@ -145,9 +166,11 @@ class HashManager:
             pick = list(first.values())  # dicts keep insertion order: still best-ranked first
         return pick[:k]
 
-    def grammar(self, task: str, names: list[str]) -> PlanGrammar:
-        """The plan grammar over ``names`` for ``task``."""
-        return PlanGrammar(tuple(names), max_steps=self.max_plan_steps, min_steps=min(self.min_plan_steps, self.max_plan_steps),
+    def grammar(self, task: str, names: list[str], *, min_steps: int | None = None, max_steps: int | None = None) -> PlanGrammar:
+        """The plan grammar over ``names`` for ``task`` (step bounds: the manager's unless given)."""
+        hi = max_steps or self.max_plan_steps
+        lo = min(min_steps or self.min_plan_steps, hi)
+        return PlanGrammar(tuple(names), max_steps=hi, min_steps=lo,
                            max_subtask_tokens=self.max_subtask_tokens, copy_from=task if self.copy_task_words else None)
 
     def prompt(self, task: str, docs: list[AgentDocument], state: str | None = None) -> str:
@@ -163,12 +186,26 @@ class HashManager:
         return f"manager prompt needs {n} tokens but the model's context is {limit}" if n > limit else None
 
     def plan(self, task: str, docs: list[AgentDocument], state: str | None = None) -> RouteResult:
+        """The plan for ``task`` over ``docs`` (with a clause detector: over the task's parts' agents
+        when they land in different applications; ``docs`` otherwise)."""
+        bounds: dict[str, int] = {}
+        if self.clauses is not None:
+            found = self.clauses.detect(task)
+            if found.multi:
+                if self.clause_steps:
+                    steps = found.steps()
+                    return RouteResult(agent=steps[0].agent, ranking=[(n, 0.0) for n in found.agents], plan=steps,
+                                       raw=found.describe())
+                docs = [self.clauses.pool.get(n) for n in found.agents]
+                # every detected application gets a step
+                bounds = {"min_steps": len(docs), "max_steps": max(self.max_plan_steps, len(docs))}
         names = [d.name for d in docs]
         ranking = [(n, 0.0) for n in names]
         prompt = self.prompt(task, docs, state)
         if (why := self._too_long(prompt)) is not None:
             return RouteResult(agent=None, ranking=ranking, error=why)
-        params = dataclasses.replace(self.params, grammar=self.grammar(task, names)) if self.constrained else self.params
+        params = dataclasses.replace(self.params, grammar=self.grammar(task, names, **bounds)) if self.constrained \
+            else self.params
         asked = ask_until_parsed(
             self.backend,
             [ChatMessage("user", prompt)],

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlab.llm.config import LLMConfig
 from agentlab.tasks.decisions import RouteResult
-from agentlab.metaagent.router import Router, build_router
+from agentlab.metaagent.router import CHECKPOINT_ROUTERS, Router, build_router
 from agentlab.pool import AgentPool
+
+if TYPE_CHECKING:
+    from agentlab.metaagent.multiapp import ClauseDetector
 
 #: one task to plan: its ``{id, instruction[, state]}`` line
 PlanItem = dict[str, Any]
@@ -34,6 +37,21 @@ def plan_record(router: Router, manager: Any, item: PlanItem, k: int) -> dict[st
 def lost_plan(item: PlanItem, why: str) -> dict[str, Any]:
     """The line of a task whose worker died every time it planned it (no agent; the error says why)."""
     return RouteResult(None, [], error=f"harness: {why}").as_record(item["id"])
+
+
+def clause_detector(kind: str | None, router: Router, pool: AgentPool, tokens: Path | None, demos: Path | None,
+                    default_tokens: Path, threshold: float) -> ClauseDetector | None:
+    """The manager's clause detector (``--clauses``): parts routed by ``router`` itself when
+    ``kind`` is its kind, else by a router of ``kind`` built as ``agentlab route`` builds one
+    (None: no detector)."""
+    if kind is None:
+        return None
+    from agentlab.metaagent.multiapp import ClauseDetector
+
+    ranker = router if kind == router.name else build_router(kind, pool, tokens if kind in CHECKPOINT_ROUTERS else None,
+                                                           demos=demos, llm=router.llm, progress=False,
+                                                           default_tokens=default_tokens)
+    return ClauseDetector(ranker, threshold)
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,11 @@ class PlanRecipe:
     distinct_domains: bool = False
     #: the plan grammar's bound on steps (``--max-plan-steps``)
     max_plan_steps: int = 3
+    #: the router that routes each part of a request (``--clauses``/``--clause-router``; None: no clause detection)
+    clause_router: str | None = None
+    clause_threshold: float = 0.0
+    #: the request's parts are the plan's steps (``--clause-steps``)
+    clause_steps: bool = False
 
     def __call__(self, index: int) -> Callable[[PlanItem], dict[str, Any]]:
         from agentlab.llm import load_backend
@@ -63,6 +86,10 @@ class PlanRecipe:
 
         r = build_router(self.router, AgentPool.from_dir(self.agents_dir), self.tokens, demos=self.demos,
                          llm=self.llm, progress=False, default_tokens=self.default_tokens)
+        pool = r.pool
+        detector = clause_detector(self.clause_router, r, pool, self.tokens, self.demos, self.default_tokens,
+                                   self.clause_threshold)
         manager = HashManager(load_backend(r.llm), constrained=self.constrained, generalists=self.generalists,
-                              distinct_domains=self.distinct_domains, max_plan_steps=self.max_plan_steps)
+                              distinct_domains=self.distinct_domains, max_plan_steps=self.max_plan_steps,
+                              clauses=detector, clause_steps=self.clause_steps)
         return lambda item: plan_record(r, manager, item, self.k)

@@ -9,6 +9,11 @@ takes single-application tasks a specialist would do better (``benchmarks/result
   generalist only when a signal says no specialist fits (:data:`SIGNALS`: the best specialist's
   calibrated probability is low, or the generalists' summed probability is high) beyond a
   threshold fitted on held-out demonstrations (:func:`fit_threshold`), never on benchmark tasks;
+* **several applications** (``decide(..., multi_app=True)``): a request whose parts land in
+  different applications (:class:`agentlab.metaagent.multiapp.ClauseDetector`, fitted on held-out
+  data) is no one specialist's: it goes to the best generalist. Why not the signals alone: the
+  router scores the whole request and one application dominates, so the token probabilities
+  barely tell a two-application task from a single-application one;
 * **planning** (:meth:`agentlab.metaagent.manager.HashManager.candidates`): a plan's steps go to
   specialists (a plan *is* the multi-application answer); generalists take steps only when asked
   (``--generalists``).
@@ -67,6 +72,8 @@ class PolicyDecision:
     specialist: str | None
     score: float
     fell_back: bool
+    #: the request was detected as needing several applications (and so went to a generalist)
+    multi_app: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,16 +88,21 @@ class FallbackPolicy:
         if self.signal not in SIGNALS:
             raise ConfigError(f"unknown fallback signal '{self.signal}'; choose one of {', '.join(SIGNALS)}")
 
-    def decide(self, ranking: Sequence[tuple[str, float]], routed: str | None = None) -> PolicyDecision:
+    def decide(self, ranking: Sequence[tuple[str, float]], routed: str | None = None, *,
+               multi_app: bool = False) -> PolicyDecision:
         """The agent for one task from its full calibrated ``ranking`` (most probable first).
 
         ``routed`` is the router's own choice (AgentToken decodes greedily over words and agents,
         which may differ from the ranking's top); it is kept when it is a specialist and the
-        policy does not fall back, so the policy changes only what it is about."""
+        policy does not fall back, so the policy changes only what it is about. ``multi_app``:
+        the request needs several applications (a clause detector said so): it goes to the best
+        generalist whatever the signal says."""
         gen = set(self.generalists)
         spec = next((n for n, _ in ranking if n not in gen), None)
         best_gen = next((n for n, _ in ranking if n in gen), None)
         score = fallback_score(ranking, gen, self.signal)
+        if multi_app and best_gen is not None:
+            return PolicyDecision(best_gen, spec, score, True, multi_app=True)
         if spec is None or (score > self.threshold and best_gen is not None):
             if best_gen is None:
                 raise ConfigError("empty ranking")
