@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", action="store_true", help="synthesize the pairs")
     ap.add_argument("--train", action="store_true", help="fit the adapters")
+    ap.add_argument("--priors", action="store_true", help="fit the tool priors (seconds; also part of --train)")
+    ap.add_argument("--priors-dir", type=Path, default=ROOT / "data" / "tool_priors")
+    ap.add_argument("--prior-max-cosine", type=float, default=0.8,
+                    help="fit the priors only on pairs at most this close (MiniLM cosine) to any evaluation instruction")
     ap.add_argument("--agents", default="", help="comma-separated agent names (default: every tool specialist)")
     ap.add_argument("--candidates", type=int, default=300, help="candidates synthesized per agent")
     ap.add_argument("--max-pairs", type=int, default=48, help="pairs trained on per agent (0: all)")
@@ -51,9 +55,11 @@ def main(argv: list[str] | None = None) -> int:
             args.pairs_dir = quick / "calls"
         if args.adapters_dir == ROOT / "data" / "adapters":
             args.adapters_dir = quick / "adapters"
+        if args.priors_dir == ROOT / "data" / "tool_priors":
+            args.priors_dir = quick / "tool_priors"
         if args.results == RESULTS / "specialist_adapters.md":
             args.results = quick / "specialist_adapters.md"
-    both = not (args.pairs or args.train or args.report_only)
+    both = not (args.pairs or args.train or args.priors or args.report_only)
     from agentlab.pool import AgentPool
 
     pool = AgentPool.from_dir()
@@ -89,7 +95,14 @@ def main(argv: list[str] | None = None) -> int:
             card = fit(ToolAgent(d, d.runner_options), backend, pairs.relative_to(ROOT) if pairs.is_relative_to(ROOT)
                        else pairs, args.adapters_dir / d.name, settings)
             log(f"{d.name}: loss by epoch {card.metrics['loss_by_epoch']}, {card.train_seconds:.0f} s")
+    if args.priors or args.train or both:
+        from agentlab.selfinstruct.calls.prior import fit_priors
+        from agentlab.similarity import default_encoder
+
+        fit_priors(args.pairs_dir, args.priors_dir, [d.name for d in docs], default_encoder(),
+                   max_cosine=args.prior_max_cosine)
     body, summary = report(args.pairs_dir, args.adapters_dir, [d.name for d in docs])
+    body += priors_report(args.priors_dir, [d.name for d in docs], summary)
     if args.validate:
         body += validate(docs, args.pairs_dir, args.adapters_dir, args.validate, summary)
     made = ("" if not args.report_only else " (this report reads the pairs and adapters on disk, made with this "
@@ -98,6 +111,28 @@ def main(argv: list[str] | None = None) -> int:
                  summary_line(summary), command=command_line(__file__, argv), note=made)
     log(summary_line(summary))
     return 0
+
+
+def priors_report(priors_dir: Path, agents: list[str], summary: dict[str, float | int | str | None]) -> list[str]:
+    """The tool priors' cards (:mod:`agentlab.toolkits.prior`) as a table."""
+    from agentlab.toolkits.prior import ToolPrior
+
+    rows = ["| agent | tools | pairs fitted | left out (near an evaluation instruction) | training accuracy | seconds |",
+            "|---|---|---|---|---|---|"]
+    cut = None
+    for name in agents:
+        if not (priors_dir / name).is_dir():
+            continue
+        card = ToolPrior.load(priors_dir / name).card
+        cut = card.get("max_cosine", cut)
+        rows.append(f"| {name} | {len(card.get('counts', {}))} | {card['examples']} | {card.get('left_out_near_evaluation', '')} "
+                    f"| {100 * card['train_accuracy']:.1f} % | {card.get('train_seconds', '')} |")
+    if len(rows) == 2:
+        return []
+    summary["priors"] = len(rows) - 2
+    return ["Tool priors (multinomial logistic regression of the first call's tool on the request's MiniLM "
+            f"embedding, L2 1e-3, on the agent's kept pairs at most {cut} MiniLM cosine from every evaluation "
+            "instruction; `data/tool_priors/<Agent>/`):", "", *rows, ""]
 
 
 def validate(docs: list[Any], pairs_dir: Path, adapters_dir: Path, n: int,

@@ -42,6 +42,8 @@ from agentlab.pool.document import AgentDocument
 from agentlab.toolkits import load_toolkit
 from agentlab.toolkits.base import Call, Toolkit, parse_calls
 from agentlab.toolkits.grammar import CallGrammar
+from agentlab.toolkits.prior import CARD as PRIOR_CARD
+from agentlab.toolkits.prior import ToolPrior
 from agentlab.toolkits.runtime import program, results
 from agentlab.toolkits.slots import merge, request_values, workspace_values
 
@@ -97,6 +99,12 @@ class ToolAgentOptions(BaseModel):
     #: ``data/adapters/<Agent>/`` when it exists and was trained on this backbone (else says why in
     #: one log line), ``none`` never, anything else is an adapter folder
     adapter: str = "auto"
+    #: the specialist's tool prior (:mod:`agentlab.toolkits.prior`), multiplied into the first
+    #: call's tool choice under the grammar: ``auto`` uses ``data/tool_priors/<Agent>/`` when it
+    #: exists, ``none`` never, anything else is a prior folder
+    tool_prior: str = "auto"
+    #: the prior's exponent in the product of experts (0: ignore it; 1: as fitted)
+    prior_weight: float = Field(1.0, ge=0.0)
     libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
 
 
@@ -117,9 +125,11 @@ class ToolAgent:
         self.templates = {name: load_template(name) for name in PROMPTS}
 
     # -- prompts ---------------------------------------------------------------------
-    def shown_tools(self, task: str) -> list[str]:
+    def shown_tools(self, task: str, prior: dict[str, float] | None = None) -> list[str]:
         """The toolkit's tools this request gets (tool retrieval): the ``tools_shown`` whose
-        name and summary are most similar to the request, in the toolkit's order."""
+        name and summary are most similar to the request, in the toolkit's order; with a tool
+        ``prior`` (probabilities), its most likely tool is always among them (in place of the
+        least similar one)."""
         names = list(self.kit.tools)
         k = self.options.tools_shown
         if not k or k >= len(names):
@@ -127,8 +137,33 @@ class ToolAgent:
         texts = [f"{t.name.replace('_', ' ')}: {t.summary}" for t in self.kit.tools.values()]
         vecs = _encoder().encode([task, *texts])
         sims = vecs[1:] @ vecs[0]
-        keep = {names[i] for i in sorted(range(len(names)), key=lambda i: -float(sims[i]))[:k]}
+        ranked = [names[i] for i in sorted(range(len(names)), key=lambda i: -float(sims[i]))]
+        keep = ranked[:k]
+        best = max((n for n in (prior or {}) if n in self.kit.tools), key=lambda n: (prior or {})[n], default=None)
+        if best is not None and best not in keep:
+            keep = [*keep[:-1], best]
         return [n for n in names if n in keep]
+
+    def tool_prior(self) -> ToolPrior | None:
+        """This agent's tool prior, or ``None`` (``tool_prior=none``, weight 0, or ``auto`` with none
+        shipped); an explicit folder that cannot be read is a :class:`ConfigError`."""
+        o = self.options
+        if o.tool_prior == "none" or o.prior_weight == 0:
+            return None
+        folder = (data_dir() / "tool_priors" / self.document.name if o.tool_prior == "auto"
+                  else Path(o.tool_prior).expanduser())
+        if o.tool_prior == "auto" and not (folder / PRIOR_CARD).is_file():
+            return None
+        try:
+            prior = _load_prior(str(folder))
+            if prior.encoder != _encoder().model_id:
+                raise ConfigError(f"fitted on {prior.encoder!r} embeddings, not {_encoder().model_id!r}", where=str(folder))
+        except ConfigError as exc:
+            if o.tool_prior != "auto":
+                raise ConfigError(f"runner_options.tool_prior: {exc}", where=self.document.path or self.document.name) from None
+            _once(f"{self.document.name}: {exc}; no tool prior")
+            return None
+        return prior
 
     def system_prompt(self, tools: list[str] | None = None) -> str:
         doc = self.document
@@ -157,8 +192,10 @@ class ToolAgent:
                     continue
         return "\n".join(lines)
 
-    def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool) -> dict[str, Any]:
-        """What keeps the reply to calls with this backend: a grammar or the tools (or nothing)."""
+    def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
+                    prior: dict[str, float] | None = None) -> dict[str, Any]:
+        """What keeps the reply to calls with this backend: a grammar (with the tool prior's
+        ``log p`` on the first call's name, ``prior``) or the tools (or nothing)."""
         if not self.options.constrained:
             return {}
         caps = llm.capabilities
@@ -167,7 +204,7 @@ class ToolAgent:
         if caps.plan_grammar:
             values = merge(request_values(task), workspace_values(env.workspace.root, self.kit))  # type: ignore[attr-defined]
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
-                                                 allow_done=not first)}
+                                                 allow_done=not first, name_prior=prior)}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
             log.info("%s: no grammar and no function calling (llm.guided_regex / llm.tool_calls); "
@@ -222,12 +259,19 @@ class ToolAgent:
         if adapter is not None:
             rec.meta.extra["adapter"] = adapter
         env.reset(task_instruction)
-        shown = self.shown_tools(task_instruction)
+        tool_prior = self.tool_prior()
+        vector = _encoder().encode([task_instruction])[0] if tool_prior is not None else None
+        probs = tool_prior.probs(vector) if tool_prior is not None and vector is not None else None
+        shown = self.shown_tools(task_instruction, probs)
+        name_prior = (tool_prior.log_bias(vector, [*shown, "done", "fail"], o.prior_weight)
+                      if tool_prior is not None and vector is not None else None)
+        if probs is not None:
+            rec.meta.extra["tool_prior"] = {n: round(v, 4) for n, v in sorted(probs.items(), key=lambda kv: -kv[1])[:3]}
         messages = self.first_messages(task_instruction, self.observation(env), shown)
         steps, status, error = 0, "max_steps", None
         sent = 0
         while steps < ctx.max_steps:
-            extra = self._constraint(llm, env, task_instruction, shown, first=steps == 0)
+            extra = self._constraint(llm, env, task_instruction, shown, first=steps == 0, prior=name_prior)
 
             def params(attempt: int) -> SamplingParams:
                 return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
@@ -318,6 +362,12 @@ class ToolAgent:
         """The code agent with this toolkit importable and listed in its prompt (``mode=code``)."""
         return CodeAgent(self.document, {"libraries": self.options.libraries, "toolkit": self.options.toolkit,
                                          "seed": self.options.seed})
+
+
+@functools.lru_cache(maxsize=16)
+def _load_prior(folder: str) -> ToolPrior:
+    """A prior folder read once per process (every episode of a specialist uses it)."""
+    return ToolPrior.load(folder)
 
 
 def _once(line: str) -> None:

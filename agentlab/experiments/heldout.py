@@ -39,6 +39,8 @@ ARMS: dict[str, Arm] = {
     "gt": Arm("gt", ("--router", "gt"), whole_set=True),
     #: ground truth without the specialists' trained adapters (``data/adapters``): decoding alone
     "gt-noadapter": Arm("gt-noadapter", ("--router", "gt", "-O", "adapter=none"), whole_set=True),
+    #: ground truth without the specialists' tool priors (``data/tool_priors``): the model alone picks the tool
+    "gt-noprior": Arm("gt-noprior", ("--router", "gt", "-O", "tool_prior=none"), whole_set=True),
     "agenttoken": Arm("agenttoken", ("--router", "agenttoken")),
     "embedding": Arm("embedding", ("--router", "embedding")),
     "generalist": Arm("generalist", ("--agent", "Friday")),

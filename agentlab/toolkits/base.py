@@ -43,10 +43,12 @@ class Slot:
     """Where an argument's values come from (the grammar offers these, :mod:`agentlab.toolkits.slots`).
 
     ``kind``: ``file`` (a workspace file with one of ``extensions``; ``new``: or a file name the
-    request mentions), ``folder``, ``sheet``, ``header``, ``cell``, ``row_key`` (a value of the
+    request mentions, and only the mentioned files that do not exist yet when there are any: the
+    request named where the result goes), ``folder``, ``sheet``, ``header``, ``cell``, ``row_key`` (a value of the
     first columns), ``slide`` (a slide title), ``anchor`` (a run of the request found in the documents), ``section`` (an INI section), ``setting``
     (a key of the settings file or of the toolkit's catalogue), ``phrase`` (words of the
-    request), ``text`` (free text), ``number``, ``bool``, ``choice`` (one of ``choices``).
+    request), ``text`` (free text), ``number``, ``bool``, ``choice`` (one of ``choices``). ``new`` on
+    a named kind (a sheet's new name): never a sheet, slide or file that exists already.
     """
 
     kind: str

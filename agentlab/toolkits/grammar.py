@@ -17,6 +17,7 @@ probability mass choosing *which* call and *which* values, not spelling them.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -42,14 +43,19 @@ class CallGrammar:
     max_text_tokens: int = 32
     #: ``done()`` may be a reply's first call (not in an episode's first reply)
     done_first: bool = True
+    #: a log-prior per tool name added to the logits of a reply's *first* call's name, along its
+    #: trie (:mod:`agentlab.toolkits.prior`): the model and the prior multiply; empty: none
+    name_prior: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
-              names: list[str] | None = None, allow_done: bool = True) -> CallGrammar:
+              names: list[str] | None = None, allow_done: bool = True,
+              name_prior: dict[str, float] | None = None) -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
-        call, since nothing is done yet (it may follow calls)."""
+        call, since nothing is done yet (it may follow calls). ``name_prior``: a log-prior per tool
+        for the first call's name (see :attr:`name_prior`); names the grammar does not hold are dropped."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
         for name, tool in kit.tools.items():
             if names is not None and name not in names:
@@ -64,7 +70,9 @@ class CallGrammar:
                 tools[name] = tuple(args)
         tools["done"] = ()
         tools["fail"] = (None,)
-        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done)
+        prior = tuple((n, float(v)) for n, v in (name_prior or {}).items() if n in tools)
+        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done,
+                   name_prior=prior)
 
     def regex(self) -> str:
         """The grammar as a regular expression (for servers with regex-guided decoding)."""
@@ -86,6 +94,37 @@ class _Trie:
     def __init__(self) -> None:
         self.children: dict[int, _Trie] = {}
         self.end: str | None = None
+
+
+def _lse(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values)) if top > -math.inf else -math.inf
+
+
+def _prior_bias(root: _Trie, prior: dict[str, float]) -> dict[int, dict[int | None, float]]:
+    """Per trie node (by ``id``), the log-prior of each way on: a child token, or ``None`` for
+    stopping at the name the node completes. Summed along a name's path it is that name's
+    log-prior, renormalised over the names in the trie (names without a prior count as impossible)."""
+    out: dict[int, dict[int | None, float]] = {}
+
+    def total(node: _Trie) -> float:
+        parts = [prior.get(node.end, -math.inf)] if node.end is not None else []
+        parts += [total(child) for child in node.children.values()]
+        return _lse(parts) if parts else -math.inf
+
+    def walk(node: _Trie) -> None:
+        here = total(node)
+        if here == -math.inf:
+            return
+        ways: dict[int | None, float] = {tok: total(child) - here for tok, child in node.children.items()}
+        if node.end is not None:
+            ways[None] = prior.get(node.end, -math.inf) - here
+        out[id(node)] = ways
+        for child in node.children.values():
+            walk(child)
+
+    walk(root)
+    return out
 
 
 def _trie(strings: list[str], enc: Any) -> _Trie:
@@ -124,6 +163,8 @@ class CallLogitsProcessor:
             raise ConfigError("the tokenizer encodes a call delimiter to no tokens; cannot constrain decoding")
         self.names = _trie(list(grammar.tools), self.enc)
         self.first_names = self.names if grammar.done_first else _trie([n for n in grammar.tools if n != "done"], self.enc)
+        prior = dict(grammar.name_prior)
+        self.prior_bias = _prior_bias(self.first_names, prior) if prior else {}
         self.args = {name: [None if a is None else _trie(list(a), self.enc) for a in args]
                      for name, args in grammar.tools.items()}
         texts = token_texts(tokenizer)
@@ -233,6 +274,7 @@ class CallLogitsProcessor:
                 self._advance(row, int(tok))
         mask = torch.zeros_like(scores, dtype=torch.bool)
         free = self.free.to(scores.device)
+        bias = torch.zeros_like(scores) if self.prior_bias else None
         for i, row in enumerate(self.rows):
             allowed = self._allowed(row)
             if isinstance(allowed, str):
@@ -240,4 +282,16 @@ class CallLogitsProcessor:
                 mask[i, self.quote[0]] = True
             else:
                 mask[i, allowed] = True
-        return scores.masked_fill(~mask, float("-inf"))
+                if bias is not None and row.calls == 0 and row.seg[0] == "name" and row.node is not None:
+                    self._add_prior(bias[i], row.node)
+        out = scores if bias is None else scores + bias
+        return out.masked_fill(~mask, float("-inf"))
+
+    def _add_prior(self, bias: torch.Tensor, node: _Trie) -> None:
+        """The first call's name prior at ``node`` (a stop at a complete name rides on ``(``)."""
+        for tok, value in self.prior_bias.get(id(node), {}).items():
+            tid = self.open[0] if tok is None else tok
+            if value > -math.inf:
+                bias[tid] = value
+            else:
+                bias[tid] = -1e4

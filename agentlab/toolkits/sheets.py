@@ -19,7 +19,7 @@ Column = Annotated[str, Slot("header")]
 Cell = Annotated[str, Slot("cell")]
 Key = Annotated[str, Slot("row_key")]
 Value = Annotated[str, Slot("phrase")]
-Name = Annotated[str, Slot("phrase")]
+Name = Annotated[str, Slot("phrase", new=True)]  # a new sheet name: not an existing one
 Position = Annotated[int, Slot("number")]
 Descending = Annotated[bool, Slot("bool")]
 Case = Annotated[str, Slot("choice", choices=("upper", "lower", "title"))]

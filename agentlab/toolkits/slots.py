@@ -57,8 +57,10 @@ class SlotValues:
         if kind == "file":
             files = [f for f in self.files if not slot.extensions or Path(f).suffix.lower() in slot.extensions]
             if slot.new:
-                files += [f for f in self.mentioned_files if f not in files
-                          and (not slot.extensions or Path(f).suffix.lower() in slot.extensions)]
+                fresh = [f for f in self.mentioned_files if f not in files
+                         and (not slot.extensions or Path(f).suffix.lower() in slot.extensions)]
+                if fresh:  # the request names a file that does not exist yet: that is where the result goes
+                    return _quoted(fresh)
             named_here = [f for f in files if f in self.mentioned_files or Path(f).name in self.request]
             return _quoted(named_here or files)
         if kind == "folder":
@@ -73,12 +75,17 @@ class SlotValues:
             return _quoted(self.spans) or None
         if kind == "anchor":  # existing text the request points at: its runs found in the documents
             found = [s for s in self.spans if any(s.lower() in t for t in self.texts)]
-            return _quoted(found or self.phrases)
+            # "the title" names the first paragraph (the toolkits resolve it by position)
+            titled = ["title"] if re.search(r"\btitle\b", self.request, re.I) else []
+            return _quoted(titled + (found or self.phrases))
         named = {"sheet": self.sheets, "header": self.headers, "cell": self.cells, "row_key": self.row_keys,
                  "slide": self.slides, "setting": self.settings, "section": self.sections,
                  "phrase": self.phrases}.get(kind)
         if named is None:
             return None  # free text
+        if slot.new:  # a new name: not one that exists already (renaming a sheet onto another is an error)
+            taken = {v.casefold() for v in self.sheets + self.slides + self.files}
+            named = [v for v in named if v.casefold() not in taken]
         if kind != "phrase":  # the ones the request names, when it names any
             named = mentioned(named, self.request) or named
         return _quoted(named)  # none known: a call needing one is left out of the grammar
@@ -113,7 +120,10 @@ def _spans(text: str, longest: int = 8) -> list[str]:
         for n in range(min(longest, len(words)), 0, -1):
             for i in range(len(words) - n + 1):
                 run = " ".join(words[i:i + n]).strip(".,;:!?\"'()‘’“”")
-                if run and not (n == 1 and run.lower() in STOP):
+                edges = run.split()
+                # new text is a run of content words: glue or a command word at either edge ("Add milk",
+                # "the end") is the request talking, not the text
+                if edges and edges[0].lower() not in STOP and edges[-1].lower() not in STOP:
                     runs.append(run)
     return _unique(quoted + runs)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -169,3 +170,30 @@ def test_an_endpoint_with_function_calling_gets_the_toolkit_as_tools(tmp_path, p
     tools = {t["function"]["name"] for t in _ToolServer.seen[0]["tools"]}
     assert {"rename_sheet", "add_sheet"} <= tools and len(tools) <= 5  # the retrieved few
     assert row["llm_calls"] == 2 and row["tokens_in"] == 100
+
+
+def test_the_shipped_tool_prior_reaches_the_grammar_and_can_be_switched_off(tmp_path, pool) -> None:
+    """A local model (``plan_grammar``) gets the specialist's prior on the first call's name from
+    ``data/tool_priors``, recorded in the trajectory; ``-O tool_prior=none`` sends none, and an
+    explicit folder that cannot be read is refused in one line."""
+    task = load_task(tasks_dir() / "calc-rename-sheet.json")
+    seen = {}
+    for option in ("auto", "none"):
+        llm = Scripted(["rename_sheet('sales.xlsx', 'Sheet1', 'Q1-2024')\nadd_sheet('sales.xlsx', 'Q2-2024')", "done()"],
+                       Capabilities(plan_grammar=True))
+        row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path / option,
+                       options=ExecOptions(max_steps=3, runner_options={"tool_prior": option}))
+        assert row["success"], row
+        seen[option] = dict(llm.params[0].grammar.name_prior)
+    assert set(seen["auto"]) >= {"rename_sheet", "fail"} and seen["none"] == {}
+    meta = json.loads((tmp_path / "auto" / "episodes" / task.id / "meta.json").read_text())
+    top3 = list(meta["extra"]["tool_prior"])  # the prior's three most likely tools for this request
+    assert top3[0] in seen["auto"] and max(seen["auto"], key=seen["auto"].get) == top3[0]  # shown, and favoured
+    assert sum(math.exp(v) for v in seen["auto"].values()) == pytest.approx(1.0)
+    doc = pool.get("SheetAgent")
+    bad = tmp_path / "broken"
+    bad.mkdir()
+    (bad / "prior.json").write_text("{")
+    agent = build_agent(dataclasses.replace(doc, runner_options={**doc.runner_options, "tool_prior": str(bad)}), {})
+    with pytest.raises(ConfigError, match="runner_options.tool_prior: .*tool prior unreadable"):
+        agent.tool_prior()

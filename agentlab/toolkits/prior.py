@@ -1,0 +1,120 @@
+"""A prior over which tool a request starts with, learnt from synthesized (request -> calls) pairs.
+
+A 135M specialist often writes a well-formed call to the *wrong* tool while the right one is on
+its list (``update_value`` for "make the codes capital letters", ``delete_row`` for "delete that
+sheet"). Which tool a request needs is a text-classification question that a sentence encoder
+answers better than the small model's first tokens: a multinomial logistic regression over the
+request's sentence embedding (all-MiniLM-L6-v2), fitted on the specialist's self-instructed pairs
+(the first call's tool is the label; no evaluation task is ever a training example).
+
+At decoding time the prior is one more expert: :class:`~agentlab.toolkits.grammar.CallGrammar`
+adds ``weight * log p(tool | request)`` along the trie of tool names of a reply's first call, so
+the model's own preference and the prior multiply (a product of experts); the arguments stay
+the model's alone. Files: ``prior.safetensors`` (weights) and ``prior.json`` (tool names, the
+encoder, the pairs' sha256, settings, training accuracy).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentlab.errors import ConfigError
+from agentlab.fileio import atomic_path, atomic_write_json
+
+WEIGHTS = "prior.safetensors"
+CARD = "prior.json"
+
+
+@dataclass(frozen=True)
+class ToolPrior:
+    """``p(tool | request)`` as softmax(``W·e + b``) over ``names``, ``e`` the request's embedding."""
+
+    names: tuple[str, ...]
+    weight: np.ndarray  # (dim, len(names))
+    bias: np.ndarray  # (len(names),)
+    card: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def encoder(self) -> str:
+        return str(self.card.get("encoder", ""))
+
+    def probs(self, vector: np.ndarray) -> dict[str, float]:
+        """Each tool's probability for one request embedding (unit-normalised as the encoder gives it)."""
+        logits = np.asarray(vector, dtype=np.float64) @ self.weight.astype(np.float64) + self.bias
+        logits -= logits.max()
+        p = np.exp(logits)
+        p /= p.sum()
+        return {n: float(v) for n, v in zip(self.names, p)}
+
+    def log_bias(self, vector: np.ndarray, allowed: list[str], weight: float = 1.0) -> dict[str, float]:
+        """``weight * log p`` renormalised over ``allowed`` (the tools a grammar may call); a name the
+        prior never saw (``fail``) gets the smallest known probability, so the prior never prefers it."""
+        p = self.probs(vector)
+        floor = min(p.values()) if p else 1.0
+        raw = {n: p.get(n, floor) for n in allowed}
+        total = sum(raw.values()) or 1.0
+        return {n: weight * math.log(max(v / total, 1e-12)) for n, v in raw.items()}
+
+    def save(self, folder: str | Path) -> Path:
+        from safetensors.numpy import save_file
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_path(folder / WEIGHTS) as tmp:
+            save_file({"weight": np.ascontiguousarray(self.weight, dtype=np.float32),
+                       "bias": np.ascontiguousarray(self.bias, dtype=np.float32)}, str(tmp))
+        atomic_write_json(folder / CARD, {**self.card, "names": list(self.names)})
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> ToolPrior:
+        """The prior saved in ``folder``; a missing or unreadable one is a :class:`ConfigError` naming it."""
+        from safetensors.numpy import load_file
+
+        folder = Path(folder)
+        try:
+            card = json.loads((folder / CARD).read_text(encoding="utf-8"))
+            tensors = load_file(str(folder / WEIGHTS))
+            names = tuple(str(n) for n in card.pop("names"))
+            weight, bias = tensors["weight"], tensors["bias"]
+        except Exception as exc:  # a missing file, bad JSON, or safetensors' own header errors
+            raise ConfigError(f"tool prior unreadable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", where=str(folder)) from None
+        if weight.ndim != 2 or weight.shape[1] != len(names) or bias.shape != (len(names),):
+            raise ConfigError(f"tool prior shapes {weight.shape}/{bias.shape} do not fit {len(names)} tools",
+                              where=str(folder))
+        return cls(names, weight, bias, card)
+
+
+def fit(vectors: np.ndarray, labels: list[str], *, l2: float = 1e-3, max_iter: int = 300,
+        card: dict[str, Any] | None = None) -> ToolPrior:
+    """Multinomial logistic regression (L-BFGS, L2 penalty ``l2`` on the weights) of ``labels`` on
+    ``vectors``; deterministic (zero start, full batch). The card records the training accuracy."""
+    import torch
+
+    if len(vectors) != len(labels) or not labels:
+        raise ValueError("fit needs as many labels as vectors, and at least one")
+    names = tuple(sorted(set(labels)))
+    x = torch.tensor(np.asarray(vectors), dtype=torch.float32)
+    y = torch.tensor([names.index(label) for label in labels])
+    w = torch.zeros(x.shape[1], len(names), requires_grad=True)
+    b = torch.zeros(len(names), requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], max_iter=max_iter, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(x @ w + b, y) + l2 * (w ** 2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    with torch.no_grad():
+        acc = float(((x @ w + b).argmax(-1) == y).float().mean())
+    info = {**(card or {}), "l2": l2, "max_iter": max_iter, "examples": len(labels), "train_accuracy": round(acc, 4),
+            "counts": {n: labels.count(n) for n in names}}
+    return ToolPrior(names, w.detach().numpy().copy(), b.detach().numpy().copy(), info)
