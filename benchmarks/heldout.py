@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true", help="summarise the run folders, run nothing")
     ap.add_argument("--note", default="", help="a sentence added to the results (where an arm's rows came from)")
     ap.add_argument("--results", type=Path, default=RESULTS / "heldout.md")
+    ap.add_argument("--record", type=Path, default=None,
+                    help="also write the arms' rows (trimmed) to this JSON file (notebook 04 reads benchmarks/results/heldout_record.json)")
     args = ap.parse_args(argv)
     arms = ["gt", "generalist"] if args.quick else [a for a in args.arms.split(",") if a]
     unknown = [a for a in arms if a not in heldout.ARMS]
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
              else "Specialists on the held-out tasks (toolkits vs the generalist)")
     write_result(args.results, title, body, summary,
                  command=command_line(__file__, argv))
+    if args.record is not None:
+        heldout.write_record(results, args.record, command=command_line(__file__, argv), note=args.note)
     log("\n".join(body))
     log(summary)
     return 0

@@ -151,3 +151,32 @@ def markdown(results: Sequence[ArmResult]) -> list[str]:
 
 def _cell(value: tuple[float, int] | None) -> str:
     return "-" if value is None else f"{pct(value[0])} ({value[1]})"
+
+
+#: the fields of a row a record keeps (what the tables and the notebook read; no trajectory)
+RECORD_FIELDS = ("id", "domain", "agents", "success", "status", "steps", "llm_calls", "tokens_in", "tokens_out",
+                 "seconds", "error")
+
+
+def write_record(results: Sequence[ArmResult], path: Path, *, command: str, note: str = "") -> None:
+    """The arms' rows, trimmed to :data:`RECORD_FIELDS`, as one JSON file committed beside the
+    results (notebook 04 reads it, so a fresh clone shows the measured table without running it)."""
+    from agentlab.fileio import atomic_write_json
+
+    atomic_write_json(path, {"command": command, "note": note, "arms": {
+        res.arm: [{k: r.get(k) for k in RECORD_FIELDS} for r in res.rows] for res in results if res.rows}})
+
+
+def load_record(path: Path) -> tuple[list[ArmResult], dict[str, Any]]:
+    """A record written by :func:`write_record`: its arms and its header (command, note)."""
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [ArmResult(arm, rows) for arm, rows in data["arms"].items()], {k: data.get(k) for k in ("command", "note")}
+
+
+def heatmap(results: Sequence[ArmResult]) -> tuple[dict[str, dict[str, float | None]], dict[str, dict[str, int]]]:
+    """ExecutionAcc and task counts per arm and domain (``all`` last), as ``accuracy_heatmap`` takes them."""
+    rates = {res.arm: {d: v[0] for d, v in res.by_domain().items()} for res in results if res.rows}
+    counts = {res.arm: {d: v[1] for d, v in res.by_domain().items()} for res in results if res.rows}
+    return rates, counts

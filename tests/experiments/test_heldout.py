@@ -80,3 +80,16 @@ def test_an_empty_task_folder_is_one_line(tmp_path: Path) -> None:
 
     with pytest.raises(DataError, match="no task files"):
         heldout.sample_folder(tmp_path, tmp_path / "out", 1)
+
+
+def test_a_record_keeps_each_arms_rows_and_gives_the_notebook_its_heatmap(tmp_path: Path) -> None:
+    _rows(tmp_path, "gt", {"calc-a": True, "calc-b": False, "os-a": True})
+    _rows(tmp_path, "gt-noprior", {"calc-a": False, "calc-b": False, "os-a": True})
+    results = heldout.read_arms(tmp_path, ["gt", "gt-noprior", "generalist"])  # generalist: not run, left out
+    heldout.write_record(results, tmp_path / "rec.json", command="python benchmarks/heldout.py", note="n")
+    back, header = heldout.load_record(tmp_path / "rec.json")
+    assert [r.arm for r in back] == ["gt", "gt-noprior"] and header == {"command": "python benchmarks/heldout.py", "note": "n"}
+    assert set(back[0].rows[0]) == set(heldout.RECORD_FIELDS)  # trimmed: no trajectory, no verdict
+    rates, counts = heldout.heatmap(back)
+    assert rates["gt"] == {"calc": 0.5, "os": 1.0, "all": 2 / 3} and counts["gt-noprior"]["all"] == 3
+    assert rates["gt-noprior"]["calc"] == 0.0
