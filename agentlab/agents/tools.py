@@ -101,7 +101,7 @@ class ToolAgentOptions(BaseModel):
     adapter: str = "auto"
     #: the specialist's tool prior (:mod:`agentlab.toolkits.prior`), multiplied into the first
     #: call's tool choice under the grammar: ``auto`` uses ``data/tool_priors/<Agent>/`` when it
-    #: exists, ``none`` never, anything else is a prior folder
+    #: exists, ``none`` never, anything else is a prior folder (or a folder of them, one per agent)
     tool_prior: str = "auto"
     #: the prior's exponent in the product of experts (0: ignore it; 1: as fitted)
     prior_weight: float = Field(1.0, ge=0.0)
@@ -152,6 +152,8 @@ class ToolAgent:
             return None
         folder = (data_dir() / "tool_priors" / self.document.name if o.tool_prior == "auto"
                   else Path(o.tool_prior).expanduser())
+        if (folder / self.document.name / PRIOR_CARD).is_file():  # a folder of priors, one per agent (an ablation)
+            folder = folder / self.document.name
         if o.tool_prior == "auto" and not (folder / PRIOR_CARD).is_file():
             return None
         try:

@@ -197,3 +197,11 @@ def test_the_shipped_tool_prior_reaches_the_grammar_and_can_be_switched_off(tmp_
     agent = build_agent(dataclasses.replace(doc, runner_options={**doc.runner_options, "tool_prior": str(bad)}), {})
     with pytest.raises(ConfigError, match="runner_options.tool_prior: .*tool prior unreadable"):
         agent.tool_prior()
+    import shutil
+
+    from agentlab.paths import data_dir
+
+    shutil.copytree(data_dir() / "tool_priors" / "SheetAgent", tmp_path / "priors" / "SheetAgent")  # one per agent
+    agent = build_agent(dataclasses.replace(doc, runner_options={**doc.runner_options, "tool_prior": str(tmp_path / "priors")}), {})
+    prior = agent.tool_prior()
+    assert prior is not None and "rename_sheet" in prior.names
