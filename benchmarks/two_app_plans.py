@@ -5,10 +5,13 @@ applications' domains). Router: the shipped AgentToken tokens (``data/tokens``) 
 agents; manager: the embedded backbone. Variants (:mod:`agentlab.experiments.two_app_plans`):
 ``constrained`` (the default everywhere: plan grammar over the top-K specialists),
 ``unconstrained`` (``--unconstrained``: prompt only, one corrective retry),
-``constrained+generalists`` (``--generalists``). ``--preds DIR`` keeps each variant's plans
+``constrained+generalists`` (``--generalists``), ``constrained-top2`` (two candidates of
+different domains), and the ``clause*`` variants (multi-application detection by clause routing,
+``--clauses``: the candidates are the agents of the request's parts routed one by one;
+``clause-steps``: the parts are the steps). ``--preds DIR`` keeps each variant's plans
 (resumable; variants may be planned in separate processes first, then this command scores them).
 
-    python benchmarks/two_app_plans.py [--quick] [--variants constrained,unconstrained,constrained+generalists]
+    python benchmarks/two_app_plans.py [--quick] [--variants constrained,unconstrained,constrained+generalists,...]
         [--k 5] [--limit N] [--preds DIR [--score-only]] [--results PATH]
 """
 
@@ -78,4 +81,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
+    logging.getLogger("agentlab.metaagent.multiapp").setLevel(logging.INFO)
     sys.exit(main())

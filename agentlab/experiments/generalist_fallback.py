@@ -268,9 +268,13 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
     rows.append(apply(policy))
     clause_fit = None
     if config.clauses is not None:
-        from agentlab.metaagent.router import build_router
+        from agentlab.metaagent.router import router_class
 
-        ranker = after if config.clauses == "agenttoken" else build_router(config.clauses, pool, progress=False)
+        if config.clauses == "agenttoken":
+            ranker: Any = after
+        else:  # fitted on the seeds, like the checkpoint: the self-instruct demonstrations stay held out for the fit
+            ranker = router_class(config.clauses)(pool, progress=False)
+            ranker.fit(data)
         detector = ClauseDetector(ranker)
         single_held, multi_held = held_out_requests(pool, n=config.clause_held_out, seed=config.seed)
         clause_fit = fit_detector(detector, single_held, multi_held, max_false_multi=config.clause_budget)

@@ -6,6 +6,14 @@ with the gold pair of domains and the agents that serve them. Each *variant* is 
 (:class:`~agentlab.metaagent.manager.HashManager` keywords: the default constrained manager over
 the top-K specialists, ``constrained=False`` the prompt-only ablation, ``generalists=True`` with
 general agents among the candidates); all use the same router ranking, prompt and backbone.
+The ``clause*`` variants add multi-application detection by clause routing
+(:class:`~agentlab.metaagent.multiapp.ClauseDetector`, ``clauses`` names the router that routes
+the request's parts: ``agenttoken`` the study's own, ``embedding`` MiniLM on the seeds): the
+candidates are the parts' agents when they land in different applications (the top-2 of
+different domains otherwise); ``clause_steps`` writes the plan from the parts without the model.
+Their threshold is the manager's default, 0 (a request sent to the planner is expected to need
+several applications; the store policy's detector fits a stricter one on held-out data:
+:mod:`agentlab.experiments.generalist_fallback`).
 
 Scores per variant: AgentMatch (the set of the plan's agent domains equals the gold pair; a task
 without a plan is a miss), agent-level match (additionally every step's agent is one of the gold
@@ -32,6 +40,7 @@ from agentlab.eval.metrics import agent_match, topk_recall
 from agentlab.experiments.markdown import pct, table
 from agentlab.fileio import append_jsonl, read_jsonl
 from agentlab.metaagent.manager import HashManager
+from agentlab.metaagent.multiapp import ClauseDetector
 from agentlab.metaagent.router import Router
 from agentlab.metaagent.store_policy import is_generalist
 from agentlab.pool import AgentPool
@@ -48,7 +57,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "constrained+generalists": {"generalists": True},
     # the router picks the applications, the model writes the split: two candidates of different domains, <= 2 steps
     "constrained-top2": {"k": 2, "distinct_domains": True, "max_plan_steps": 2},
+    # multi-application detection by clause routing picks the candidates (see the module docstring)
+    "clauses-top2": {"k": 2, "distinct_domains": True, "max_plan_steps": 2, "clauses": "embedding"},
+    "clause-steps": {"k": 2, "distinct_domains": True, "max_plan_steps": 2, "clauses": "embedding", "clause_steps": True},
+    "clause-steps-agenttoken": {"k": 2, "distinct_domains": True, "max_plan_steps": 2, "clauses": "agenttoken",
+                                "clause_steps": True},
 }
+#: keys of :data:`VARIANTS` that set up the study rather than the manager
+STUDY_KEYS = ("k", "clauses")
 
 
 class TwoAppConfig(BaseModel):
@@ -108,12 +124,17 @@ class TwoAppPlans:
     router_pair: float = 0.0
     #: when variants cover different requests: (how many all cover, each variant's AgentMatch on those)
     common: tuple[int, dict[str, float]] | None = None
+    #: clause detection without a manager (threshold 0): router kind -> the share of requests whose detected
+    #: applications are the gold pair, and the share detected as multi-application at all
+    detection: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def summary(self) -> dict[str, float | int]:
         out: dict[str, float | int] = {"requests": self.requests, f"top{self.k}_recall": self.topk_recall,
                                        "router_pair_agentmatch": self.router_pair}
         for v in self.variants:
             out |= {f"{v.name}_agentmatch": v.agent_match, f"{v.name}_agent_level": v.agent_level, f"{v.name}_failed": v.failed}
+        for kind, (pair, _multi) in self.detection.items():
+            out[f"clause_pair_{kind}"] = pair
         return out
 
     def markdown(self, source: str) -> list[str]:
@@ -133,7 +154,11 @@ class TwoAppPlans:
             "corrective retry. +generalists: general agents (AgentS2, PCAgent, AppAgent) among the top-K candidates "
             "(`--generalists`). constrained-top2: the router's two best specialists of different domains as the only "
             "candidates and at most 2 steps (`--k 2 --distinct-domains --max-plan-steps 2`): the router picks the "
-            "applications, the model writes the split. AgentMatch: the set of the plan's agent domains equals the gold pair; agent-level: also every "
+            "applications, the model writes the split. clauses-top2: the same, but the candidates are the agents of the "
+            "request's parts routed one by one with the MiniLM embedding router when they land in different applications "
+            "(`--clauses --clause-router embedding`; multi-application detection, `agentlab.metaagent.multiapp`). "
+            "clause-steps: the parts themselves are the steps, no generation (`--clause-steps`); -agenttoken: the parts "
+            "routed by the study's AgentToken router. AgentMatch: the set of the plan's agent domains equals the gold pair; agent-level: also every "
             "step's agent is a gold agent. s/task: wall time on a 2-core machine shared with other jobs (indicative). "
             "The plans in `--preds` were made by this script (one variant per process, side by side), then scored "
             "together; without the folder the same command plans everything serially.",
@@ -141,6 +166,12 @@ class TwoAppPlans:
             f"Reference without a manager (no generation): the router's two best-ranked specialists of different domains, "
             f"taken as the plan's agents, match the gold pair on {pct(self.router_pair)} % of the requests.",
         ]
+        if self.detection:
+            body += ["", "Clause detection alone (no manager, threshold 0 as in `--clauses`): the request's parts routed one "
+                     "by one (`agentlab.metaagent.multiapp.ClauseDetector`); pair = the detected applications are exactly the "
+                     "gold pair; multi = detected as needing more than one application.", "",
+                     *table(["parts routed by", "pair matches gold %", "detected multi-application %"],
+                            [[kind, pct(pair), pct(multi)] for kind, (pair, multi) in self.detection.items()])]
         if self.common is not None:
             n, scores = self.common
             body += ["", f"Not every variant planned every request (its row says how many, in file order); on the {n} "
@@ -189,11 +220,29 @@ def run(router: Router, backend: LLMBackend, reqs: Sequence[Request], config: Tw
     rankings = router.rank([q.instruction for q in reqs])
     recall = topk_recall([[n for n, _ in r] for r in rankings], [list(q.domains) for q in reqs], pool, config.k)
     pair = agent_match([router_pair([n for n, _ in r], pool) for r in rankings], [list(q.domains) for q in reqs], pool)
+    detectors: dict[str, ClauseDetector] = {}
+
+    def detector(kind: str) -> ClauseDetector:
+        """One detector per router kind (its routed parts are cached), built as ``agentlab route`` builds one."""
+        if kind not in detectors:
+            from agentlab.metaagent.router import build_router
+
+            detectors[kind] = ClauseDetector(router if kind == router.name else build_router(kind, pool, progress=False))
+        return detectors[kind]
+
+    detection: dict[str, tuple[float, float]] = {}
+    for kind in dict.fromkeys(str(VARIANTS[n]["clauses"]) for n in config.variants if "clauses" in VARIANTS[n]):
+        found = detector(kind).detect_many([q.instruction for q in reqs])
+        detection[kind] = (sum(set(f.domains) == set(q.domains) for f, q in zip(found, reqs)) / len(reqs),
+                           sum(f.multi for f in found) / len(reqs))
     out = []
     for name in config.variants:
         settings = VARIANTS[name]
         k = int(settings.get("k", config.k))
-        manager = HashManager(backend, **{key: v for key, v in settings.items() if key != "k"})
+        extra: dict[str, Any] = {}
+        if "clauses" in settings:
+            extra["clauses"] = detector(str(settings["clauses"]))
+        manager = HashManager(backend, **{key: v for key, v in settings.items() if key not in STUDY_KEYS}, **extra)
         path = preds / f"{name}.jsonl" if preds else None
         done = {r["id"]: r for r in read_jsonl(path)} if path and path.exists() else {}
         records = []
@@ -214,7 +263,8 @@ def run(router: Router, backend: LLMBackend, reqs: Sequence[Request], config: Tw
         v = _score(name, settings, records, [q for q in reqs if q.id in have], pool, resumed=sum(q.id in done for q in reqs))
         log.info("%s: AgentMatch %.3f (%d resumed)", name, v.agent_match, v.resumed)
         out.append(v)
-    study = TwoAppPlans(len(reqs), config.k, recall, out, model=getattr(backend, "model_id", "?"), router_pair=pair.accuracy)
+    study = TwoAppPlans(len(reqs), config.k, recall, out, model=getattr(backend, "model_id", "?"), router_pair=pair.accuracy,
+                        detection=detection)
     ids = set.intersection(*({r["id"] for r in v.records} for v in out)) if out else set()
     if any(len(v.records) < len(reqs) for v in out) and ids:
         sub = [q for q in reqs if q.id in ids]

@@ -15,13 +15,16 @@ How (:class:`ClauseDetector`):
 2. every cut of the pieces into two contiguous halves is routed (each half on its own, with the
    store's router: any object with a ``pool`` and ``rank``), each half's ranking summed per
    domain over the *specialists* (:func:`domain_probs`). A cut's score is the best
-   ``sqrt(P_left(a) * P_right(b))`` over two *different* domains a, b: both sides must land in
+   ``sqrt(P_left(a) * P_right(b))`` over two *different* domains a, b of one platform (a
+   request runs on one device: no phone app beside a desktop one): both sides must land in
    their own application (taking each side's top domain instead, and no cut when they agree,
    matched the pair less often on held-out synthesized requests: 34 vs 41 %);
 3. the best cut wins; the request is multi-application when its score exceeds ``threshold``
    (fitted on held-out data only: :func:`fit_detector` -- held-out single-application
    demonstrations must stay whole, synthesized joins of two of them (:func:`synthesize_joins`)
-   should be cut). Each accepted half is cut again the same way, up to ``max_segments``.
+   should be cut). Each accepted half is cut again the same way, up to ``max_segments``
+   (default 2: on held-out synthesized requests, 3 matched the applications less often, even on
+   the three-application templates, because a half is cut again whenever it can be).
 
 No list of application words or verbs: the router decides what a piece is about, and a fragment
 that names no application ("columns starting at A1") is never confidently anything, so cutting
@@ -158,7 +161,7 @@ class Detection:
 class ClauseDetector:
     """Cuts requests into single-application parts by routing each part (see the module docstring)."""
 
-    def __init__(self, router: Ranker, threshold: float = 0.0, *, max_segments: int = 3,
+    def __init__(self, router: Ranker, threshold: float = 0.0, *, max_segments: int = 2,
                  min_words: int = MIN_WORDS, max_pieces: int = MAX_PIECES) -> None:
         self.router = router
         self.pool = router.pool
@@ -167,6 +170,10 @@ class ClauseDetector:
         self.max_segments = max_segments
         self.min_words, self.max_pieces = min_words, max_pieces
         self._cache: dict[str, list[tuple[str, float]]] = {}
+        #: the platforms each domain's agents run on (two parts' domains must share one)
+        self._platforms: dict[str, set[str]] = {}
+        for doc in self.pool:
+            self._platforms.setdefault(doc.domain, set()).add(doc.platform)
 
     def _rank(self, texts: Sequence[str]) -> None:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -197,7 +204,7 @@ class ClauseDetector:
 
     def _best_cut(self, pieces: Sequence[str]) -> tuple[float, int, str, str]:
         """(score, index, left domain, right domain) of the best cut of ``pieces`` (halves already
-        ranked): the cut and the two *different* domains with the highest ``P_left(a) * P_right(b)``;
+        ranked): the cut and the two *different* domains of one platform with the highest ``P_left(a) * P_right(b)``;
         the score is that product's square root (a probability-like number: both sides' share).
         (0, 0, '', '') when there is no cut."""
         best: tuple[float, int, str, str] = (0.0, 0, "", "")
@@ -205,7 +212,7 @@ class ClauseDetector:
             lp, rp = self._probs(left), self._probs(right)
             for a, pa in lp.items():
                 for b, pb in rp.items():
-                    if a != b and (score := (pa * pb) ** 0.5) > best[0]:
+                    if a != b and self._platforms[a] & self._platforms[b] and (score := (pa * pb) ** 0.5) > best[0]:
                         best = (score, i, a, b)
         return best
 

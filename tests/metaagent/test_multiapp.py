@@ -79,9 +79,9 @@ def test_two_applications_are_found_in_order(pool) -> None:
 
 def test_threshold_decides_and_three_parts_are_possible(pool) -> None:
     text = "Crop the photo, then put it on the first slide, then email the deck to Ann"
-    three = ClauseDetector(KeywordRanker(pool), threshold=0.3).detect(text)
+    three = ClauseDetector(KeywordRanker(pool), threshold=0.3, max_segments=3).detect(text)
     assert three.domains == ["gimp", "impress", "thunderbird"]
-    assert ClauseDetector(KeywordRanker(pool), threshold=0.3, max_segments=2).detect(text).domains.__len__() == 2
+    assert len(ClauseDetector(KeywordRanker(pool), threshold=0.3).detect(text).domains) == 2  # default: two parts
     assert not ClauseDetector(KeywordRanker(pool), threshold=0.999).detect(text).multi
 
 
@@ -175,3 +175,18 @@ def test_real_embedding_router_splits_a_plain_request(pool) -> None:
     det = ClauseDetector(router)
     found = det.detect("Crop the team photo in the image editor, then write an email to Ann with the photo attached")
     assert found.multi and set(found.domains) == {"gimp", "thunderbird"}, found.describe()
+
+
+def test_the_two_applications_share_a_platform(pool) -> None:
+    """A phone app is never paired with a desktop one: one request runs on one device."""
+
+    class PhoneLeaning(KeywordRanker):
+        def rank(self, tasks, states=None):  # type: ignore[no-untyped-def]
+            out = super().rank(tasks, states)
+            # the right half looks more like Spotify (mobile) than like the letter (desktop)
+            return [sorted([(n, p * (30.0 if n == "SpotifyAgent" and "letter" in t else 1.0)) for n, p in r],
+                           key=lambda x: -x[1]) for t, r in zip(tasks, out)]
+
+    found = ClauseDetector(PhoneLeaning(pool)).detect("Sum the column in the spreadsheet, then type the total into the letter")
+    platforms = {pool.get(a).platform for a in found.agents}
+    assert found.multi and platforms == {"desktop"}
