@@ -136,6 +136,7 @@ def exec_tasks(
     max_plan_steps: int = typer.Option(3, "--max-plan-steps", min=1, help="Manager mode: at most this many plan steps."),
     min_plan_steps: int = typer.Option(1, "--min-plan-steps", min=1, help="Constrained manager: at least this many plan steps."),
     copy_task_words: bool = typer.Option(False, "--copy-task-words", help="Constrained manager: subtasks only use the task's own words."),
+    clauses: bool = typer.Option(False, "--clauses", help="llm manager: route each part of the instruction on its own; when the parts land in different applications, their agents are the plan's candidates instead of the top-K."),
     team: str | None = typer.Option(None, "--team", help=f"A team carries every task out: {' | '.join(TEAMS)} (cola: planner, scheduler, decision agents, reviewer; docs/agents/cola.md)."),
     interaction: str = typer.Option("automatic", "--interaction", help="--team cola: automatic | passive (ask when unsure, failed or an error) | active (confirm every step)."),
     answers: Path | None = typer.Option(None, "--answers", help="--team cola: the person's answers in advance, one per line (yes | no | stop | retry[: text] | reassign AGENT | backtrack K[: text]); without it the terminal asks."),
@@ -191,7 +192,8 @@ def exec_tasks(
                                               workspace=WorkspaceConfig(sandbox=isolation)),
                           mode=mode, team=team, cola=cola)  # type: ignore[arg-type]
     manager_options = ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
-                                     max_steps=max_plan_steps, min_steps=min_plan_steps, copy_task_words=copy_task_words)
+                                     max_steps=max_plan_steps, min_steps=min_plan_steps, copy_task_words=copy_task_words,
+                                     clauses=clauses)
     recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
                            agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options,
                            roles=agent_roles)

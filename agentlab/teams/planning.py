@@ -48,12 +48,24 @@ class ManagerOptions:
     #: constrained only: subtasks use the task's own words
     copy_task_words: bool = False
     max_new_tokens: int = 160
+    #: llm manager: the candidates are the agents of the task's parts routed one by one by the same
+    #: router when they land in different applications (:mod:`agentlab.metaagent.multiapp`; ``--clauses``)
+    clauses: bool = False
 
 
-def make_manager(llm: LLMBackend, options: ManagerOptions) -> HashManager:
+def make_manager(llm: LLMBackend, options: ManagerOptions, router: Router | None = None) -> HashManager:
+    """The hash-manager ``options`` describe (``router``: the one that routes the parts with ``clauses``)."""
+    detector = None
+    if options.clauses:
+        if router is None:
+            raise ConfigError("a clause-routing manager needs the router that routes the task's parts")
+        from agentlab.metaagent.multiapp import ClauseDetector
+
+        detector = ClauseDetector(router)
     return HashManager(llm, max_new_tokens=options.max_new_tokens, constrained=options.constrained,
                    max_plan_steps=options.max_steps, min_plan_steps=options.min_steps,
-                   max_subtask_tokens=options.max_subtask_tokens, copy_task_words=options.copy_task_words)
+                   max_subtask_tokens=options.max_subtask_tokens, copy_task_words=options.copy_task_words,
+                   clauses=detector)
 
 
 def instruction_planner(router: Router, llm: LLMBackend, options: ManagerOptions) -> Callable[[str], RouteResult]:
@@ -63,7 +75,7 @@ def instruction_planner(router: Router, llm: LLMBackend, options: ManagerOptions
         raise ConfigError(f"unknown manager {options.kind!r}; choose one of {', '.join(MANAGERS)}")
     if options.kind == "clauses":
         return lambda text: clause_plan(text, router, max_steps=options.max_steps)
-    manager = make_manager(llm, options)
+    manager = make_manager(llm, options, router)
     return lambda text: router.plan([text], manager, k=options.k)[0]
 
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 
 from agentlab.episode import ExecOptions, run_task
+from agentlab.errors import ConfigError
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.openai_compat import OpenAICompatBackend
 from agentlab.metaagent.data import load_training_set
 from agentlab.tasks.decisions import PlanStep
 from agentlab.metaagent.router import router_class
 from agentlab.teams.clauses import merge_steps, split_clauses
-from agentlab.teams.planning import ManagerOptions, router_planner
+from agentlab.teams.planning import ManagerOptions, make_manager, router_planner
 
 from .conftest import py
 from .test_executed_plans import REPORT, TOTAL, two_step_task
@@ -60,6 +61,21 @@ def test_clause_manager_routes_each_part_and_the_plan_runs(tmp_path, pool, route
     row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(mode="manager", router="embedding", max_steps=2),
                    planner=planner)
     assert row["success"] and row["agents"] == ["SheetAgent", "WordAgent"] and row["plan_source"] == "manager"
+
+
+def test_clause_routing_manager_plans_over_the_parts_agents(pool, router, scripted) -> None:
+    """``--clauses``: the candidates are the agents the task's parts were routed to, not the whole
+    task's top-K (here k=1: the top-K alone could not name two agents)."""
+    task = two_step_task(plan=None, instruction="Sum the amounts in sales.csv into total.txt, then write a short report in "
+                                               "the Word document report.md.")
+    llm = scripted(["###SheetAgent: sum the amounts###\n###WordAgent: write the report###"])
+    planner = router_planner(router, llm, ManagerOptions(k=1, constrained=False, clauses=True))
+    decided = planner(task)
+    assert [s.agent for s in decided.plan] == ["SheetAgent", "WordAgent"], decided.error
+    prompt = llm.prompts[0][-1].content
+    assert "SheetAgent" in prompt and "WordAgent" in prompt and "GimpAgent" not in prompt
+    with pytest.raises(ConfigError):
+        make_manager(llm, ManagerOptions(clauses=True))  # no router to route the parts with
 
 
 def test_loopback_endpoint_plays_a_correct_planner_end_to_end(tmp_path, pool, router, chat_server) -> None:

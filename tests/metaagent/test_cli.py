@@ -130,3 +130,29 @@ def test_manager_mode_is_constrained_unless_told(workdir: Path, monkeypatch, cap
     err = capsys.readouterr().err
     assert rc != 0 and "cannot constrain decoding to the plan grammar" in err and "--unconstrained" in err
     assert not (workdir / "m.jsonl").exists() or not (workdir / "m.jsonl").read_text().strip()
+
+
+def test_clause_options_need_clauses_and_manager_mode(workdir: Path, capsys) -> None:
+    base = ["route", "--router", "embedding", "--tasks", str(workdir / "tasks.jsonl"), "--agents", str(workdir / "agents"),
+            "--out", str(workdir / "c.jsonl")]
+    assert _run([*base, "--clauses"]) != 0 and "--clauses is about manager plans" in capsys.readouterr().err
+    assert _run([*base, "--mode", "manager", "--clause-steps"]) != 0
+    assert "--clause-steps sets up the clause detector; add --clauses" in capsys.readouterr().err
+    assert _run([*base, "--mode", "manager", "--clauses", "--clause-router", "nope"]) != 0
+    assert "--clause-router must be one of" in capsys.readouterr().err
+    assert not (workdir / "c.jsonl").exists()
+
+
+def test_clause_steps_plan_from_the_parts(workdir: Path, capsys) -> None:
+    """``--clauses --clause-steps``: a two-application request's parts, routed one by one, are the
+    plan (no generation: the steps are the request's own words)."""
+    tasks = workdir / "two.jsonl"
+    tasks.write_text(json.dumps({"id": "m1", "instruction": "Sort budget.xlsx by the Amount column, then send the "
+                                 "sorted file to the whole team by email"}) + "\n")
+    rc = _run(["route", "--mode", "manager", "--router", "embedding", "--clauses", "--clause-steps", "--tasks", str(tasks),
+               "--agents", str(workdir / "agents"), "--out", str(workdir / "cs.jsonl")])
+    assert rc == 0, capsys.readouterr().err
+    assert "clauses routed by embedding" in capsys.readouterr().out
+    (pred,) = [json.loads(line) for line in (workdir / "cs.jsonl").read_text().splitlines()]
+    assert [s["agent"] for s in pred["plan"]] == ["SheetAgent", "MailAgent"], pred
+    assert pred["plan"][0]["subtask"] == "Sort budget.xlsx by the Amount column"

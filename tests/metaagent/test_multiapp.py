@@ -190,3 +190,10 @@ def test_the_two_applications_share_a_platform(pool) -> None:
     found = ClauseDetector(PhoneLeaning(pool)).detect("Sum the column in the spreadsheet, then type the total into the letter")
     platforms = {pool.get(a).platform for a in found.agents}
     assert found.multi and platforms == {"desktop"}
+
+
+def test_same_domain_joins_are_long_single_application_requests() -> None:
+    items = [("Sum column B", "calc", "desktop"), ("Sort the rows", "calc", "desktop"), ("Bold the title", "writer", "desktop")]
+    joins = synthesize_joins(items, 10, seed=0, same_domain=True)
+    assert len(joins) == 10 and all(g == ("calc", "calc") for _, g in joins)
+    assert all("Sum column B" in t or "sum column B" in t for t, _ in joins)
