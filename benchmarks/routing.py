@@ -27,7 +27,12 @@ how well the backbone's hidden states separate domains (:mod:`agentlab.experimen
     python benchmarks/routing.py [--quick] [--routers agenttoken,hybrid,embedding,icl,lora,prompt]
         [--per-agent 16] [--per-domain N] [--icl-per-domain 4] [--icl-max N] [--epochs 2]
         [--lm-per-agent N] [--no-documents] [--no-project] [--backbone NAME] [--record] [--probe]
-        [--no-feature-cache] [--results PATH]
+        [--no-feature-cache] [--agenttoken-preset lda] [--results PATH]
+
+``--agenttoken-preset NAME`` trains AgentToken (alone and inside the hybrid) with
+``TrainConfig.preset(NAME)``, e.g. ``lda``: rows from the shrinkage discriminant
+(:mod:`agentlab.metaagent.discriminant`), chosen on held-out demonstrations
+(``benchmarks/agenttoken_tuning.py --heldout``).
 """
 
 from __future__ import annotations
@@ -78,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-feature-cache", action="store_true",
                     help="AgentToken / hybrid compute every hidden state in this run (fit times then include "
                          "the backbone's forward passes, comparable between backbones)")
+    ap.add_argument("--agenttoken-preset", default=None, choices=["default", "paper", "lda"],
+                    help="AgentToken's training preset (TrainConfig.preset), also inside the hybrid (default: the router's own)")
     ap.add_argument("--record", action="store_true", help="also write benchmarks/results/backbones/<backbone>.json")
     ap.add_argument("--probe", action="store_true",
                     help="with --record: nearest-centroid and linear-probe accuracy on the backbone's hidden states")
@@ -120,6 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     options: dict[str, dict[str, object]] = {r: {"epochs": epochs} for r in routers if r in ADAPTED_LM_ROUTERS}
     if args.no_feature_cache:
         options.update({r: {"use_cache": False} for r in routers if r in ("agenttoken", "hybrid")})
+    if args.agenttoken_preset:
+        from agentlab.metaagent.train import TrainConfig
+
+        preset = TrainConfig.preset(args.agenttoken_preset)
+        if "agenttoken" in routers:
+            options.setdefault("agenttoken", {})["train"] = preset
+        if "hybrid" in routers:
+            options.setdefault("hybrid", {})["agenttoken"] = {"calibrate": True, "train": preset}
     config = routing_table.RoutingTableConfig(
         routers=routers, router_options=options,
         retrain_adapters=args.no_cache, all_data_routers=[r for r in routers if r not in DECODING_ROUTERS] if all_data else [],
@@ -151,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         probes = probe(pool, llm, data) if args.probe else None
         settings = {"per_agent": per_agent, "epochs": epochs, "documents": args.documents, "routers": routers,
                     "lm_per_agent": args.lm_per_agent, "icl_per_domain": args.icl_per_domain, "subset_routers": args.subset_routers,
-                    "feature_cache": not args.no_feature_cache, "torch_threads": torch_threads()}
+                    "feature_cache": not args.no_feature_cache, "torch_threads": torch_threads(),
+                    "agenttoken_preset": args.agenttoken_preset}
         rec = record(info, table, probes, settings=settings, command=command)
         atomic_write_text(RESULTS / "backbones" / f"{slug}.json", json.dumps(rec, indent=1) + "\n")
     print("\n".join(body))

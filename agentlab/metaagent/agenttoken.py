@@ -29,7 +29,7 @@ from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatur
 from agentlab.metaagent.head import AgentHead
 from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
-from agentlab.metaagent.train import TrainConfig, initial_weights, train_head
+from agentlab.metaagent.train import TrainConfig, initial_weights, start_head, train_head
 from agentlab.pool import AgentPool
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class AgentTokenRouter(Router):
         cfg = self.train_config
         w, _ = self.extractor.word_head()
         init = initial_weights(cfg, train.agents, self.extractor.tokenizer, w, h.shape[1])
-        self.head = AgentHead(len(train.agents), h.shape[1], logit_bias=cfg.logit_bias, init=init)
+        self.head = start_head(cfg, init, h, lse, labels)
         self.agents = list(train.agents)
         m = train_head(self.head, h, lse, labels, cfg, progress=self.progress)
         self.temperature = 1.0
@@ -205,7 +205,14 @@ class AgentTokenRouter(Router):
         cfg = self.train_config
         w, _ = self.extractor.word_head()
         new_row = initial_weights(cfg, [name], self.extractor.tokenizer, w, h.shape[1])
-        head = AgentHead(len(agents), h.shape[1], logit_bias=self.head.logit_bias, init=torch.cat([self.head.weight.detach(), new_row]))
+        bias = None
+        if cfg.init == "lda" or self.head.has_bias:
+            # the new row (and its bias) from the discriminant of every agent's examples; old rows kept
+            start = start_head(cfg.model_copy(update={"init": "lda"}), torch.zeros(len(agents), h.shape[1]), h, lse, labels)
+            new_row = start.weight.detach()[-1:]
+            bias = torch.cat([self.head.bias.detach(), start.bias.detach()[-1:]])
+        head = AgentHead(len(agents), h.shape[1], logit_bias=self.head.logit_bias,
+                         init=torch.cat([self.head.weight.detach(), new_row]), bias=bias)
         m = train_head(head, h, lse, labels, cfg, trainable_rows=[len(agents) - 1], progress=self.progress)
         self.head, self.agents = head, agents
         self.history.append({"op": "add", "agent": name, "examples": len(sub), "train_acc": m["train_acc"]})
@@ -219,8 +226,9 @@ class AgentTokenRouter(Router):
         return self.head
 
     def trainable_parameters(self) -> int:
-        """The agent-token rows ``W_A`` (agents x hidden size); 0 before fit or load."""
-        return 0 if self.head is None else int(self.head.weight.numel())
+        """The agent-token rows ``W_A`` (agents x hidden size, plus one bias per agent when the head
+        has one); 0 before fit or load."""
+        return 0 if self.head is None else sum(int(p.numel()) for p in self.head.parameters_to_train())
 
     def _ranking(self, logits: torch.Tensor) -> list[tuple[str, float]]:
         """Agents by ``softmax(logits / temperature)``, most probable first."""
@@ -303,6 +311,7 @@ class AgentTokenRouter(Router):
         fx = self.extractor
         return TokenCheckpoint(
             weight=head.weight.detach().clone(),
+            bias=head.bias.detach().clone() if head.has_bias else None,
             agents=list(self.agents),
             backbone_id=fx.model_id,
             backbone_fingerprint=fx.fingerprint,
@@ -339,7 +348,7 @@ class AgentTokenRouter(Router):
             template=fx.template,
             pool_names=pool.names,
         )
-        router.head = AgentHead(len(ckpt.agents), ckpt.weight.shape[1], logit_bias=ckpt.logit_bias, init=ckpt.weight)
+        router.head = AgentHead(len(ckpt.agents), ckpt.weight.shape[1], logit_bias=ckpt.logit_bias, init=ckpt.weight, bias=ckpt.bias)
         router.agents = list(ckpt.agents)
         router.temperature = ckpt.temperature
         router.metrics, router.history = dict(ckpt.metrics), list(ckpt.history)

@@ -15,8 +15,7 @@ import logging
 
 import torch
 
-from agentlab.metaagent.head import AgentHead
-from agentlab.metaagent.train import TrainConfig, train_head
+from agentlab.metaagent.train import TrainConfig, start_head, train_head
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +46,8 @@ def out_of_fold_logits(
     """Agent logits of every example from a head trained without its fold.
 
     ``groups[i]`` names the original text of row i (augmented copies of one text share a
-    group and a fold, so no text is scored by a head that saw it).
+    group and a fold, so no text is scored by a head that saw it). Under ``init="lda"`` each
+    fold's head starts from the discriminant of that fold's training rows only.
     """
     out = torch.empty(len(labels), init.shape[0])
     fold_of = groups % folds
@@ -55,7 +55,7 @@ def out_of_fold_logits(
         test = fold_of == f
         if not bool(test.any()) or bool(test.all()):
             continue
-        head = AgentHead(init.shape[0], init.shape[1], logit_bias=cfg.logit_bias, init=init)
+        head = start_head(cfg, init, h[~test], vocab_lse[~test], labels[~test])
         train_head(head, h[~test], vocab_lse[~test], labels[~test], cfg, progress=False)
         with torch.no_grad():
             out[test] = head.agent_logits(h[test])

@@ -1,6 +1,7 @@
 """AgentToken checkpoints: ``W_A`` in safetensors plus a JSON sidecar that says what it fits.
 
-``tokens.safetensors`` holds ``W_A [|A|, d]``; ``tokens.json`` names the agents (row order),
+``tokens.safetensors`` holds ``W_A [|A|, d]`` (and ``b_A [|A|]`` when the head has a per-agent
+bias, :mod:`agentlab.metaagent.discriminant`; checkpoints without it load with none); ``tokens.json`` names the agents (row order),
 the backbone (id + fingerprint), the router template (name + SHA-256), the feature spec,
 the training config and metrics. Both are written atomically (sidecar last, so a sidecar
 never points at a missing or older weight file: it records the weights' SHA-256).
@@ -41,6 +42,8 @@ class TokenCheckpoint:
     train_config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)  # enrolment steps
+    #: per-agent bias ``b_A`` (None: the paper's head, no per-agent bias)
+    bias: torch.Tensor | None = None
     #: rule that computed ``backbone_fingerprint`` (:data:`agentlab.llm.identity.SCHEME`);
     #: ``None`` for checkpoints stamped before identities came from the weights alone
     backbone_identity: str | None = IDENTITY_SCHEME
@@ -62,8 +65,13 @@ def save_checkpoint(ckpt: TokenCheckpoint, path: str | Path) -> Path:
     wpath, jpath = paths_for(path)
     if ckpt.weight.shape[0] != len(ckpt.agents):
         raise CheckpointError(f"{ckpt.weight.shape[0]} rows for {len(ckpt.agents)} agents", where=wpath)
+    if ckpt.bias is not None and tuple(ckpt.bias.shape) != (len(ckpt.agents),):
+        raise CheckpointError(f"b_A has shape {tuple(ckpt.bias.shape)} for {len(ckpt.agents)} agents", where=wpath)
+    tensors = {"W_A": ckpt.weight.detach().float().contiguous().cpu()}
+    if ckpt.bias is not None:
+        tensors["b_A"] = ckpt.bias.detach().float().contiguous().cpu()
     with atomic_path(wpath, suffix=".safetensors") as tmp:
-        save_file({"W_A": ckpt.weight.detach().float().contiguous().cpu()}, str(tmp), metadata={"format": FORMAT})
+        save_file(tensors, str(tmp), metadata={"format": FORMAT})
     sidecar = {
         "format": FORMAT,
         "weights": wpath.name,
@@ -105,13 +113,18 @@ def load_checkpoint(path: str | Path) -> TokenCheckpoint:
     try:
         from safetensors.torch import load_file
 
-        weight = load_file(str(wpath))["W_A"].float()
+        tensors = load_file(str(wpath))
+        weight = tensors["W_A"].float()
+        bias = tensors["b_A"].float() if "b_A" in tensors else None
     except Exception as exc:
         raise CheckpointError(f"corrupt weights ({type(exc).__name__}: {exc})", where=wpath) from None
     if tuple(weight.shape) != (len(agents), int(meta.get("dim", weight.shape[1]))):
         raise CheckpointError(f"W_A has shape {tuple(weight.shape)} but the sidecar lists {len(agents)} agents", where=wpath)
+    if bias is not None and tuple(bias.shape) != (len(agents),):
+        raise CheckpointError(f"b_A has shape {tuple(bias.shape)} but the sidecar lists {len(agents)} agents", where=wpath)
     return TokenCheckpoint(
         weight=weight,
+        bias=bias,
         agents=agents,
         backbone_id=str(backbone["id"]),
         backbone_fingerprint=str(backbone["fingerprint"]),

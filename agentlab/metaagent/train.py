@@ -13,7 +13,7 @@ import time
 from typing import Any, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
 from agentlab.metaagent.head import AgentHead
@@ -30,8 +30,12 @@ class TrainConfig(BaseModel):
     weight_decay: float = 0.0
     epochs: int = 40
     batch_size: int = 32
-    init: Literal["random", "name_mean", "zeros"] = "name_mean"
+    #: ``lda``: rows (and a per-agent bias) from a shrinkage linear discriminant of the training
+    #: states (:mod:`agentlab.metaagent.discriminant`), then ``epochs`` of fine-tuning
+    init: Literal["random", "name_mean", "zeros", "lda"] = "name_mean"
     init_scale: float = 1.0
+    #: with ``init="lda"``: weight of the scaled identity in the shrunk within-agent covariance
+    shrinkage: float = Field(0.5, ge=0.0, le=1.0)
     logit_bias: float = 0.0
     balance: bool = False  # weight examples so every agent counts equally (uneven generated data)
     #: hinge margin between the gold agent's logit and its ``hard_negatives`` nearest rivals (0: off)
@@ -42,29 +46,47 @@ class TrainConfig(BaseModel):
 
     @classmethod
     def preset(cls, name: str) -> TrainConfig:
-        """``paper``: the AgentStore setting (lr 4e-5, weight decay 1.0, 10 epochs); ``default``."""
+        """``paper``: the AgentStore setting (lr 4e-5, weight decay 1.0, 10 epochs); ``default``;
+        ``lda``: rows from the shrinkage discriminant (γ 0.5), then 5 epochs at lr 1e-3 (chosen on
+        held-out self-instruct demonstrations, ``benchmarks/agenttoken_tuning.py --heldout``)."""
         if name == "paper":
             return cls(lr=4e-5, weight_decay=1.0, epochs=10)
         if name == "default":
             return cls()
+        if name == "lda":
+            return cls(init="lda", shrinkage=0.5, lr=1e-3, epochs=5)
         from agentlab.errors import ConfigError
 
-        raise ConfigError(f"unknown training preset '{name}'; use default or paper")
+        raise ConfigError(f"unknown training preset '{name}'; use default, paper or lda")
 
 
 def initial_weights(
     cfg: TrainConfig, names: list[str], tokenizer: Any, word_head: torch.Tensor, dim: int
 ) -> torch.Tensor:
-    """Starting ``W_A`` for ``names`` under ``cfg.init`` (seeded)."""
+    """Starting ``W_A`` for ``names`` under ``cfg.init`` (seeded); ``lda`` rows depend on the
+    training states and come from :func:`start_head` (here: zeros)."""
     from agentlab.metaagent.head import name_mean_init
 
     gen = torch.Generator().manual_seed(cfg.seed)
-    if cfg.init == "zeros":
+    if cfg.init in ("zeros", "lda"):
         return torch.zeros(len(names), dim)
     if cfg.init == "name_mean":
         return cfg.init_scale * name_mean_init(names, tokenizer, word_head.detach().cpu())
     std = float(word_head.detach().float().std())
     return cfg.init_scale * std * torch.randn(len(names), dim, generator=gen)
+
+
+def start_head(
+    cfg: TrainConfig, init: torch.Tensor, h: torch.Tensor, vocab_lse: torch.Tensor, labels: torch.Tensor
+) -> AgentHead:
+    """A fresh head for training: from ``init`` (see :func:`initial_weights`), or under ``init="lda"``
+    from the shrinkage discriminant of (``h``, ``labels``) with its per-agent bias."""
+    if cfg.init != "lda":
+        return AgentHead(init.shape[0], init.shape[1], logit_bias=cfg.logit_bias, init=init)
+    from agentlab.metaagent.discriminant import lda_init
+
+    w, b = lda_init(h, vocab_lse, labels, init.shape[0], cfg.shrinkage)
+    return AgentHead(init.shape[0], init.shape[1], logit_bias=cfg.logit_bias, init=w, bias=b)
 
 
 def margin_loss(agent_logits: torch.Tensor, labels: torch.Tensor, margin: float, hard_negatives: int) -> torch.Tensor:
@@ -98,7 +120,8 @@ def train_head(
         keep[torch.tensor(trainable_rows)] = False
         frozen = keep
         saved = head.weight.detach().clone()
-    opt = torch.optim.AdamW([head.weight], lr=cfg.lr, weight_decay=cfg.weight_decay)
+        saved_bias = head.bias.detach().clone()
+    opt = torch.optim.AdamW(head.parameters_to_train(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     n = len(labels)
     weights: torch.Tensor | None = None
     if cfg.balance:
@@ -117,12 +140,15 @@ def train_head(
                 loss = loss + cfg.margin_weight * margin_loss(z, labels[idx], cfg.margin, cfg.hard_negatives)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            if frozen is not None and head.weight.grad is not None:
-                head.weight.grad[frozen] = 0.0
+            if frozen is not None:
+                for p in head.parameters_to_train():
+                    if p.grad is not None:
+                        p.grad[frozen] = 0.0
             opt.step()
             if frozen is not None:
                 with torch.no_grad():
                     head.weight[frozen] = saved[frozen]
+                    head.bias[frozen] = saved_bias[frozen]
             total += float(loss.detach()) * len(idx)
         epoch_loss = total / max(n, 1)
         bar.set_postfix(loss=f"{epoch_loss:.3f}")
