@@ -117,6 +117,9 @@ class Fallback:
     #: the clause detector's router and fit (None: no detection rows)
     clauses: str | None = None
     clause_fit: DetectorFit | None = None
+    #: the clause detector alone at larger held-out budgets: (budget, fit, single-app accuracy,
+    #: single-app to generalists, targets to generalists)
+    clause_sweep: list[tuple[float, ThresholdFit, float, float, float]] = field(default_factory=list)
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)
@@ -182,6 +185,15 @@ class Fallback:
                 body.append(f"- {name}: cost {100 * (before.single.accuracy - r.single.accuracy):+.1f} points, two-app targets "
                             f"to a general agent {pct(r.target_to_generalist)} %.")
             body.append("")
+            if self.clause_sweep:
+                body += ["The clause detector alone (`after+clauses`) at larger held-out budgets (each threshold fitted on the "
+                         "held-out requests only; the benchmark columns are measured, not used to choose).", "",
+                         *table(["held-out single-app budget %", "threshold", "held-out two-app requests cut %",
+                                 "single-app accuracy %", "cost (points)", "single-app to a generalist %",
+                                 "two-app targets to a generalist %"],
+                                [[f"{100 * b:.0f}", f"{fit.threshold:.4f}", pct(fit.generalist_fallback), pct(acc),
+                                  f"{100 * (before.single.accuracy - acc):+.1f}", pct(to_gen), pct(tgt)]
+                                 for b, fit, acc, to_gen, tgt in self.clause_sweep]), ""]
         if self.sweep:
             body += ["The trade-off: the same signal at larger held-out budgets (each threshold still fitted on the "
                      "demonstrations only; the benchmark columns are measured, not used to choose).", "",
@@ -267,6 +279,7 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
 
     rows.append(apply(policy))
     clause_fit = None
+    clause_sweep: list[tuple[float, ThresholdFit, float, float, float]] = []
     if config.clauses is not None:
         from agentlab.metaagent.router import router_class
 
@@ -283,6 +296,13 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
         never = FallbackPolicy(tuple(config.generalists), float("inf"), signal)
         rows.append(apply(never, "after+clauses", multi, tmulti))
         rows.append(apply(policy, "after+policy+clauses", multi, tmulti))
+        # the same detector at larger budgets: with two parts, a request is cut exactly when its score passes
+        neg, pos = detector.scores(single_held), detector.scores(multi_held)  # routed already: cached
+        cs, tcs = detector.scores(texts), detector.scores(ttexts)
+        for b in [x for x in config.sweep if x > config.clause_budget][:3]:
+            f = fit_threshold(neg, pos, max_specialist_fallback=b)
+            r = apply(never, "after+clauses", [x > f.threshold for x in cs], [x > f.threshold for x in tcs])
+            clause_sweep.append((b, f, r.single.accuracy, r.single_to_generalist, r.target_to_generalist))
     sweep = []
     for b in config.sweep:
         r = apply(FallbackPolicy(tuple(config.generalists), fits[b].threshold, signal))
@@ -292,4 +312,4 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
                  r.single_to_generalist, r.target_to_generalist)
     return Fallback(rows, fit, list(config.generalists), float(after.temperature), len(single), len(ttexts),
                     time.perf_counter() - t0, signal=signal, auc=auc, sweep=sweep, clauses=config.clauses,
-                    clause_fit=clause_fit)
+                    clause_fit=clause_fit, clause_sweep=clause_sweep)
