@@ -12,7 +12,7 @@ different domains), and the ``clause*`` variants (multi-application detection by
 (resumable; variants may be planned in separate processes first, then this command scores them).
 
     python benchmarks/two_app_plans.py [--quick] [--variants constrained,unconstrained,constrained+generalists,...]
-        [--k 5] [--limit N] [--preds DIR [--score-only]] [--results PATH]
+        [--k 5] [--limit N] [--preds DIR [--score-only]] [--provenance TEXT] [--results PATH]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preds", type=Path, default=None, help="folder for each variant's plans (resumed)")
     ap.add_argument("--score-only", action="store_true",
                     help="plan nothing: score each variant on the requests --preds holds for it")
+    ap.add_argument("--provenance", default="",
+                    help="a sentence saying where stored plans came from (e.g. an earlier checkpoint), printed under the table")
     ap.add_argument("--results", type=Path, default=RESULTS / "two_app_plans.md")
     args = ap.parse_args(argv)
 
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         source = str(args.requests)
     body, line = res.markdown(source), summary_line(res.summary())
+    if args.provenance:
+        body += ["", f"Provenance of the stored plans: {args.provenance}"]
     write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
     print("\n".join(body))
     print(line, flush=True)

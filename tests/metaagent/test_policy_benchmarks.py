@@ -66,3 +66,26 @@ def test_generalist_fallback_smoke(tmp_path: Path, capsys) -> None:
     # the policy only ever moves tasks between a specialist and a generalist: before has no generalist
     assert 0.0 <= float(s["targets_to_generalist_policy"]) <= 1.0
     assert "| after+policy | 32 |" in (tmp_path / "g.md").read_text()
+    # clause detection rows: a fitted threshold, and the same detector swept at larger held-out budgets
+    assert 0.0 < float(s["clause_threshold"]) < 1.0 and s["clause_router"] == "embedding"
+    text = (tmp_path / "g.md").read_text()
+    assert "| after+clauses | 32 |" in text and "| after+policy+clauses | 32 |" in text
+    assert "The clause detector alone (`after+clauses`) at larger held-out budgets" in text
+
+
+@pytest.mark.slow
+def test_two_app_plans_clause_steps_plan_without_the_model(tmp_path: Path, capsys) -> None:
+    """The clause-steps variant writes each plan from the request's parts (two steps, the parts'
+    own words), and the detection table says how often the parts matched the gold pair."""
+    mod = _script("two_app_plans")
+    args = ["--limit", "3", "--variants", "clause-steps", "--preds", str(tmp_path / "p"), "--provenance", "fresh.",
+            "--results", str(tmp_path / "r.md")]
+    assert mod.main(args) == 0
+    s = _summary(capsys.readouterr().out)
+    assert 0.0 <= float(s["clause_pair_embedding"]) <= 1.0 and s["clause-steps_failed"] == "0"
+    import json
+
+    recs = [json.loads(line) for line in (tmp_path / "p" / "clause-steps.jsonl").read_text().splitlines()]
+    assert len(recs) == 3 and all(len(r["plan"]) == 2 for r in recs if r["plan"])
+    text = (tmp_path / "r.md").read_text()
+    assert "| embedding |" in text and "Provenance of the stored plans: fresh." in text
