@@ -90,17 +90,18 @@ def heldout(args: argparse.Namespace, argv: list[str] | None) -> int:
     settings = {
         "default (name_mean, lr 1e-2, 40 epochs)": TrainConfig(),
         "lda, shrinkage 0.3": lda.model_copy(update={"shrinkage": 0.3}),
-        "**lda, shrinkage 0.5 (preset lda)**": lda,
+        "**lda, shrinkage 0.5 (preset lda: no gradient steps)**": lda,
         "lda, shrinkage 0.7": lda.model_copy(update={"shrinkage": 0.7}),
-        "lda, shrinkage 0.5, no fine-tuning": lda.model_copy(update={"epochs": 0}),
-        "lda, shrinkage 0.5, 20 epochs": lda.model_copy(update={"epochs": 20}),
+        "lda, shrinkage 0.5, then 5 epochs at lr 1e-3": lda.model_copy(update={"epochs": 5}),
+        "lda, shrinkage 0.5, then 20 epochs at lr 1e-3": lda.model_copy(update={"epochs": 20}),
     }
     if args.quick:
         settings = dict(list(settings.items())[:3])
     rows = heldout_demos.run(pool, train, held, settings, llm=llm)
     slug = backbone_slug(llm)
     body = heldout_demos.markdown(rows, train_examples=len(train), backbone=f"`{llm.model}`")
-    values = {r.name.strip("*").split(" (")[0].replace(", ", "_").replace(" ", "_").replace(".", ""): r.agent_acc for r in rows}
+    values = {r.name.strip("*").split(" (")[0].replace(", then ", "_").replace(", ", "_").replace(" ", "_").replace(".", ""): r.agent_acc
+              for r in rows}
     line = summary_line(values)
     write_result(args.results or RESULTS / f"routing_heldout_{slug}_{args.train}.md",
                  f"AgentToken settings on held-out demonstrations -- {slug}, {args.train} data", body, line,

@@ -47,14 +47,14 @@ class TrainConfig(BaseModel):
     @classmethod
     def preset(cls, name: str) -> TrainConfig:
         """``paper``: the AgentStore setting (lr 4e-5, weight decay 1.0, 10 epochs); ``default``;
-        ``lda``: rows from the shrinkage discriminant (γ 0.5), then 5 epochs at lr 1e-3 (chosen on
-        held-out self-instruct demonstrations, ``benchmarks/agenttoken_tuning.py --heldout``)."""
+        ``lda``: rows from the shrinkage discriminant (γ 0.5) and no gradient steps (chosen on held-out
+        self-instruct demonstrations of both backbones, ``benchmarks/agenttoken_tuning.py --heldout``)."""
         if name == "paper":
             return cls(lr=4e-5, weight_decay=1.0, epochs=10)
         if name == "default":
             return cls()
         if name == "lda":
-            return cls(init="lda", shrinkage=0.5, lr=1e-3, epochs=5)
+            return cls(init="lda", shrinkage=0.5, lr=1e-3, epochs=0)
         from agentlab.errors import ConfigError
 
         raise ConfigError(f"unknown training preset '{name}'; use default, paper or lda")
