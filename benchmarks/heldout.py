@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workspace-single", action="store_true",
                     help="run the single-domain workspace tasks of --task-dir (for data/tasks)")
     ap.add_argument("--report-only", action="store_true", help="summarise the run folders, run nothing")
+    ap.add_argument("--title", default="", help="the results section's title (default: from the task set)")
     ap.add_argument("--note", default="", help="a sentence added to the results (where an arm's rows came from)")
     ap.add_argument("--results", type=Path, default=RESULTS / "heldout.md")
     ap.add_argument("--record", type=Path, default=None,
@@ -70,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     by_arm = {r.arm: r.by_domain().get("all") for r in results}
     summary = summary_line({f"{arm}_acc": (v[0] if v else None) for arm, v in by_arm.items()}
                            | {f"{r.arm}_median_s": r.median_s for r in results})
-    title = ("Specialists on the single-domain workspace tasks of data/tasks" if args.workspace_single
-             else "Specialists on the held-out tasks (toolkits vs the generalist)")
+    title = args.title or ("Specialists on the single-domain workspace tasks of data/tasks" if args.workspace_single
+                           else "Specialists on the held-out tasks (toolkits vs the generalist)")
     write_result(args.results, title, body, summary,
                  command=command_line(__file__, argv))
     if args.record is not None:
