@@ -179,6 +179,7 @@ def load_record(path: Path) -> tuple[list[ArmResult], dict[str, Any]]:
 
 def heatmap(results: Sequence[ArmResult]) -> tuple[dict[str, dict[str, float | None]], dict[str, dict[str, int]]]:
     """ExecutionAcc and task counts per arm and domain (``all`` last), as ``accuracy_heatmap`` takes them."""
-    rates = {res.arm: {d: v[0] for d, v in res.by_domain().items()} for res in results if res.rows}
+    rates: dict[str, dict[str, float | None]] = {res.arm: {d: v[0] for d, v in res.by_domain().items()}
+                                                 for res in results if res.rows}
     counts = {res.arm: {d: v[1] for d, v in res.by_domain().items()} for res in results if res.rows}
     return rates, counts
