@@ -49,7 +49,7 @@ def train(
     add: str | None = typer.Option(None, "--add", help="Enrol one new agent: train only its token on top of --tokens (default: --out if it exists, else the shipped tokens of the configured backbone)."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Existing checkpoint to extend with --add."),
     config: Path | None = typer.Option(None, "--config", help="AgentTokenConfig YAML (template, feature, train, ...)."),
-    preset: str | None = typer.Option(None, "--preset", help="Training preset: default or paper (lr 4e-5, wd 1.0, 10 epochs)."),
+    preset: str | None = typer.Option(None, "--preset", help="Training preset: default, paper (lr 4e-5, wd 1.0, 10 epochs) or lda (rows from a shrinkage linear discriminant, no gradient steps)."),
     per_agent: int | None = typer.Option(None, "--per-agent", help="At most this many demonstrations per agent (seeds first)."),
     source: str | None = typer.Option(None, "--source", help="all | seed | generated"),
     agents: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from agentlab.tasks.decisions import PlanStep, RouteResult
+from agentlab.metaagent.multiapp import cut_at_joints
 from agentlab.metaagent.router import Router
 
 #: a part shorter than this (in words) is not a subtask of its own
@@ -23,7 +24,6 @@ VERBS = ("add", "attach", "compress", "compute", "convert", "copy", "count", "cr
          "draft", "email", "export", "fill", "find", "insert", "list", "mail", "make", "move", "open", "post", "print",
          "put", "remove", "rename", "replace", "reply", "resize", "rotate", "save", "search", "send", "set", "share",
          "sort", "sum", "summarize", "summarise", "turn", "update", "upload", "write")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)")
 _JOINT = re.compile(r"\s*(?:,\s*(?:and\s+)?then\b|\band\s+then\b|\bthen\b|,\s*after\s+that\b|\bafter\s+that\b|"
                     r"\bafterwards\b|,\s*finally\b|\bfinally\b|,\s*and\b|\band\b(?=\s+(?:" + "|".join(VERBS) + r")\b))[,:]?\s*",
                     re.IGNORECASE)
@@ -31,16 +31,7 @@ _JOINT = re.compile(r"\s*(?:,\s*(?:and\s+)?then\b|\band\s+then\b|\bthen\b|,\s*af
 
 def split_clauses(instruction: str, min_words: int = MIN_WORDS) -> list[str]:
     """The instruction's parts, in order (never empty for a non-empty instruction)."""
-    parts: list[str] = []
-    for sentence in _SENTENCE.split(instruction.strip()):
-        for piece in _JOINT.split(sentence):
-            piece = piece.strip(" ,;")
-            if not piece:
-                continue
-            if parts and (len(piece.split()) < min_words or len(parts[-1].split()) < min_words):
-                parts[-1] = f"{parts[-1]} and {piece}"
-            else:
-                parts.append(piece)
+    parts = cut_at_joints(instruction, _JOINT, min_words=min_words, glue=" and ")
     return parts or ([instruction.strip()] if instruction.strip() else [])
 
 

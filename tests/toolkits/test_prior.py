@@ -26,7 +26,7 @@ def _toy(n: int = 60, dim: int = 8, seed: int = 0) -> tuple[np.ndarray, list[str
 
 def test_fit_learns_separable_tools_and_survives_a_save_and_load(tmp_path: Path) -> None:
     vectors, labels = _toy()
-    prior = fit(vectors, labels, card={"encoder": "toy"})
+    prior = fit(vectors, labels, card={"encoder": "toy"}, max_iter=50)
     assert prior.card["train_accuracy"] == 1.0 and prior.card["counts"]["sort_rows"] == 20
     probe = np.eye(8)[1]
     assert max(prior.probs(probe).items(), key=lambda kv: kv[1])[0] == "delete_sheet"
