@@ -66,17 +66,16 @@ def _greedy(grammar: CallGrammar, tokenizer, favour: str, limit: int = 60) -> st
     """Decode with scores that favour the tokens of ``favour`` (a stand-in for a model's preference)."""
     import torch
 
-    proc = grammar.logits_processor(tokenizer)
-    liked = set(tokenizer.encode(favour, add_special_tokens=False))
-    ids = torch.tensor([[tokenizer.eos_token_id]])
-    for _ in range(limit):
-        scores = torch.zeros((1, len(tokenizer)))
-        scores[0, list(liked)] = 3.0
-        tok = int(proc(ids, scores).argmax())
-        if tok == tokenizer.eos_token_id:
-            break
-        ids = torch.cat([ids, torch.tensor([[tok]])], dim=1)
-    return tokenizer.decode(ids[0, 1:])
+    from tests.toolkits.test_toolkits import _walk
+
+    liked = list(set(tokenizer.encode(favour, add_special_tokens=False)))
+
+    def scores() -> torch.Tensor:
+        out = torch.zeros((1, len(tokenizer)))
+        out[0, liked] = 3.0
+        return out
+
+    return _walk(grammar, tokenizer, random.Random(0), limit, scores_fn=scores)
 
 
 def test_the_prior_moves_the_first_calls_tool_and_only_when_it_is_confident(tmp_path: Path) -> None:
@@ -98,9 +97,9 @@ def test_the_prior_moves_the_first_calls_tool_and_only_when_it_is_confident(tmp_
                        name_prior=(("rename_sheet", np.log(0.3)), ("delete_sheet", np.log(0.3)),
                                    ("sort_rows", np.log(0.2)), ("fail", np.log(0.2))))
     assert _greedy(weak, tokenizer, "delete_sheet").startswith("delete_sheet(")
-    rng = random.Random(0)  # the prior never lets a walk leave the grammar
     from tests.toolkits.test_toolkits import _walk
 
+    rng = random.Random(0)  # the prior never lets a walk leave the grammar
     for _ in range(4):
         assert _walk(strong, tokenizer, rng).split("(")[0] in strong.tools
 

@@ -148,15 +148,16 @@ def test_anchor_slots_are_request_words_found_in_the_document(tmp_path: Path) ->
                                                                   for a in anchors)
 
 
-def _walk(grammar: CallGrammar, tokenizer, rng: random.Random, limit: int = 200) -> str:
-    """Decode under the grammar's logits processor from random scores (any model's worst case)."""
+def _walk(grammar: CallGrammar, tokenizer, rng: random.Random, limit: int = 200, scores_fn=None) -> str:
+    """Decode greedily under the grammar's logits processor from random scores (any model's worst
+    case), or from ``scores_fn()`` (a stand-in for a model's preference)."""
     import torch
 
     proc = grammar.logits_processor(tokenizer)
     ids = torch.tensor([[tokenizer.eos_token_id]])
     gen = torch.Generator().manual_seed(rng.randrange(2**31))
     for _ in range(limit):
-        scores = torch.rand((1, len(tokenizer)), generator=gen)
+        scores = torch.rand((1, len(tokenizer)), generator=gen) if scores_fn is None else scores_fn()
         tok = int(proc(ids, scores).argmax())
         if tok == tokenizer.eos_token_id:
             break
