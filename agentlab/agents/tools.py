@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.agents.base import AgentResult, Status
@@ -125,18 +126,23 @@ class ToolAgent:
         self.templates = {name: load_template(name) for name in PROMPTS}
 
     # -- prompts ---------------------------------------------------------------------
-    def shown_tools(self, task: str, prior: dict[str, float] | None = None) -> list[str]:
+    @functools.cached_property
+    def _tool_vectors(self) -> np.ndarray:
+        """The toolkit's tools (name and summary) embedded once per agent, not once per episode."""
+        return _encoder().encode([f"{t.name.replace('_', ' ')}: {t.summary}" for t in self.kit.tools.values()])
+
+    def shown_tools(self, task: str, prior: dict[str, float] | None = None, *,
+                    vector: np.ndarray | None = None) -> list[str]:
         """The toolkit's tools this request gets (tool retrieval): the ``tools_shown`` whose
         name and summary are most similar to the request, in the toolkit's order; with a tool
         ``prior`` (probabilities), its most likely tool is always among them (in place of the
-        least similar one)."""
+        least similar one). ``vector``: the request's embedding when the caller has it."""
         names = list(self.kit.tools)
         k = self.options.tools_shown
         if not k or k >= len(names):
             return names
-        texts = [f"{t.name.replace('_', ' ')}: {t.summary}" for t in self.kit.tools.values()]
-        vecs = _encoder().encode([task, *texts])
-        sims = vecs[1:] @ vecs[0]
+        query = _encoder().encode([task])[0] if vector is None else vector
+        sims = self._tool_vectors @ query
         ranked = [names[i] for i in sorted(range(len(names)), key=lambda i: -float(sims[i]))]
         keep = ranked[:k]
         best = max((n for n in (prior or {}) if n in self.kit.tools), key=lambda n: (prior or {})[n], default=None)
@@ -262,9 +268,11 @@ class ToolAgent:
             rec.meta.extra["adapter"] = adapter
         env.reset(task_instruction)
         tool_prior = self.tool_prior()
-        vector = _encoder().encode([task_instruction])[0] if tool_prior is not None else None
+        retrieving = 0 < o.tools_shown < len(self.kit.tools)
+        # embedded once per episode: tool retrieval and the prior both read it (MiniLM only loads when needed)
+        vector = _encoder().encode([task_instruction])[0] if tool_prior is not None or retrieving else None
         probs = tool_prior.probs(vector) if tool_prior is not None and vector is not None else None
-        shown = self.shown_tools(task_instruction, probs)
+        shown = self.shown_tools(task_instruction, probs, vector=vector)
         name_prior = (tool_prior.log_bias(vector, [*shown, "done", "fail"], o.prior_weight)
                       if tool_prior is not None and vector is not None else None)
         if probs is not None:

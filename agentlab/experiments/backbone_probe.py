@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
+from agentlab.toolkits.prior import fit_logistic
+
 log = logging.getLogger(__name__)
 
 
@@ -55,19 +57,7 @@ def linear_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Ten
                  l2: float = 1e-2, steps: int = 100, seed: int = 0) -> torch.Tensor:
     """Predicted class per test row from an L2-regularised logistic regression fitted with L-BFGS."""
     tr, te = _standardise(train_x.float(), test_x.float())
-    gen = torch.Generator().manual_seed(seed)
-    w = (torch.randn(tr.shape[1], classes, generator=gen) * 0.01).requires_grad_(True)
-    b = torch.zeros(classes, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=steps, line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(tr @ w + b, train_y) + l2 * (w * w).sum()
-        loss.backward()
-        return loss
-
-    with torch.enable_grad():
-        opt.step(closure)
+    w, b = fit_logistic(tr, train_y, classes, l2=l2, steps=steps, seed=seed)
     with torch.no_grad():
         return (te @ w + b).argmax(1)
 

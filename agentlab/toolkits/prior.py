@@ -20,12 +20,15 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agentlab.errors import ConfigError
 from agentlab.fileio import atomic_path, atomic_write_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 WEIGHTS = "prior.safetensors"
 CARD = "prior.json"
@@ -91,10 +94,37 @@ class ToolPrior:
         return cls(names, weight, bias, card)
 
 
+def fit_logistic(x: torch.Tensor, y: torch.Tensor, classes: int, *, l2: float, steps: int,
+                 seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Weights ``(dim, classes)`` and bias of an L2-penalised multinomial logistic regression of
+    ``y`` on ``x``, full batch with L-BFGS (strong Wolfe). ``seed=None`` starts at zero (fully
+    deterministic); a seed starts from small random weights. Also the backbone probe's fitter
+    (:mod:`agentlab.experiments.backbone_probe`)."""
+    import torch
+
+    if seed is None:
+        w = torch.zeros(x.shape[1], classes, requires_grad=True)
+    else:
+        gen = torch.Generator().manual_seed(seed)
+        w = (torch.randn(x.shape[1], classes, generator=gen) * 0.01).requires_grad_(True)
+    b = torch.zeros(classes, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=steps, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(x @ w + b, y) + l2 * (w * w).sum()
+        loss.backward()
+        return loss
+
+    with torch.enable_grad():
+        opt.step(closure)
+    return w.detach(), b.detach()
+
+
 def fit(vectors: np.ndarray, labels: list[str], *, l2: float = 1e-3, max_iter: int = 300,
         card: dict[str, Any] | None = None) -> ToolPrior:
-    """Multinomial logistic regression (L-BFGS, L2 penalty ``l2`` on the weights) of ``labels`` on
-    ``vectors``; deterministic (zero start, full batch). The card records the training accuracy."""
+    """The tool prior of ``labels`` on ``vectors`` (:func:`fit_logistic` from zero: deterministic).
+    The card records the training accuracy."""
     import torch
 
     if len(vectors) != len(labels) or not labels:
@@ -102,19 +132,8 @@ def fit(vectors: np.ndarray, labels: list[str], *, l2: float = 1e-3, max_iter: i
     names = tuple(sorted(set(labels)))
     x = torch.tensor(np.asarray(vectors), dtype=torch.float32)
     y = torch.tensor([names.index(label) for label in labels])
-    w = torch.zeros(x.shape[1], len(names), requires_grad=True)
-    b = torch.zeros(len(names), requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], max_iter=max_iter, line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(x @ w + b, y) + l2 * (w ** 2).sum()
-        loss.backward()
-        return loss
-
-    opt.step(closure)
-    with torch.no_grad():
-        acc = float(((x @ w + b).argmax(-1) == y).float().mean())
+    w, b = fit_logistic(x, y, len(names), l2=l2, steps=max_iter)
+    acc = float(((x @ w + b).argmax(-1) == y).float().mean())
     info = {**(card or {}), "l2": l2, "max_iter": max_iter, "examples": len(labels), "train_accuracy": round(acc, 4),
             "counts": {n: labels.count(n) for n in names}}
-    return ToolPrior(names, w.detach().numpy().copy(), b.detach().numpy().copy(), info)
+    return ToolPrior(names, w.numpy().copy(), b.numpy().copy(), info)
