@@ -10,7 +10,10 @@ a generalist; ``--clauses`` picks the router that routes the parts). The study i
 :mod:`agentlab.experiments.generalist_fallback`.
 
     python benchmarks/generalist_fallback.py [--quick] [--budget 0.01] [--signal specialist|generalist_mass]
-        [--clauses embedding|agenttoken|none] [--clause-budget 0.01] [--results PATH]
+        [--clauses embedding|agenttoken|none] [--clause-budget 0.01] [--no-mentions] [--results PATH]
+
+Named-application detection (:mod:`agentlab.metaagent.mentions`: a request that names two
+applications of one platform goes to a generalist) adds rows unless ``--no-mentions``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the router that routes each part of a request for multi-application detection (none: no such rows)")
     ap.add_argument("--clause-budget", type=float, default=0.01,
                     help="share of held-out single-application requests the clause detector may cut (fits its threshold)")
+    ap.add_argument("--no-mentions", action="store_true",
+                    help="no rows for multi-application detection by named applications")
     ap.add_argument("--results", type=Path, default=RESULTS / "generalist_fallback.md")
     args = ap.parse_args(argv)
 
@@ -52,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                                                     max_held_out=150 if args.quick else None,
                                                     clauses=None if args.clauses == "none" else args.clauses,
                                                     clause_budget=args.clause_budget,
-                                                    clause_held_out=60 if args.quick else 400)
+                                                    clause_held_out=60 if args.quick else 400,
+                                                    mentions=not args.no_mentions)
         full = AgentPool.from_dir()
         shipped = json.loads(paths_for(data_dir() / "tokens")[1].read_text())["agents"]
         pool = full.subset([a for a in shipped if a in full.names])  # the shipped store's 32 agents

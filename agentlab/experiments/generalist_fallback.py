@@ -46,6 +46,7 @@ from agentlab.experiments.markdown import pct, table
 from agentlab.experiments.routing_data import single_app_tasks
 from agentlab.metaagent.agenttoken import AgentTokenRouter
 from agentlab.metaagent.data import load_training_set
+from agentlab.metaagent.mentions import ApplicationLexicon, multi_app_flags
 from agentlab.metaagent.multiapp import ClauseDetector, DetectorFit, fit_detector, held_out_requests
 from agentlab.metaagent.store_policy import SIGNALS, FallbackPolicy, ThresholdFit, fallback_score, fit_threshold, separation
 from agentlab.pool import AgentPool
@@ -84,6 +85,9 @@ class FallbackConfig(BaseModel):
     clause_budget: float = Field(0.01, ge=0.0, le=1.0)
     #: held-out requests of each kind the detector's threshold is fitted on
     clause_held_out: int = Field(400, ge=10)
+    #: also measure multi-application detection by named applications (:mod:`agentlab.metaagent.mentions`):
+    #: a request naming two applications of one platform goes to a generalist
+    mentions: bool = True
 
 
 @dataclass
@@ -120,6 +124,9 @@ class Fallback:
     #: the clause detector alone at larger held-out budgets: (budget, fit, single-app accuracy,
     #: single-app to generalists, targets to generalists)
     clause_sweep: list[tuple[float, ThresholdFit, float, float, float]] = field(default_factory=list)
+    #: named-application detection on the held-out requests: (single-app ones flagged, two-app ones
+    #: flagged, how many of each); None: not measured
+    mention_held: tuple[float, float, int, int] | None = None
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)
@@ -132,7 +139,9 @@ class Fallback:
                 "targets_to_generalist_after": plain.target_to_generalist,
                 "targets_to_generalist_policy": policy.target_to_generalist, "threshold": self.fit.threshold,
                 "signal": self.signal}
-        for name, key in (("after+clauses", "clauses"), ("after+policy+clauses", "policy_clauses")):
+        for name, key in (("after+clauses", "clauses"), ("after+policy+clauses", "policy_clauses"),
+                          ("after+mentions", "mentions"), ("after+clauses+mentions", "clauses_mentions"),
+                          ("after+policy+clauses+mentions", "policy_clauses_mentions")):
             if any(r.name == name for r in self.rows):
                 r = self.row(name)
                 out |= {f"single_after_{key}": r.single.accuracy,
@@ -194,6 +203,20 @@ class Fallback:
                                 [[f"{100 * b:.0f}", f"{fit.threshold:.4f}", pct(fit.generalist_fallback), pct(acc),
                                   f"{100 * (before.single.accuracy - acc):+.1f}", pct(to_gen), pct(tgt)]
                                  for b, fit, acc, to_gen, tgt in self.clause_sweep]), ""]
+        if self.mention_held is not None:
+            fs, fm, ns, nm = self.mention_held
+            body += ["Multi-application detection by named applications (`agentlab.metaagent.mentions`): a request that "
+                     "names two applications of one platform (product names and file kinds read from the specialists' "
+                     "`# Applications` lines, e.g. 'LibreOffice Calc', '.docx') goes to a generalist. No threshold: on the "
+                     f"held-out requests it flags {pct(fs)} % of {ns} single-application and {pct(fm)} % of {nm} "
+                     "two-application ones (those rarely name their applications). Rows `after+mentions` (alone), "
+                     "`after+clauses+mentions` (either detector) and `after+policy+clauses+mentions` (the store's full policy).",
+                     ""]
+            for name in ("after+mentions", "after+clauses+mentions", "after+policy+clauses+mentions"):
+                r = self.row(name)
+                body.append(f"- {name}: cost {100 * (before.single.accuracy - r.single.accuracy):+.1f} points, two-app targets "
+                            f"to a general agent {pct(r.target_to_generalist)} %.")
+            body.append("")
         if self.sweep:
             body += ["The trade-off: the same signal at larger held-out budgets (each threshold still fitted on the "
                      "demonstrations only; the benchmark columns are measured, not used to choose).", "",
@@ -208,6 +231,9 @@ class Fallback:
         if self.clause_fit is not None:
             body += ["", "With the policy and clause detection: " + ", ".join(
                 f"{k} -> {v}" for k, v in sorted(self.row("after+policy+clauses").target_routes.items())) + "."]
+        if self.mention_held is not None:
+            body += ["", "With the store's full policy (signal, clauses, named applications): " + ", ".join(
+                f"{k} -> {v}" for k, v in sorted(self.row("after+policy+clauses+mentions").target_routes.items())) + "."]
         return body
 
 
@@ -280,6 +306,10 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
     rows.append(apply(policy))
     clause_fit = None
     clause_sweep: list[tuple[float, ThresholdFit, float, float, float]] = []
+    never = FallbackPolicy(tuple(config.generalists), float("inf"), signal)
+    if config.clauses is not None or config.mentions:
+        single_held, multi_held = held_out_requests(pool, n=config.clause_held_out, seed=config.seed)
+    multi = tmulti = None
     if config.clauses is not None:
         from agentlab.metaagent.router import router_class
 
@@ -289,11 +319,9 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
             ranker = router_class(config.clauses)(pool, progress=False)
             ranker.fit(data)
         detector = ClauseDetector(ranker)
-        single_held, multi_held = held_out_requests(pool, n=config.clause_held_out, seed=config.seed)
         clause_fit = fit_detector(detector, single_held, multi_held, max_false_multi=config.clause_budget)
         multi = [d.multi for d in detector.detect_many(texts)]
         tmulti = [d.multi for d in detector.detect_many(ttexts)]
-        never = FallbackPolicy(tuple(config.generalists), float("inf"), signal)
         rows.append(apply(never, "after+clauses", multi, tmulti))
         rows.append(apply(policy, "after+policy+clauses", multi, tmulti))
         # the same detector at larger budgets: with two parts, a request is cut exactly when its score passes
@@ -303,6 +331,17 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
             f = fit_threshold(neg, pos, max_specialist_fallback=b)
             r = apply(never, "after+clauses", [x > f.threshold for x in cs], [x > f.threshold for x in tcs])
             clause_sweep.append((b, f, r.single.accuracy, r.single_to_generalist, r.target_to_generalist))
+    mention_held = None
+    if config.mentions:
+        lexicon = ApplicationLexicon.from_pool(pool)
+        named, tnamed = multi_app_flags(lexicon, texts), multi_app_flags(lexicon, ttexts)
+        hs, hm = multi_app_flags(lexicon, single_held), multi_app_flags(lexicon, multi_held)
+        mention_held = (sum(hs) / max(len(hs), 1), sum(hm) / max(len(hm), 1), len(hs), len(hm))
+        rows.append(apply(never, "after+mentions", named, tnamed))
+        either = [a or b for a, b in zip(multi or named, named)]
+        teither = [a or b for a, b in zip(tmulti or tnamed, tnamed)]
+        rows.append(apply(never, "after+clauses+mentions", either, teither))
+        rows.append(apply(policy, "after+policy+clauses+mentions", either, teither))
     sweep = []
     for b in config.sweep:
         r = apply(FallbackPolicy(tuple(config.generalists), fits[b].threshold, signal))
@@ -312,4 +351,4 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
                  r.single_to_generalist, r.target_to_generalist)
     return Fallback(rows, fit, list(config.generalists), float(after.temperature), len(single), len(ttexts),
                     time.perf_counter() - t0, signal=signal, auc=auc, sweep=sweep, clauses=config.clauses,
-                    clause_fit=clause_fit, clause_sweep=clause_sweep)
+                    clause_fit=clause_fit, clause_sweep=clause_sweep, mention_held=mention_held)
