@@ -12,7 +12,7 @@ a generalist; ``--clauses`` picks the router that routes the parts). The study i
     python benchmarks/generalist_fallback.py [--quick] [--budget 0.01] [--signal specialist|generalist_mass]
         [--clauses embedding|agenttoken|none] [--clause-budget 0.01] [--no-mentions] [--results PATH]
 
-Named-application detection (:mod:`agentlab.metaagent.mentions`: a request that names two
+The run's figures also go to ``<results>.json`` (what notebook 04 plots). Named-application detection (:mod:`agentlab.metaagent.mentions`: a request that names two
 applications of one platform goes to a generalist) adds rows unless ``--no-mentions``.
 """
 
@@ -67,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         return usage_error(str(exc))
     body, line = res.markdown(), summary_line(res.summary())
     write_result(args.results, TITLE, body, line, command=command_line(__file__, argv), note=f" ({res.seconds:.0f} s)")
+    from agentlab.fileio import atomic_write_text
+
+    # the figures notebook 04 plots without measuring, beside the results file
+    atomic_write_text(args.results.with_suffix(".json"),
+                      json.dumps(res.to_record(command=command_line(__file__, argv)), indent=1) + "\n")
     print("\n".join(body))
     print(line, flush=True)
     return 0

@@ -44,6 +44,7 @@ from agentlab.eval.metrics import RoutingReport, routing_accuracy
 from agentlab.experiments.enrolment import checkpoint_pool
 from agentlab.experiments.markdown import pct, table
 from agentlab.experiments.routing_data import single_app_tasks
+from agentlab.experiments.two_app_plans import load_requests
 from agentlab.metaagent.agenttoken import AgentTokenRouter
 from agentlab.metaagent.data import load_training_set
 from agentlab.metaagent.mentions import ApplicationLexicon, multi_app_flags
@@ -127,9 +128,24 @@ class Fallback:
     #: named-application detection on the held-out requests: (single-app ones flagged, two-app ones
     #: flagged, how many of each); None: not measured
     mention_held: tuple[float, float, int, int] | None = None
+    #: the frozen plain-word two-application requests (``data/benchmarks/two_app_requests.jsonl``,
+    #: which rarely name an application): the share each detector flags, and how many there are
+    plain_flagged: dict[str, float] = field(default_factory=dict)
+    plain_requests: int = 0
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)
+
+    def to_record(self, *, command: str) -> dict[str, Any]:
+        """The figures a notebook plots without measuring (``benchmarks/results/generalist_fallback.json``)."""
+        return {"command": command, "single_tasks": self.single_tasks, "target_tasks": self.target_tasks,
+                "signal": self.signal, "threshold": self.fit.threshold,
+                "rows": [{"name": r.name, "agents": r.agents, "single_accuracy": r.single.accuracy,
+                          "single_to_generalist": r.single_to_generalist,
+                          "target_to_generalist": r.target_to_generalist, "target_routes": r.target_routes}
+                         for r in self.rows],
+                "mention_held": list(self.mention_held) if self.mention_held else None,
+                "plain_flagged": self.plain_flagged, "plain_requests": self.plain_requests}
 
     def summary(self) -> dict[str, float | int | str]:
         before, plain, policy = (self.row(n) for n in ("before", "after", "after+policy"))
@@ -217,6 +233,11 @@ class Fallback:
                 body.append(f"- {name}: cost {100 * (before.single.accuracy - r.single.accuracy):+.1f} points, two-app targets "
                             f"to a general agent {pct(r.target_to_generalist)} %.")
             body.append("")
+        if self.plain_flagged:
+            body += [f"The {self.plain_requests} plain-word two-application requests of the manager study "
+                     "(`data/benchmarks/two_app_requests.jsonl`: they describe documents, not applications) flagged as "
+                     "multi-application: " + ", ".join(f"{k} {pct(v)} %" for k, v in self.plain_flagged.items())
+                     + ". Named applications catch only requests that name them.", ""]
         if self.sweep:
             body += ["The trade-off: the same signal at larger held-out budgets (each threshold still fitted on the "
                      "demonstrations only; the benchmark columns are measured, not used to choose).", "",
@@ -235,6 +256,38 @@ class Fallback:
             body += ["", "With the store's full policy (signal, clauses, named applications): " + ", ".join(
                 f"{k} -> {v}" for k, v in sorted(self.row("after+policy+clauses+mentions").target_routes.items())) + "."]
         return body
+
+
+def load_record(path: Path) -> dict[str, Any]:
+    """A record :meth:`Fallback.to_record` wrote; a :class:`~agentlab.errors.DataError` naming the
+    file when it is not one."""
+    import json
+
+    from agentlab.errors import DataError
+
+    try:
+        rec = json.loads(path.read_text())
+        rows = rec["rows"]
+        for r in rows:
+            float(r["single_accuracy"]), float(r["target_to_generalist"]), str(r["name"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"not a generalist-fallback record ({exc.__class__.__name__}: {exc})", where=str(path)) from exc
+    return dict(rec)
+
+
+def bars(record: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """What the notebook's grouped bars show, per store configuration: single-application accuracy,
+    the enrolment cost against ``before`` (points / 100), and the two-application targets reaching
+    a generalist -- the issue's two goals side by side."""
+    rows = record["rows"]
+    before = next((r["single_accuracy"] for r in rows if r["name"] == "before"), None)
+    out: dict[str, dict[str, float]] = {"single-app accuracy": {}, "two-app targets to a generalist": {}}
+    for r in rows:
+        out["single-app accuracy"][r["name"]] = float(r["single_accuracy"])
+        out["two-app targets to a generalist"][r["name"]] = float(r["target_to_generalist"])
+    if before is not None:
+        out["cost vs before (points)"] = {r["name"]: float(before) - float(r["single_accuracy"]) for r in rows}
+    return out
 
 
 def _row(name: str, picks: list[str | None], gold: list[str], pool: AgentPool, gen: set[str],
@@ -331,6 +384,13 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
             f = fit_threshold(neg, pos, max_specialist_fallback=b)
             r = apply(never, "after+clauses", [x > f.threshold for x in cs], [x > f.threshold for x in tcs])
             clause_sweep.append((b, f, r.single.accuracy, r.single_to_generalist, r.target_to_generalist))
+    plain = load_requests(data_dir() / "benchmarks" / "two_app_requests.jsonl", pool)
+    ptexts = [r.instruction for r in plain]
+    plain_flagged: dict[str, float] = {}
+    pmulti: list[bool] | None = None
+    if config.clauses is not None:
+        pmulti = [d.multi for d in detector.detect_many(ptexts)]
+        plain_flagged["clauses"] = sum(pmulti) / max(len(pmulti), 1)
     mention_held = None
     if config.mentions:
         lexicon = ApplicationLexicon.from_pool(pool)
@@ -342,6 +402,9 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
         teither = [a or b for a, b in zip(tmulti or tnamed, tnamed)]
         rows.append(apply(never, "after+clauses+mentions", either, teither))
         rows.append(apply(policy, "after+policy+clauses+mentions", either, teither))
+        pnamed = multi_app_flags(lexicon, ptexts)
+        plain_flagged["named applications"] = sum(pnamed) / max(len(pnamed), 1)
+        plain_flagged["either"] = sum(a or b for a, b in zip(pmulti or pnamed, pnamed)) / max(len(pnamed), 1)
     sweep = []
     for b in config.sweep:
         r = apply(FallbackPolicy(tuple(config.generalists), fits[b].threshold, signal))
@@ -351,4 +414,5 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
                  r.single_to_generalist, r.target_to_generalist)
     return Fallback(rows, fit, list(config.generalists), float(after.temperature), len(single), len(ttexts),
                     time.perf_counter() - t0, signal=signal, auc=auc, sweep=sweep, clauses=config.clauses,
-                    clause_fit=clause_fit, clause_sweep=clause_sweep, mention_held=mention_held)
+                    clause_fit=clause_fit, clause_sweep=clause_sweep, mention_held=mention_held,
+                    plain_flagged=plain_flagged, plain_requests=len(plain))

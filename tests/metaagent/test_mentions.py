@@ -91,3 +91,27 @@ def test_lowercase_prose_without_file_kinds_names_nothing_capitalised(text: str)
             _doc("WriterGui", "writer", "LibreOffice Writer graphical interface", interface="GUI")]
     lex = ApplicationLexicon.from_pool(docs)
     assert lex.domains(text.lower().replace(".", " ")) == []
+
+
+def test_fallback_record_round_trips_into_the_notebook_bars(tmp_path) -> None:
+    """The notebook plots the benchmark's record; a file that is not one is one DataError naming it."""
+    import json
+
+    import pytest
+
+    from agentlab.errors import DataError
+    from agentlab.experiments.generalist_fallback import bars, load_record
+
+    rows = [{"name": "before", "agents": 30, "single_accuracy": 0.60, "single_to_generalist": 0.0,
+             "target_to_generalist": 0.0},
+            {"name": "after+mentions", "agents": 32, "single_accuracy": 0.59, "single_to_generalist": 0.01,
+             "target_to_generalist": 11 / 12}]
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"command": "python benchmarks/generalist_fallback.py", "rows": rows}))
+    b = bars(load_record(path))
+    assert b["two-app targets to a generalist"]["after+mentions"] == pytest.approx(11 / 12)
+    assert b["cost vs before (points)"]["after+mentions"] == pytest.approx(0.01)
+    assert b["cost vs before (points)"]["before"] == 0.0
+    path.write_text('{"rows": [{"name": "x"}]}')
+    with pytest.raises(DataError, match="g.json"):
+        load_record(path)

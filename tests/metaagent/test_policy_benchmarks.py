@@ -71,6 +71,14 @@ def test_generalist_fallback_smoke(tmp_path: Path, capsys) -> None:
     text = (tmp_path / "g.md").read_text()
     assert "| after+clauses | 32 |" in text and "| after+policy+clauses | 32 |" in text
     assert "The clause detector alone (`after+clauses`) at larger held-out budgets" in text
+    # named applications: every pc-* task names both of its applications, and the record for notebook 04
+    assert "| after+mentions | 32 |" in text and "| after+policy+clauses+mentions | 32 |" in text
+    assert float(s["targets_to_generalist_mentions"]) >= 0.8
+    from agentlab.experiments.generalist_fallback import load_record
+
+    rec = load_record(tmp_path / "g.json")
+    assert [r["name"] for r in rec["rows"]][:3] == ["before", "after", "after+policy"]
+    assert set(rec["plain_flagged"]) == {"clauses", "named applications", "either"}
 
 
 @pytest.mark.slow

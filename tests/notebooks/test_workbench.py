@@ -113,7 +113,7 @@ def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
                                                    "table1_execution_acc", "table7_exec_cost",
                                                    "project_domain_accuracy", "project_agent_accuracy",
                                                    "backbones_acc_313", "backbones_acc_v2_domain",
-                                                   "heldout_execution_acc"}  # the last three read from the committed records
+                                                   "heldout_execution_acc", "generalist_fallback"}  # the last four read committed records
     page = (tiny_run / "figures" / nb04["name"] / "table4_accuracy.html").read_text()
     for router in nb04["parameters"]["routers"]:
         assert f'"{router}"' in page  # one row per router in the Table 4 heatmap
