@@ -20,7 +20,7 @@ from pathlib import Path
 from agentlab.errors import DataError
 from agentlab.fileio import read_jsonl
 from agentlab.paths import benchmarks_dir, data_dir
-from agentlab.pool.document import ALL_DOMAINS, FIELD_CHOICES
+from agentlab.pool.document import ALL_DOMAINS, DOMAINS, FIELD_CHOICES
 
 PROJECT_SET = "routing_set_v2.jsonl"
 
@@ -42,6 +42,9 @@ class BenchmarkTask:
     raw_domain: str = ""
     gold_agents: tuple[str, ...] = field(default_factory=tuple)
     interface: str | None = None
+    #: the device the task runs on (``desktop`` or ``mobile``): OSWorld's are desktop tasks,
+    #: AppAgent's phone tasks; the project set's follow from their domain (it names no device apart)
+    platform: str | None = None
 
     @property
     def multi(self) -> bool:
@@ -98,12 +101,13 @@ def load_osworld(root: Path | None = None, *, multi: bool = False, verified: boo
                     doms.append(d)
             if len(doms) < 2:
                 continue  # not a multi-agent task once mapped to domains
-            out.append(BenchmarkTask(rec["id"], rec["instruction"], "osworld-multi", None, tuple(doms), raw))
+            out.append(BenchmarkTask(rec["id"], rec["instruction"], "osworld-multi", None, tuple(doms), raw,
+                                     platform="desktop"))
         else:
             d = dmap.get(raw)
             if d is None:
                 raise DataError(f"OSWorld domain '{raw}' has no mapping in domain_map.json", where=path)
-            out.append(BenchmarkTask(rec["id"], rec["instruction"], "osworld", d, (d,), raw))
+            out.append(BenchmarkTask(rec["id"], rec["instruction"], "osworld", d, (d,), raw, platform="desktop"))
     return out
 
 
@@ -116,7 +120,7 @@ def load_appagent(root: Path | None = None) -> list[BenchmarkTask]:
         d = dmap.get(rec["domain"])
         if d is None:
             raise DataError(f"AppAgent app '{rec['domain']}' has no mapping in domain_map.json", where=path)
-        out.append(BenchmarkTask(rec["id"], rec["instruction"], "appagent", d, (d,), rec["domain"]))
+        out.append(BenchmarkTask(rec["id"], rec["instruction"], "appagent", d, (d,), rec["domain"], platform="mobile"))
     return out
 
 
@@ -136,7 +140,8 @@ def _project_task(rec: dict[str, object], where: str) -> BenchmarkTask:
         problem = f"'interface' must be one of {', '.join(FIELD_CHOICES['interface'])}, not {iface!r}"
     else:
         domain = str(dom)
-        return BenchmarkTask(tid, text, "project-v2", domain, (domain,), domain, tuple(agents), str(iface))
+        platform = next(p for p, doms in DOMAINS.items() if domain in doms)
+        return BenchmarkTask(tid, text, "project-v2", domain, (domain,), domain, tuple(agents), str(iface), platform)
     raise DataError(f"routing task {problem}", where=where)
 
 

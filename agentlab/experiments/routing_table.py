@@ -54,6 +54,9 @@ class RoutingTableConfig(BaseModel):
     keep_fitted: bool = True
     #: the backbone every router that reads a language model uses (None: the configured one, ``AGENTLAB_LLM_*``)
     llm: LLMConfig | None = None
+    #: route each task among the agents of its device's platform only (:mod:`agentlab.metaagent.device`:
+    #: what ``agentlab exec`` does with a task file); off: among every agent of the pool (the paper's table)
+    device_aware: bool = False
 
     def options_for(self, kind: str) -> dict[str, Any]:
         """Constructor options of ``kind``: run options first, then the configured ones."""
@@ -73,10 +76,18 @@ class SetScore:
     route_seconds_per_task: float
 
 
-def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool) -> SetScore:
-    """Route ``tasks`` (timed) and judge them by domain, and by agent when all have gold agents."""
+def _route(router: Router, tasks: list[Any], device_aware: bool) -> list[RouteResult]:
+    texts = [t.instruction for t in tasks]
+    if not device_aware:
+        return router.route(texts)
+    return router.route_on(texts, [getattr(t, "platform", None) for t in tasks])
+
+
+def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool, *, device_aware: bool = False) -> SetScore:
+    """Route ``tasks`` (timed; ``device_aware``: each among its platform's agents) and judge them
+    by domain, and by agent when all have gold agents."""
     t0 = time.perf_counter()
-    routed = router.route([t.instruction for t in tasks])
+    routed = _route(router, tasks, device_aware)
     per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
     pred = [r.agent for r in routed]
     gold = [t.domain or "" for t in tasks]
@@ -220,11 +231,12 @@ class RoutingTable:
         return pd.DataFrame(self.table_rows()).set_index("router")
 
 
-def measure_router(router: Router, train: Any, tasks: list[Any], pool: AgentPool) -> RouterMeasurement:
+def measure_router(router: Router, train: Any, tasks: list[Any], pool: AgentPool, *,
+                   device_aware: bool = False) -> RouterMeasurement:
     """Fit ``router`` on ``train`` (measured), route ``tasks`` (timed) and judge them by domain."""
     metrics, cost = measure_fit(router, train)
     t0 = time.perf_counter()
-    routed = router.route([t.instruction for t in tasks])
+    routed = _route(router, tasks, device_aware)
     per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
     pred, gold = [r.agent for r in routed], [t.domain for t in tasks]
     report = routing_accuracy(pred, gold, pool)
@@ -258,10 +270,10 @@ def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> Routi
         router = router_class(kind)(pool, config.llm, **config.options_for(kind))
         tasks = data.tasks_for(kind)
         log.info("%s: fitting on %d demonstrations ...", label, len(train))
-        m = measure_router(router, train, tasks, pool)
+        m = measure_router(router, train, tasks, pool, device_aware=config.device_aware)
         m.router = label
         if data.project_for(kind):
-            m.project = score_set(router, data.project_for(kind), pool)
+            m.project = score_set(router, data.project_for(kind), pool, device_aware=config.device_aware)
         if isinstance(router, ICLRouter):
             m.icl = icl_prompt(router, m, tasks, pool)
         table.rows.append(m)

@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from agentlab.errors import DataError
+from agentlab.pool.document import FIELD_CHOICES
+
+#: the devices ``agentlab route --platform`` accepts (the documents' ``platform`` values)
+PLATFORMS: tuple[str, ...] = FIELD_CHOICES["platform"]
 
 if TYPE_CHECKING:
     from agentlab.metaagent.features import Query
@@ -123,6 +127,8 @@ def _read_tasks(path: Path) -> list[dict]:
             raise DataError("each line needs an 'id' and a non-empty 'instruction'", where=f"{path}:{i}")
         if t.get("state") is not None and not isinstance(t["state"], str):
             raise DataError("'state' must be a string (a text rendering of the screen)", where=f"{path}:{i}")
+        if t.get("platform") is not None and t["platform"] not in PLATFORMS:
+            raise DataError(f"'platform' must be one of {', '.join(PLATFORMS)}, not {t['platform']!r}", where=f"{path}:{i}")
         t["id"] = str(t["id"])
         if t["id"] in seen:
             raise DataError(f"duplicate id '{t['id']}'", where=f"{path}:{i}")
@@ -162,6 +168,7 @@ def route(
     clause_router: str | None = typer.Option(None, "--clause-router", help="With --clauses: the router that routes the parts (default: --router)."),
     clause_threshold: float = typer.Option(0.0, "--clause-threshold", min=0.0, max=1.0, help="With --clauses: a cut counts when both halves' share of their application is above this (default 0: whenever the parts land in different applications; the store policy's fitted value is stricter)."),
     clause_steps: bool = typer.Option(False, "--clause-steps", help="With --clauses: the request's parts, in order, are the plan's steps (no generation)."),
+    platform: str | None = typer.Option(None, "--platform", help="Router mode: the device the tasks run on (desktop | mobile); only its agents may take them (a task line's own 'platform' wins). Default: every agent."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
 
@@ -185,6 +192,10 @@ def route(
         raise ConfigError(f"{given[0]} is about manager plans; add --mode manager or leave it out")
     if not clauses and (given := [f for f in ("--clause-steps", "--clause-router", "--clause-threshold") if manager_flags[f]]):
         raise ConfigError(f"{given[0]} sets up the clause detector; add --clauses or leave it out")
+    if platform is not None and platform not in PLATFORMS:
+        raise ConfigError(f"--platform must be one of {', '.join(PLATFORMS)}, not '{platform}'")
+    if platform is not None and mode != "router":
+        raise ConfigError("--platform is about router mode; leave it out with --mode manager")
     if clause_router is not None:
         from agentlab.metaagent.router import check_router
 
@@ -224,7 +235,9 @@ def route(
     states_arg = states if any(states) else None
     skipped = f", {len(rejected)} rejected" if rejected else ""
     if mode == "router":
-        results = iter(r.route(texts, states_arg) if ok_items else [])
+        platforms = [t.get("platform") or platform for t in ok_items]
+        results = iter((r.route_on(texts, platforms, states_arg) if any(platforms) else r.route(texts, states_arg))
+                       if ok_items else [])
         from agentlab.tasks.decisions import RouteResult
 
         records = [RouteResult(None, [], error=rejected[t["id"]]).as_record(t["id"]) if t["id"] in rejected

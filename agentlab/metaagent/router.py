@@ -109,10 +109,23 @@ class Router(ABC):
         """Top-1 of :meth:`rank` for each task."""
         return [RouteResult(agent=r[0][0] if r else None, ranking=r) for r in self.rank(tasks, states)]
 
+    def route_on(self, tasks: list[str], platforms: list[str | None],
+                 states: list[str | None] | None = None) -> list[RouteResult]:
+        """:meth:`route`, each task restricted to the agents of its device's platform
+        (:func:`agentlab.metaagent.device.on_platform`; None: every agent)."""
+        from agentlab.metaagent.device import on_platform
+
+        if len(platforms) != len(tasks):
+            raise ConfigError(f"route_on: {len(tasks)} tasks but {len(platforms)} platforms")
+        return [on_platform(r, self.pool, p) for r, p in zip(self.route(tasks, states), platforms)]
+
     def route_task(self, task: Any) -> RouteResult:
         """The agent for one task file (an :class:`~agentlab.tasks.spec.ExecTask`): by its
-        instruction, for every router that reads text; ground truth reads the file's fields."""
-        return self.route([task.instruction])[0]
+        instruction, among the agents of the platform its env runs on, for every router that
+        reads text; ground truth reads the file's fields."""
+        from agentlab.metaagent.device import platform_of_env
+
+        return self.route_on([task.instruction], [platform_of_env(getattr(task, "env", ""))])[0]
 
     def plan(
         self,

@@ -156,3 +156,25 @@ def test_clause_steps_plan_from_the_parts(workdir: Path, capsys) -> None:
     (pred,) = [json.loads(line) for line in (workdir / "cs.jsonl").read_text().splitlines()]
     assert [s["agent"] for s in pred["plan"]] == ["SheetAgent", "MailAgent"], pred
     assert pred["plan"][0]["subtask"] == "Sort budget.xlsx by the Amount column"
+
+
+def test_platform_keeps_each_task_on_its_device(workdir: Path, capsys) -> None:
+    """``--platform desktop``: only desktop agents may take the tasks, even the phone one (its ranking
+    keeps only them, renormalised); a task line's own ``platform`` wins; a bad value is one line."""
+    base = ["route", "--router", "embedding", "--agents", str(workdir / "agents")]
+    rc = _run([*base, "--tasks", str(workdir / "tasks.jsonl"), "--platform", "desktop", "--out", str(workdir / "p.jsonl")])
+    assert rc == 0, capsys.readouterr().err
+    preds = [json.loads(line) for line in (workdir / "p.jsonl").read_text().splitlines()]
+    assert preds[0]["agent"] == "SheetAgent" and preds[2]["agent"] == "MailAgent"  # the phone task gets a desktop agent
+    assert all(AGENTS[p["agent"]] == "desktop" and {n for n, _ in p["ranking"]} == {"SheetAgent", "MailAgent"}
+               and abs(sum(q for _, q in p["ranking"]) - 1) < 1e-5 for p in preds)
+    own = workdir / "own.jsonl"
+    own.write_text(json.dumps({"id": "s", "instruction": "Play some jazz on Spotify", "platform": "mobile"}) + "\n")
+    assert _run([*base, "--tasks", str(own), "--platform", "desktop", "--out", str(workdir / "o.jsonl")]) == 0
+    assert json.loads((workdir / "o.jsonl").read_text())["agent"] == "SpotifyAgent"
+    capsys.readouterr()
+    assert _run([*base, "--tasks", str(own), "--platform", "tablet", "--out", str(workdir / "x.jsonl")]) != 0
+    assert "--platform must be one of desktop, mobile, not 'tablet'" in capsys.readouterr().err
+    own.write_text(json.dumps({"id": "s", "instruction": "Play jazz", "platform": "watch"}) + "\n")
+    assert _run([*base, "--tasks", str(own), "--out", str(workdir / "x.jsonl")]) != 0
+    assert f"{own}:1" in capsys.readouterr().err and not (workdir / "x.jsonl").exists()

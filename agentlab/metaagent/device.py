@@ -1,0 +1,46 @@
+"""Device-aware routing: a task goes to an agent that can act on the device it runs on.
+
+Why: a router ranks every agent of the pool by what the request *says*, and a desktop request
+about an online shop reads like a task for the phone's shopping app ("Browse spider-man toys for
+kids and sort by lowest price" -> TemuAgent). Yet the store always knows the device: a task file
+opens a desktop, a workspace or a phone (``env``), and a person asks from one of them. An agent
+of another platform cannot act there at all, so choosing it is an error the store can rule out
+by construction. On the 313 OSWorld + AppAgent tasks, 32 of the hybrid router's 80 errors
+(SmolLM2, lda rows) named an agent of the other device; routed device-aware, the hybrid is right
+on 81.8 % instead of 74.4 % (``benchmarks/results/routing_device_lda_*.md``).
+
+How (:func:`on_platform`): the router's decision stands when its agent runs on the platform;
+otherwise the most probable agent of that platform takes the task. The ranking keeps only that
+platform's agents, renormalised, so a policy or a manager reading it sees the same choice. A
+platform none of the ranked agents runs on leaves the decision as it was (nothing to choose
+from is not a reason to choose nothing). Callers: :meth:`agentlab.metaagent.router.Router.route_on`
+(``agentlab route --platform``; ``route_task`` for task files, whose env names the platform).
+"""
+
+from __future__ import annotations
+
+from agentlab.pool import AgentPool
+from agentlab.tasks.decisions import RouteResult
+from agentlab.tasks.env_kinds import ENV_KINDS
+
+
+def platform_of_env(env: str) -> str | None:
+    """The pool platform of a task env (``workspace`` and ``desktop``: desktop; ``phone``: mobile)."""
+    kind = ENV_KINDS.get(env)
+    return kind.platform if kind is not None else None
+
+
+def on_platform(result: RouteResult, pool: AgentPool, platform: str | None) -> RouteResult:
+    """``result`` with only ``platform``'s agents eligible (see the module docstring); None: as it is."""
+    if platform is None:
+        return result
+    names = set(pool.names)
+    keep = [(n, p) for n, p in result.ranking if n in names and pool.get(n).platform == platform]
+    if not keep:
+        return result
+    total = sum(p for _, p in keep)
+    ranking = [(n, p / total) for n, p in keep] if total > 0 else keep
+    agent = result.agent
+    if agent is None or agent not in names or pool.get(agent).platform != platform:
+        agent = ranking[0][0]
+    return RouteResult(agent=agent, ranking=ranking, plan=result.plan, error=result.error, raw=result.raw)
