@@ -48,6 +48,7 @@ from agentlab.experiments.two_app_plans import load_requests
 from agentlab.metaagent.agenttoken import AgentTokenRouter
 from agentlab.metaagent.data import load_training_set
 from agentlab.metaagent.mentions import ApplicationLexicon, multi_app_flags
+from agentlab.metaagent.store import StoreRule
 from agentlab.metaagent.multiapp import ClauseDetector, DetectorFit, fit_detector, held_out_requests
 from agentlab.metaagent.store_policy import SIGNALS, FallbackPolicy, ThresholdFit, fallback_score, fit_threshold, separation
 from agentlab.pool import AgentPool
@@ -157,7 +158,7 @@ class Fallback:
                 "signal": self.signal}
         for name, key in (("after+clauses", "clauses"), ("after+policy+clauses", "policy_clauses"),
                           ("after+mentions", "mentions"), ("after+clauses+mentions", "clauses_mentions"),
-                          ("after+policy+clauses+mentions", "policy_clauses_mentions")):
+                          ("after+policy+clauses+mentions", "policy_clauses_mentions"), ("store", "store")):
             if any(r.name == name for r in self.rows):
                 r = self.row(name)
                 out |= {f"single_after_{key}": r.single.accuracy,
@@ -233,6 +234,13 @@ class Fallback:
                 body.append(f"- {name}: cost {100 * (before.single.accuracy - r.single.accuracy):+.1f} points, two-app targets "
                             f"to a general agent {pct(r.target_to_generalist)} %.")
             body.append("")
+        if any(r.name == "store" for r in self.rows):
+            r = self.row("store")
+            body += [f"Row `store`: the store's policy as `agentlab route` and `agentlab exec` apply it by default "
+                     "(`agentlab.metaagent.store`: each task among its device's agents, specialists first, a generalist "
+                     f"for a request naming two applications): single-app accuracy {pct(r.single.accuracy)} % (the other rows "
+                     f"let every device's agents compete, so this one also holds what device-aware routing gains), two-app "
+                     f"targets to a general agent {pct(r.target_to_generalist)} %.", ""]
         if self.plain_flagged:
             body += [f"The {self.plain_requests} plain-word two-application requests of the manager study "
                      "(`data/benchmarks/two_app_requests.jsonl`: they describe documents, not applications) flagged as "
@@ -405,6 +413,11 @@ def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, An
         pnamed = multi_app_flags(lexicon, ptexts)
         plain_flagged["named applications"] = sum(pnamed) / max(len(pnamed), 1)
         plain_flagged["either"] = sum(a or b for a, b in zip(pmulti or pnamed, pnamed)) / max(len(pnamed), 1)
+    # what `agentlab route` and `agentlab exec` do by default: the device, specialists first, named applications
+    rule = StoreRule(pool)
+    store = [rule.decide(r, t, task.platform).agent for r, t, task in zip(routed, texts, single)]
+    tstore = [rule.decide(r, t, "desktop").agent for r, t in zip(troute, ttexts)]
+    rows.append(_row("store", store, gold, pool, gen, tids, tstore, len(after.agents)))
     sweep = []
     for b in config.sweep:
         r = apply(FallbackPolicy(tuple(config.generalists), fits[b].threshold, signal))

@@ -169,6 +169,7 @@ def route(
     clause_threshold: float = typer.Option(0.0, "--clause-threshold", min=0.0, max=1.0, help="With --clauses: a cut counts when both halves' share of their application is above this (default 0: whenever the parts land in different applications; the store policy's fitted value is stricter)."),
     clause_steps: bool = typer.Option(False, "--clause-steps", help="With --clauses: the request's parts, in order, are the plan's steps (no generation)."),
     platform: str | None = typer.Option(None, "--platform", help="Router mode: the device the tasks run on (desktop | mobile); only its agents may take them (a task line's own 'platform' wins). Default: every agent."),
+    policy: str = typer.Option("store", "--policy", help="Router mode: store (specialists first; a general agent takes a request only when it names two applications) | open (every agent competes: the paper's tables)."),
 ) -> None:
     """Route tasks to agents (router mode) or plan them over the top-K agents (manager mode).
 
@@ -196,6 +197,11 @@ def route(
         raise ConfigError(f"--platform must be one of {', '.join(PLATFORMS)}, not '{platform}'")
     if platform is not None and mode != "router":
         raise ConfigError("--platform is about router mode; leave it out with --mode manager")
+    from agentlab.metaagent.store import check_policy
+
+    check_policy(policy)
+    if policy != "store" and mode != "router":
+        raise ConfigError("--policy is about router mode (plans take specialists; see --generalists)")
     if clause_router is not None:
         from agentlab.metaagent.router import check_router
 
@@ -236,8 +242,7 @@ def route(
     skipped = f", {len(rejected)} rejected" if rejected else ""
     if mode == "router":
         platforms = [t.get("platform") or platform for t in ok_items]
-        results = iter((r.route_on(texts, platforms, states_arg) if any(platforms) else r.route(texts, states_arg))
-                       if ok_items else [])
+        results = iter(r.route_on(texts, platforms, states_arg, policy=policy) if ok_items else [])
         from agentlab.tasks.decisions import RouteResult
 
         records = [RouteResult(None, [], error=rejected[t["id"]]).as_record(t["id"]) if t["id"] in rejected
@@ -245,7 +250,8 @@ def route(
         write_jsonl(out, records)
         failed = sum(rec["agent"] is None for rec in records) - len(rejected)
         warned = sum(rec["agent"] is not None and "error" in rec for rec in records)
-        typer.echo(f"routed {len(ok_items)} tasks with {router} -> {out} ({failed} failed, {warned} with a warning{skipped})")
+        typer.echo(f"routed {len(ok_items)} tasks with {router} ({policy} policy) -> {out} ({failed} failed, "
+                   f"{warned} with a warning{skipped})")
         if rejected:
             raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
         return

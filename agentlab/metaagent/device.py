@@ -38,6 +38,8 @@ def on_platform(result: RouteResult, pool: AgentPool, platform: str | None) -> R
     keep = [(n, p) for n, p in result.ranking if n in names and pool.get(n).platform == platform]
     if not keep:
         return result
+    if len(keep) == len(result.ranking) and result.agent in {n for n, _ in keep}:
+        return result  # every ranked agent runs there: nothing to change
     total = sum(p for _, p in keep)
     ranking = [(n, p / total) for n, p in keep] if total > 0 else keep
     agent = result.agent

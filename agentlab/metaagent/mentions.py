@@ -103,9 +103,9 @@ class ApplicationLexicon:
         return [d for _, d in self.named(text, platform)]
 
 
-def names_two_applications(lexicon: ApplicationLexicon, text: str) -> bool:
-    """True when ``text`` names two or more applications of one platform."""
-    named = lexicon.named(text)
+def names_two_applications(lexicon: ApplicationLexicon, text: str, platform: str | None = None) -> bool:
+    """True when ``text`` names two or more applications of one platform (``platform``: of that one)."""
+    named = lexicon.named(text, platform)
     return any(sum(p == q for q, _ in named) > 1 for p, _ in named)
 
 

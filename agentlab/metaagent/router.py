@@ -110,22 +110,31 @@ class Router(ABC):
         return [RouteResult(agent=r[0][0] if r else None, ranking=r) for r in self.rank(tasks, states)]
 
     def route_on(self, tasks: list[str], platforms: list[str | None],
-                 states: list[str | None] | None = None) -> list[RouteResult]:
+                 states: list[str | None] | None = None, *, policy: str = "open") -> list[RouteResult]:
         """:meth:`route`, each task restricted to the agents of its device's platform
-        (:func:`agentlab.metaagent.device.on_platform`; None: every agent)."""
+        (:func:`agentlab.metaagent.device.on_platform`; None: every agent). ``policy="store"``
+        also applies the store's policy (:class:`agentlab.metaagent.store.StoreRule`: specialists
+        first, a generalist for a request naming two applications)."""
         from agentlab.metaagent.device import on_platform
+        from agentlab.metaagent.store import StoreRule, check_policy
 
+        check_policy(policy, option="policy")
         if len(platforms) != len(tasks):
             raise ConfigError(f"route_on: {len(tasks)} tasks but {len(platforms)} platforms")
-        return [on_platform(r, self.pool, p) for r, p in zip(self.route(tasks, states), platforms)]
+        routed = self.route(tasks, states)
+        if policy == "open":
+            return [on_platform(r, self.pool, p) for r, p in zip(routed, platforms)]
+        rule = StoreRule(self.pool)
+        return [rule.decide(r, t, p) for r, t, p in zip(routed, tasks, platforms)]
 
     def route_task(self, task: Any) -> RouteResult:
         """The agent for one task file (an :class:`~agentlab.tasks.spec.ExecTask`): by its
-        instruction, among the agents of the platform its env runs on, for every router that
-        reads text; ground truth reads the file's fields."""
+        instruction, under the store's policy on the platform its env runs on
+        (:mod:`agentlab.metaagent.store`), for every router that reads text; ground truth reads
+        the file's fields."""
         from agentlab.metaagent.device import platform_of_env
 
-        return self.route_on([task.instruction], [platform_of_env(getattr(task, "env", ""))])[0]
+        return self.route_on([task.instruction], [platform_of_env(getattr(task, "env", ""))], policy="store")[0]
 
     def plan(
         self,

@@ -178,3 +178,28 @@ def test_platform_keeps_each_task_on_its_device(workdir: Path, capsys) -> None:
     own.write_text(json.dumps({"id": "s", "instruction": "Play jazz", "platform": "watch"}) + "\n")
     assert _run([*base, "--tasks", str(own), "--out", str(workdir / "x.jsonl")]) != 0
     assert f"{own}:1" in capsys.readouterr().err and not (workdir / "x.jsonl").exists()
+
+
+def test_route_applies_the_store_policy_unless_told_open(tmp_path: Path, capsys) -> None:
+    """With a generalist in the store, ``agentlab route`` (default ``--policy store``) gives a
+    single-application request to a specialist and one naming two applications to the generalist;
+    ``--policy open`` lets every agent compete."""
+    agents = tmp_path / "agents" / "desktop"
+    agents.mkdir(parents=True)
+    for name in ("SheetAgent", "WordAgent", "PCAgent"):
+        shutil.copy(agents_dir() / "desktop" / f"{name}.md", agents / f"{name}.md")
+    tasks = tmp_path / "t.jsonl"
+    two = "Copy the names from attendees.docx into column A of roster.xlsx and save roster.xlsx"
+    tasks.write_text(json.dumps({"id": "two", "instruction": two}) + "\n"
+                     + json.dumps({"id": "one", "instruction": "Move files between applications on this PC"}) + "\n")
+    base = ["route", "--router", "embedding", "--agents", str(tmp_path / "agents"), "--tasks", str(tasks)]
+    assert _run([*base, "--out", str(tmp_path / "s.jsonl")]) == 0, capsys.readouterr().err
+    assert "(store policy)" in capsys.readouterr().out
+    store = {p["id"]: p["agent"] for p in map(json.loads, (tmp_path / "s.jsonl").read_text().splitlines())}
+    assert store["two"] == "PCAgent" and store["one"] in ("SheetAgent", "WordAgent")
+    assert _run([*base, "--policy", "open", "--out", str(tmp_path / "o.jsonl")]) == 0
+    opened = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert all(p["agent"] == p["ranking"][0][0] for p in opened)  # open: the router's top, whoever it is
+    capsys.readouterr()
+    assert _run([*base, "--policy", "nope", "--out", str(tmp_path / "x.jsonl")]) != 0
+    assert "--policy must be one of store, open" in capsys.readouterr().err
