@@ -31,7 +31,8 @@ TITLE = "Generalists as fallback: enrolment cost and two-app share under the sto
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="20 single-app tasks, 150 held-out specialist demonstrations")
+    ap.add_argument("--quick", action="store_true",
+                    help="20 single-app tasks, 80 held-out specialist demonstrations, 30 held-out requests per kind")
     ap.add_argument("--budget", type=float, default=0.01,
                     help="share of held-out specialist demonstrations allowed to fall back (fits the threshold)")
     ap.add_argument("--signal", choices=["specialist", "generalist_mass"], default=None,
@@ -54,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = generalist_fallback.FallbackConfig(max_specialist_fallback=args.budget,
                                                     max_eval_tasks=20 if args.quick else None, signal=args.signal,
-                                                    max_held_out=150 if args.quick else None,
+                                                    max_held_out=80 if args.quick else None,
                                                     clauses=None if args.clauses == "none" else args.clauses,
                                                     clause_budget=args.clause_budget,
-                                                    clause_held_out=60 if args.quick else 400,
+                                                    clause_held_out=30 if args.quick else 400,
                                                     mentions=not args.no_mentions)
         full = AgentPool.from_dir()
         shipped = json.loads(paths_for(data_dir() / "tokens")[1].read_text())["agents"]

@@ -169,9 +169,11 @@ def test_clause_steps_write_the_plan_without_the_model(pool) -> None:
 def test_real_embedding_router_splits_a_plain_request(pool) -> None:
     """The MiniLM router (cheap here) on a request no test double has seen: the two halves land in
     the two applications it names."""
-    from agentlab.metaagent.router import build_router
+    from agentlab.metaagent.data import load_training_set
+    from agentlab.metaagent.router import router_class
 
-    router = build_router("embedding", pool, progress=False)
+    router = router_class("embedding")(pool, progress=False)
+    router.fit(load_training_set(pool, source="seed"))  # the seeds: what the store policy's detector is fitted on
     det = ClauseDetector(router)
     found = det.detect("Crop the team photo in the image editor, then write an email to Ann with the photo attached")
     assert found.multi and set(found.domains) == {"gimp", "thunderbird"}, found.describe()
