@@ -14,6 +14,8 @@ from pathlib import Path
 ORDER = [
     "routing", "backbones", "routing_smollm2-135m-instruct", "routing_gemma3-270m", "routing_lda_smollm2-135m-instruct",
     "routing_lda_gemma3-270m", "routing_device_lda_smollm2-135m-instruct", "routing_device_lda_gemma3-270m",
+    "routing_store_lda_smollm2-135m-instruct", "routing_store_lda_gemma3-270m", "routing_store_device_lda_smollm2-135m-instruct",
+    "routing_store_device_lda_gemma3-270m",
     "routing_heldout_smollm2-135m-instruct_table", "routing_heldout_gemma3-270m_table",
     "routing_heldout_smollm2-135m-instruct_seed", "routing_heldout_gemma3-270m_seed", "two_app_plans", "generalist_fallback",
     "generalist_fallback_agenttoken", "routing_baselines", "route_latency", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent", "multi_agent_endpoint", "multi_agent_plans", "manager_mode",

@@ -27,10 +27,12 @@ how well the backbone's hidden states separate domains (:mod:`agentlab.experimen
     python benchmarks/routing.py [--quick] [--routers agenttoken,hybrid,embedding,icl,lora,prompt]
         [--per-agent 16] [--per-domain N] [--icl-per-domain 4] [--icl-max N] [--epochs 2]
         [--lm-per-agent N] [--no-documents] [--no-project] [--backbone NAME] [--record] [--probe]
-        [--no-feature-cache] [--agenttoken-preset lda] [--device-aware] [--results PATH]
+        [--no-feature-cache] [--agenttoken-preset lda] [--device-aware] [--policy open|store] [--results PATH]
 
 ``--device-aware`` routes each task among the agents of its device's platform only
 (:mod:`agentlab.metaagent.device`; OSWorld: desktop, AppAgent: phone), as ``agentlab exec`` does.
+``--policy store`` applies the store's decision (:mod:`agentlab.metaagent.store`), as ``agentlab
+route`` does by default; ``open`` (the default here) lets every agent compete, as in the paper.
 
 ``--agenttoken-preset NAME`` trains AgentToken (alone and inside the hybrid) with
 ``TrainConfig.preset(NAME)``, e.g. ``lda``: rows from the shrinkage discriminant
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="AgentToken's training preset (TrainConfig.preset), also inside the hybrid (default: the router's own)")
     ap.add_argument("--device-aware", action="store_true",
                     help="route each task among the agents of its device's platform only (as agentlab exec does)")
+    ap.add_argument("--policy", choices=["open", "store"], default="open",
+                    help="open: every agent competes (the paper's table); store: the store's decision, as agentlab route does by default")
     ap.add_argument("--record", action="store_true", help="also write benchmarks/results/backbones/<backbone>.json")
     ap.add_argument("--probe", action="store_true",
                     help="with --record: nearest-centroid and linear-probe accuracy on the backbone's hidden states")
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     config = routing_table.RoutingTableConfig(
         routers=routers, router_options=options,
         retrain_adapters=args.no_cache, all_data_routers=[r for r in routers if r not in DECODING_ROUTERS] if all_data else [],
-        keep_fitted=False, llm=llm, device_aware=args.device_aware)
+        keep_fitted=False, llm=llm, device_aware=args.device_aware, policy=args.policy)
     info = None
     if args.record:
         from agentlab.experiments.backbones import load_measured
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     table = routing_table.run(pool, data, config)
     body = routing_report.markdown(table, data, per_agent=per_agent, epochs=epochs, documents=args.documents, pool_size=len(pool),
                                    backbone=f"{info.model_id if info else slug} (`{llm.model}`)",
-                                   device_aware=args.device_aware)
+                                   device_aware=args.device_aware, policy=args.policy)
     if args.ablation != "none":
         base = (load_training_set(pool, per_agent=per_agent, seed=0) if args.ablation == "table"
                 else load_training_set(pool, source="seed"))
@@ -173,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = {"per_agent": per_agent, "epochs": epochs, "documents": args.documents, "routers": routers,
                     "lm_per_agent": args.lm_per_agent, "icl_per_domain": args.icl_per_domain, "subset_routers": args.subset_routers,
                     "feature_cache": not args.no_feature_cache, "torch_threads": torch_threads(),
-                    "agenttoken_preset": args.agenttoken_preset, "device_aware": args.device_aware}
+                    "agenttoken_preset": args.agenttoken_preset, "device_aware": args.device_aware, "policy": args.policy}
         rec = record(info, table, probes, settings=settings, command=command)
         atomic_write_text(RESULTS / "backbones" / f"{slug}.json", json.dumps(rec, indent=1) + "\n")
     print("\n".join(body))

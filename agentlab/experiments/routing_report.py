@@ -85,7 +85,8 @@ def project_tables(rows: Sequence[RouterMeasurement], own: Sequence[BenchmarkTas
 
 
 def markdown(result: RoutingTable, data: RoutingData, *, per_agent: int | None, epochs: int, documents: bool,
-             pool_size: int, backbone: str = "embedded SmolLM2-135M-Instruct", device_aware: bool = False) -> list[str]:
+             pool_size: int, backbone: str = "embedded SmolLM2-135M-Instruct", device_aware: bool = False,
+             policy: str = "open") -> list[str]:
     """The results file's body: the data, the per-domain table, the costs, the ICL prompt, the project set."""
     rows, tasks = result.rows, data.tasks
     body = [
@@ -93,6 +94,10 @@ def markdown(result: RoutingTable, data: RoutingData, *, per_agent: int | None, 
            "desktop agents; AppAgent tasks: phone agents; project tasks: their domain's platform), as `agentlab exec` "
            "routes a task file (`agentlab.metaagent.device`). Without it, every agent of the pool competes.", ""]
           if device_aware else []),
+        *(["**Store policy** (`--policy store`, what `agentlab route` does by default; `agentlab.metaagent.store`): "
+           "specialists first, a general agent only for a request naming two applications of one device. Gold "
+           "`general` and `mobile` tasks of the project set are then mostly missed: they are the generalists' own.", ""]
+          if policy == "store" else []),
         f"Test tasks: {len(tasks)} ({sum(t.benchmark == 'osworld' for t in tasks)} OSWorld single-app, "
         f"{sum(t.benchmark == 'appagent' for t in tasks)} AppAgent), judged by domain. Training: "
         f"{len(data.train)} demonstrations ({per_agent} per agent at most: seeds first, then self-instruct), "

@@ -57,6 +57,10 @@ class RoutingTableConfig(BaseModel):
     #: route each task among the agents of its device's platform only (:mod:`agentlab.metaagent.device`:
     #: what ``agentlab exec`` does with a task file); off: among every agent of the pool (the paper's table)
     device_aware: bool = False
+    #: ``open``: every agent competes (the paper's table); ``store``: the store's decision as
+    #: ``agentlab route`` applies it by default (:mod:`agentlab.metaagent.store`: specialists first,
+    #: a generalist for a request naming two applications)
+    policy: str = "open"
 
     def options_for(self, kind: str) -> dict[str, Any]:
         """Constructor options of ``kind``: run options first, then the configured ones."""
@@ -76,18 +80,20 @@ class SetScore:
     route_seconds_per_task: float
 
 
-def _route(router: Router, tasks: list[Any], device_aware: bool) -> list[RouteResult]:
+def _route(router: Router, tasks: list[Any], device_aware: bool, policy: str = "open") -> list[RouteResult]:
     texts = [t.instruction for t in tasks]
-    if not device_aware:
+    if not device_aware and policy == "open":
         return router.route(texts)
-    return router.route_on(texts, [getattr(t, "platform", None) for t in tasks])
+    platforms = [getattr(t, "platform", None) if device_aware else None for t in tasks]
+    return router.route_on(texts, platforms, policy=policy)
 
 
-def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool, *, device_aware: bool = False) -> SetScore:
+def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool, *, device_aware: bool = False,
+              policy: str = "open") -> SetScore:
     """Route ``tasks`` (timed; ``device_aware``: each among its platform's agents) and judge them
     by domain, and by agent when all have gold agents."""
     t0 = time.perf_counter()
-    routed = _route(router, tasks, device_aware)
+    routed = _route(router, tasks, device_aware, policy)
     per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
     pred = [r.agent for r in routed]
     gold = [t.domain or "" for t in tasks]
@@ -232,11 +238,11 @@ class RoutingTable:
 
 
 def measure_router(router: Router, train: Any, tasks: list[Any], pool: AgentPool, *,
-                   device_aware: bool = False) -> RouterMeasurement:
+                   device_aware: bool = False, policy: str = "open") -> RouterMeasurement:
     """Fit ``router`` on ``train`` (measured), route ``tasks`` (timed) and judge them by domain."""
     metrics, cost = measure_fit(router, train)
     t0 = time.perf_counter()
-    routed = _route(router, tasks, device_aware)
+    routed = _route(router, tasks, device_aware, policy)
     per_task = (time.perf_counter() - t0) / max(len(tasks), 1)
     pred, gold = [r.agent for r in routed], [t.domain for t in tasks]
     report = routing_accuracy(pred, gold, pool)
@@ -270,10 +276,11 @@ def run(pool: AgentPool, data: RoutingData, config: RoutingTableConfig) -> Routi
         router = router_class(kind)(pool, config.llm, **config.options_for(kind))
         tasks = data.tasks_for(kind)
         log.info("%s: fitting on %d demonstrations ...", label, len(train))
-        m = measure_router(router, train, tasks, pool, device_aware=config.device_aware)
+        m = measure_router(router, train, tasks, pool, device_aware=config.device_aware, policy=config.policy)
         m.router = label
         if data.project_for(kind):
-            m.project = score_set(router, data.project_for(kind), pool, device_aware=config.device_aware)
+            m.project = score_set(router, data.project_for(kind), pool, device_aware=config.device_aware,
+                                  policy=config.policy)
         if isinstance(router, ICLRouter):
             m.icl = icl_prompt(router, m, tasks, pool)
         table.rows.append(m)
