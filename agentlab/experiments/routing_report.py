@@ -95,8 +95,8 @@ def markdown(result: RoutingTable, data: RoutingData, *, per_agent: int | None, 
            "routes a task file (`agentlab.metaagent.device`). Without it, every agent of the pool competes.", ""]
           if device_aware else []),
         *(["**Store policy** (`--policy store`, what `agentlab route` does by default; `agentlab.metaagent.store`): "
-           "specialists first, a general agent only for a request naming two applications of one device. Gold "
-           "`general` and `mobile` tasks of the project set are then mostly missed: they are the generalists' own.", ""]
+           "specialists first, a general agent only for a request naming two applications of one device. The "
+           "project set's 10 tasks whose gold agents are generalists (AgentS2/PCAgent, AppAgent) are then mostly missed.", ""]
           if policy == "store" else []),
         f"Test tasks: {len(tasks)} ({sum(t.benchmark == 'osworld' for t in tasks)} OSWorld single-app, "
         f"{sum(t.benchmark == 'appagent' for t in tasks)} AppAgent), judged by domain. Training: "
