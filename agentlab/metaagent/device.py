@@ -12,8 +12,8 @@ on 81.8 % instead of 74.4 % (``benchmarks/results/routing_device_lda_*.md``).
 How (:func:`on_platform`): the router's decision stands when its agent runs on the platform;
 otherwise the most probable agent of that platform takes the task. The ranking keeps only that
 platform's agents, renormalised, so a policy or a manager reading it sees the same choice. A
-platform none of the ranked agents runs on leaves the decision as it was (nothing to choose
-from is not a reason to choose nothing). Callers: :meth:`agentlab.metaagent.router.Router.route_on`
+platform none of the ranked agents runs on leaves the decision as it was, with a warning in its
+``error`` (nothing to choose from is not a reason to choose nothing). Callers: :meth:`agentlab.metaagent.router.Router.route_on`
 (``agentlab route --platform``; ``route_task`` for task files, whose env names the platform).
 """
 
@@ -36,8 +36,10 @@ def on_platform(result: RouteResult, pool: AgentPool, platform: str | None) -> R
         return result
     names = set(pool.names)
     keep = [(n, p) for n, p in result.ranking if n in names and pool.get(n).platform == platform]
-    if not keep:
-        return result
+    if not keep:  # said, not hidden: the caller asked for a device the pool has no agent for
+        why = f"no agent of platform '{platform}' was ranked; kept {result.agent}"
+        return RouteResult(agent=result.agent, ranking=result.ranking, plan=result.plan,
+                           error=f"{result.error}; {why}" if result.error else why, raw=result.raw)
     if len(keep) == len(result.ranking) and result.agent in {n for n, _ in keep}:
         return result  # every ranked agent runs there: nothing to change
     total = sum(p for _, p in keep)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentlab.pool import AgentDocument, AgentPool
 from agentlab.metaagent.store_policy import CATCH_ALL, is_generalist
@@ -61,11 +61,27 @@ def document_terms(doc: AgentDocument) -> set[str]:
     return terms
 
 
+def _patterns(terms: frozenset[str]) -> tuple[re.Pattern[str], ...]:
+    """``terms`` as at most two compiled alternations: the case-free ones, then the capitalised ones."""
+    def word(t: str) -> str:
+        return re.escape(t) + r"\b" if t.startswith(".") else r"(?<![\w.])" + re.escape(t) + r"\b"
+
+    free = sorted(t for t in terms if t.startswith(".") or _case_free(t))
+    exact = sorted(t for t in terms if t not in free)
+    out = [re.compile("|".join(map(word, free)), re.IGNORECASE)] if free else []
+    return (*out, *([re.compile("|".join(map(word, exact)))] if exact else []))
+
+
 @dataclass(frozen=True)
 class ApplicationLexicon:
     """Per (platform, domain): the terms that name that application and no other of the platform."""
 
     terms: dict[tuple[str, str], frozenset[str]]
+    #: each key's terms compiled once (:func:`_patterns`), not on every request
+    patterns: dict[tuple[str, str], tuple[re.Pattern[str], ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patterns", {k: _patterns(ts) for k, ts in self.terms.items()})
 
     @classmethod
     def from_pool(cls, pool: AgentPool | Iterable[AgentDocument]) -> ApplicationLexicon:
@@ -86,16 +102,12 @@ class ApplicationLexicon:
         """The (platform, domain) pairs ``text`` names, in the order of their first mention
         (``platform``: only that platform's)."""
         first: dict[tuple[str, str], int] = {}
-        for key, ts in self.terms.items():
+        for key, patterns in self.patterns.items():
             if platform is not None and key[0] != platform:
                 continue
-            for t in ts:
-                if t.startswith("."):
-                    m = re.search(re.escape(t) + r"\b", text, re.IGNORECASE)
-                else:
-                    m = re.search(r"(?<![\w.])" + re.escape(t) + r"\b", text, re.IGNORECASE if _case_free(t) else 0)
-                if m and m.start() < first.get(key, len(text) + 1):
-                    first[key] = m.start()
+            starts = [m.start() for pat in patterns if (m := pat.search(text))]
+            if starts:
+                first[key] = min(starts)
         return sorted(first, key=lambda k: first[k])
 
     def domains(self, text: str, platform: str | None = None) -> list[str]:
@@ -106,7 +118,7 @@ class ApplicationLexicon:
 def names_two_applications(lexicon: ApplicationLexicon, text: str, platform: str | None = None) -> bool:
     """True when ``text`` names two or more applications of one platform (``platform``: of that one)."""
     named = lexicon.named(text, platform)
-    return any(sum(p == q for q, _ in named) > 1 for p, _ in named)
+    return len(named) > len({p for p, _ in named})  # some platform is named twice
 
 
 def multi_app_flags(lexicon: ApplicationLexicon, texts: Sequence[str]) -> list[bool]:

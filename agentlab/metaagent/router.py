@@ -124,7 +124,10 @@ class Router(ABC):
         routed = self.route(tasks, states)
         if policy == "open":
             return [on_platform(r, self.pool, p) for r, p in zip(routed, platforms)]
-        rule = StoreRule(self.pool)
+        # the rule reads every document's Applications line: built once per pool, not per task
+        rule = getattr(self, "_store_rule", None)
+        if rule is None or rule.pool is not self.pool:
+            rule = self._store_rule = StoreRule(self.pool)
         return [rule.decide(r, t, p) for r, t, p in zip(routed, tasks, platforms)]
 
     def route_task(self, task: Any) -> RouteResult:

@@ -26,7 +26,9 @@ def test_a_cross_device_choice_goes_to_the_best_agent_of_the_platform(pool: Agen
     assert on_platform(res, pool, None) is res
     # no ranked agent of the platform: nothing to choose from, the decision is left as it was
     only_phone = RouteResult("TemuAgent", [("TemuAgent", 1.0)])
-    assert on_platform(only_phone, pool, "desktop") is only_phone
+    kept = on_platform(only_phone, pool, "desktop")
+    assert kept.agent == "TemuAgent" and kept.ranking == only_phone.ranking
+    assert kept.error == "no agent of platform 'desktop' was ranked; kept TemuAgent"  # said, not hidden
 
 
 def test_a_decoded_choice_on_the_platform_is_kept_over_the_ranking_top(pool: AgentPool) -> None:
