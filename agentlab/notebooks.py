@@ -67,6 +67,22 @@ def kernel_env() -> Iterator[None]:
             os.environ.pop(k, None)
 
 
+@contextmanager
+def _skips_recorded(path: Path) -> Iterator[None]:
+    """Tell the kernel where to record skipped sections (:data:`agentlab.eval.public_lists.SKIPS_ENV`)."""
+    from agentlab.eval.public_lists import SKIPS_ENV
+
+    old = os.environ.get(SKIPS_ENV)
+    os.environ[SKIPS_ENV] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(SKIPS_ENV, None)
+        else:
+            os.environ[SKIPS_ENV] = old
+
+
 class NotebookFailedError(AgentlabError):
     """A notebook cell raised; the executed copy up to that cell is kept."""
 
@@ -129,6 +145,9 @@ class NotebookResult:
     figures: list[dict[str, Any]] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    #: sections the notebook skipped, one line each with the command that fills them
+    #: (``agentlab.eval.public_lists.skip``)
+    skipped: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -440,8 +459,10 @@ def run_notebooks(
         report.notebooks.append(result)
         t0 = time.perf_counter()
         failure: NotebookFailedError | None = None
+        skips = run_dir / f".{nb.stem}.skipped"
+        skips.unlink(missing_ok=True)
         try:
-            with kernel_env():
+            with kernel_env(), _skips_recorded(skips):
                 pm.execute_notebook(
                     str(nb),
                     str(executed),
@@ -460,6 +481,11 @@ def run_notebooks(
         except Exception as exc:  # kernel died, timeout, ...
             failure = _failure(exc, executed)
         result.seconds = round(time.perf_counter() - t0, 2)
+        if skips.is_file():
+            result.skipped = [ln for ln in skips.read_text(encoding="utf-8").splitlines() if ln.strip()]
+            skips.unlink()
+            for line in result.skipped:
+                say(f"  {line}")
         if executed.exists():
             try:
                 result.html = str(export_html(executed, executed.with_suffix(".html")))

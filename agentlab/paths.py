@@ -60,5 +60,7 @@ def runs_dir() -> Path:
 
 
 def benchmarks_dir() -> Path:
-    """Public benchmark task lists (``AGENTLAB_BENCHMARKS``, default ``../shared/benchmarks``)."""
-    return Path(os.environ.get("AGENTLAB_BENCHMARKS", REPO_ROOT.parent / "shared" / "benchmarks"))
+    """Public benchmark task lists (``AGENTLAB_BENCHMARKS``, default ``external/benchmarks`` inside the
+    checkout, git-ignored): an input ``agentlab benchmarks fetch`` writes, never read from outside
+    the repository unless the variable points there (:mod:`agentlab.eval.public_lists`)."""
+    return Path(os.environ.get("AGENTLAB_BENCHMARKS") or REPO_ROOT / "external" / "benchmarks")

@@ -7,7 +7,7 @@ set -u
 PKGS="python3-venv xvfb xauth xdotool x11-utils at-spi2-core python3-pyatspi dbus dbus-x11 \
 gir1.2-gtk-3.0 python3-gi libatk-adaptor libgail-common libreoffice-calc libreoffice-writer libreoffice-impress \
 libreoffice-gtk3 \
-chromium fonts-dejavu-core zenity bubblewrap tesseract-ocr python3-uno"
+chromium thunderbird vlc gimp lxterminal thunar fonts-dejavu-core zenity bubblewrap tesseract-ocr python3-uno"
 missing=""
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "sysdeps: not a Debian/Ubuntu system; desktop tests will be skipped with a reason" >&2

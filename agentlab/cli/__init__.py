@@ -38,6 +38,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("train", "agentlab.metaagent.cli:train"),
     ("route", "agentlab.metaagent.cli:route"),
     ("eval", "agentlab.eval.cli:eval_app"),
+    ("benchmarks", "agentlab.eval.lists_cli"),
     ("tasks", "agentlab.cli.tasks"),
     ("exec", "agentlab.episode_cli:exec_tasks"),
     ("desktop", "agentlab.envs.desktop_cli"),

@@ -1,8 +1,9 @@
 """Routing task lists: the public benchmarks (OSWorld, AppAgent) and the project's own set.
 
-The public lists live outside the repository (``../shared/benchmarks`` by default, or
-``AGENTLAB_BENCHMARKS``) and are used for evaluation and leakage filtering only, never as
-training data or few-shot examples. Their labels are mapped onto the pool's domain vocabulary.
+The public lists are an input, not a part of the project: ``agentlab benchmarks fetch`` writes
+them to ``external/benchmarks`` (or ``AGENTLAB_BENCHMARKS``; :mod:`agentlab.eval.public_lists`),
+and they are used for evaluation and leakage filtering only, never as training data or
+few-shot examples. Their labels are mapped onto the pool's domain vocabulary.
 
 The project's own set (``data/benchmarks/routing_set_v2.jsonl``) was written for this
 workbench so that a routing gain can be checked on a second, independent list. Besides the
@@ -73,14 +74,14 @@ def domain_map() -> dict[str, dict[str, str | None]]:
 
 
 def _file(name: str, root: Path | None) -> Path:
+    from agentlab.eval.public_lists import FETCH, verify_on_read
+
     root = root or benchmarks_dir()
     path = root / name
     if not path.is_file():
-        raise DataError(
-            "benchmark task list not found; set AGENTLAB_BENCHMARKS to the folder holding "
-            "osworld/ and appagent/",
-            where=path,
-        )
+        raise DataError(f"benchmark task list not found; fetch the lists with `{FETCH}` (or set AGENTLAB_BENCHMARKS "
+                        "to a folder holding osworld/ and appagent/)", where=path)
+    verify_on_read(path, name)
     return path
 
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.tasks.spec import load_tasks
 from agentlab.eval.metrics import RoutingReport, routing_accuracy
-from agentlab.experiments.routing_data import single_app_tasks
+from agentlab.experiments.routing_data import evaluation_tasks
 from agentlab.metaagent.data import load_training_set
 from agentlab.pool import AgentPool
 
@@ -145,7 +145,7 @@ def run(pool: AgentPool, config: EnrolmentConfig, *, router_options: dict[str, A
     before_router = AgentTokenRouter.load(tokens, base_pool, **opts)
     # (a checkpoint that already holds a new agent fails in load: it is not in base_pool)
     rng = random.Random(config.seed)
-    single = single_app_tasks(base_pool)
+    single = evaluation_tasks(base_pool, "enrolment's single-app routing")
     if config.max_eval_tasks:
         single = rng.sample(single, min(len(single), config.max_eval_tasks))
     if target_texts is None:

@@ -59,6 +59,18 @@ def single_app_tasks(pool: AgentPool) -> list[BenchmarkTask]:
     return [t for t in load_osworld() + load_appagent() if t.domain in domains]
 
 
+def evaluation_tasks(pool: AgentPool, section: str) -> list[BenchmarkTask]:
+    """The single-app tasks a routing section is judged on: the public benchmarks' when they have
+    been fetched, else (with one line saying so and naming ``agentlab benchmarks fetch``) the
+    project's own routing set, so the section still runs on a clone that has only its own data."""
+    from agentlab.eval import public_lists
+
+    if not public_lists.skip(f"{section} on the 313 OSWorld and AppAgent tasks (judged on the project's routing set instead)"):
+        return single_app_tasks(pool)
+    domains = {a.domain for a in pool}
+    return [t for t in load_project_set() if t.domain in domains]
+
+
 def load_routing_data(
     pool: AgentPool,
     *,
@@ -70,14 +82,15 @@ def load_routing_data(
     documents: bool = False,
     project: bool = False,
 ) -> RoutingData:
-    """A seeded sample of at most ``max_eval_tasks`` tasks (all when falsy), the first
+    """A seeded sample of at most ``max_eval_tasks`` single-app tasks (:func:`evaluation_tasks`: the
+    public benchmarks', else the project set's; all when falsy), the first
     ``lm_eval_tasks`` of them for LM routers, and ``per_agent`` / ``lm_per_agent`` demonstrations per agent.
 
     ``documents`` adds every agent's document requests (:mod:`agentlab.metaagent.augment`) to
     both training sets; ``project`` also loads the project set's tasks whose domain the pool
     serves (the LM routers get its first ``lm_eval_tasks``, after a seeded shuffle)."""
     rng = random.Random(seed)
-    single = single_app_tasks(pool)
+    single = evaluation_tasks(pool, "the routing studies")
     tasks = rng.sample(single, min(len(single), max_eval_tasks)) if max_eval_tasks else single
     train = load_training_set(pool, per_agent=per_agent, seed=seed)
     lm_train = load_training_set(pool, per_agent=lm_per_agent, seed=seed)

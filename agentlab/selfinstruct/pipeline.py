@@ -207,6 +207,8 @@ def run_selfinstruct(
         run_accepted=run.run_accepted,
         time_budget_hit=budget_hit,
         candidates=[c for d in all_docs.values() for c in run.states[d.name].candidates],
+        leakage=leak.coverage() if leak is not None else {"checked": [], "missing": [], "leakage_free": False,
+                                                           "disabled": True},
     )
     report.write(out)
     return report

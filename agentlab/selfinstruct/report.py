@@ -113,6 +113,9 @@ class SelfInstructReport:
     run_accepted: int
     time_budget_hit: bool = False
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    #: what the leakage filter checked (``LeakageFilter.coverage``): ``leakage_free`` only when
+    #: every public list was there
+    leakage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def candidates_per_min(self) -> float:
@@ -136,6 +139,7 @@ class SelfInstructReport:
             "candidates_per_min": round(self.candidates_per_min, 2),
             "accepted_per_min": round(self.accepted_per_min, 2),
             "time_budget_hit": self.time_budget_hit,
+            "leakage": self.leakage,
             "totals": self.totals(),
             "agents": [asdict(a) for a in self.agents],
         }
@@ -169,6 +173,7 @@ class SelfInstructReport:
             f"Totals over the agents below: {t['demonstrations']} demonstrations ({t['generated']} generated), "
             f"{t['candidates']} candidates, acceptance {t['acceptance_rate']:.1%}, {t['leaked']} dropped as leakage; "
             f"per agent {t['min_total']}–{t['max_total']}.",
+            _leakage_sentence(self.leakage),
             "",
             "| agent | domain | band | seeds | generated | total | rounds | lines | candidates | parser drops | quality drops | leaked | withdrawn | <τ1 | >τ2 | accept | mean pairwise | stopped |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -204,3 +209,14 @@ class SelfInstructReport:
         out = Path(out_dir)
         atomic_write_json(out / "report.json", self.to_dict())
         atomic_write_text(out / "report.md", self.to_markdown() + "\n")
+
+
+def _leakage_sentence(cov: dict[str, Any]) -> str:
+    """One sentence on what the leakage filter checked; never "leakage-free" when a list was missing."""
+    if not cov or cov.get("disabled"):
+        return "Leakage filter: off (`leakage: false`); these demonstrations are not checked against any test task."
+    text = f"Leakage filter: checked against {', '.join(cov.get('checked', []))}"
+    if cov.get("missing"):
+        return text + (f"; **not** against {', '.join(cov['missing'])} (not fetched: `agentlab benchmarks fetch`), "
+                       "so this set is not leakage-free.")
+    return text + "; leakage-free against every test list."

@@ -200,6 +200,20 @@ class SynthesisReport:
     examples: dict[str, list[str]] = field(default_factory=dict)
     candidates: int = 0
 
+    #: what the leakage filter checked (``LeakageFilter.coverage``); empty when no filter ran
+    leakage: dict[str, object] = field(default_factory=dict)
+
+    def leakage_sentence(self) -> str:
+        """Never "leakage-free" unless every public list was checked."""
+        if not self.leakage:
+            return "Leakage: not checked (no filter), so these tasks are not leakage-free."
+        missing = self.leakage.get("missing") or []
+        checked = ", ".join(str(c) for c in self.leakage.get("checked", []))  # type: ignore[attr-defined]
+        if missing:
+            return (f"Leakage: checked against {checked}; **not** against {', '.join(map(str, missing))} "  # type: ignore[call-overload]
+                    "(not fetched: `agentlab benchmarks fetch`), so these tasks are not leakage-free.")
+        return f"Leakage: checked against {checked}; leakage-free against every test list."
+
     def reject(self, reason: str, example: str) -> None:
         self.rejected[reason] += 1
         self.examples.setdefault(reason, [])
@@ -215,6 +229,7 @@ class SynthesisReport:
             f"{self.candidates} candidate combination(s) tried; **{len(self.accepted)} accepted** "
             f"({by_size[2]} pairs, {by_size[3]} triples): {by_source['generated']} worded by the generator, "
             f"{by_source['template']} by the template fallback.", "",
+            self.leakage_sentence(), "",
             "## Rejections", "", "| reason | count | examples |", "|---|---|---|",
         ]
         for reason, n in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -229,7 +244,7 @@ class SynthesisReport:
 
     def manifest(self) -> dict[str, object]:
         return {"threshold": self.threshold, "config": self.config.model_dump(),
-                "rejected": dict(self.rejected),
+                "rejected": dict(self.rejected), "leakage": self.leakage,
                 "tasks": [{"id": a.task.id, "source": a.source, "parts": [p.task.id for p in a.parts],
                            "agents": [p.agent for p in a.parts], "scores": [round(s, 4) for s in a.scores]}
                           for a in self.accepted]}
@@ -289,7 +304,8 @@ class Synthesizer:
         if threshold is None:
             cal = self.calibrate({k: v for k, v in pools.items() if v})
             threshold = cal.threshold
-        report = SynthesisReport(self.config, cal, threshold)
+        report = SynthesisReport(self.config, cal, threshold,
+                                 leakage=self.leakage.coverage() if self.leakage is not None else {})
         uses: Counter[str] = Counter()
         bar = tqdm(total=self.config.pairs + self.config.triples, desc="synthesized tasks", unit="task")
         for size, wanted in ((2, self.config.pairs), (3, self.config.triples)):
