@@ -18,6 +18,8 @@ os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 
 @pytest.fixture(scope="session")
 def backend():
@@ -87,7 +89,7 @@ def xdisplay():  # type: ignore[no-untyped-def]
 
     reason = xvfb_available()
     if reason:
-        pytest.skip(f"no X server for desktop tests: {reason}")
+        missing_system(f"no X server for desktop tests: {reason}")
     with VirtualDisplay(width=1280, height=800) as disp:
         yield disp
 
@@ -98,7 +100,7 @@ def needs_a11y() -> None:
 
     reason = pyatspi_available()
     if reason:
-        pytest.skip(f"no accessibility tree: {reason}")
+        missing_system(f"no accessibility tree: {reason}")
 
 
 class DemoApp:

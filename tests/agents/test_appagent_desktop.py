@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.agents import AppAgent, AppAgentConfig, DocStore
 from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop import DesktopEnv
@@ -22,7 +24,7 @@ DOC = "Decision: CONTINUE\nThought: the count went up\nDocumentation: Adds one t
 def demo(tmp_path):
     reason = xvfb_available()
     if reason:
-        pytest.skip(f"no X server: {reason}")
+        missing_system(f"no X server: {reason}")
     with VirtualDisplay(width=1280, height=800) as disp:
         proc = disp.launch_demo_app(tmp_path / "state.json")
         yield disp
@@ -47,7 +49,7 @@ def _explore_then_deploy(llm_cls, env: DesktopEnv, element: int, tmp_path) -> tu
 def test_accessibility_uids_are_documented_and_shown_in_deployment(demo, scripted, tmp_path) -> None:
     reason = pyatspi_available()
     if reason:
-        pytest.skip(f"no accessibility tree: {reason}")
+        missing_system(f"no accessibility tree: {reason}")
     env = DesktopEnv(display=demo, app="demo_gtk")
     add = next(e for e in env.observe().elements if e.text == "Add one")
     assert add.uid == "demo_gtk.py:push button:Add one"

@@ -5,6 +5,8 @@ rendered picture (skipped, with the reason, where tesseract is missing)."""
 from __future__ import annotations
 
 import pytest
+
+from agentlab.envs.testing.system import missing_system
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
@@ -163,7 +165,7 @@ def test_lines_as_prompt_text() -> None:
 # ---------------------------------------------------------------- a real read
 def test_tesseract_reads_a_rendered_phrase_where_it_was_drawn() -> None:
     if reason := ocr_problem():
-        pytest.skip(f"no OCR here: {reason}")
+        missing_system(f"no OCR here: {reason}")
     img = Image.new("RGB", (520, 120), "white")
     draw = ImageDraw.Draw(img)
     font = ImageFont.load_default(size=26)

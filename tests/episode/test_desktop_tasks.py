@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.agents.base import agent_class
 from agentlab.envs import desktop_task
 from agentlab.envs.a11y import pyatspi_available
@@ -30,9 +32,9 @@ from agentlab.trajectory import load_trajectory
 def _needs_desktop(app: str | None = "soffice") -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if app and not shutil.which(app):
-        pytest.skip(f"{app} is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
+        missing_system(f"{app} is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
 
 
 def _screen(messages: list[ChatMessage]) -> str:
@@ -236,7 +238,7 @@ def _demo_task() -> ExecTask:
 def test_own_display_confirms_every_action_and_stops_only_its_app(tmp_path, pool, scripted, monkeypatch) -> None:
     _needs_desktop(app=None)
     if not Path(SYSTEM_PYTHON).exists():
-        pytest.skip("the GTK demo needs /usr/bin/python3 with python3-gi")
+        missing_system("the GTK demo needs /usr/bin/python3 with python3-gi")
     # the demo app opened on the task's file: its title is the file name, as LibreOffice's is
     demo = AppLauncher(program=SYSTEM_PYTHON, args=(str(DEMO_APP), "--title", "state.json", "--state"),
                        a11y_app="demo_gtk", install_hint="python3-gi")

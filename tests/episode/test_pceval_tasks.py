@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppStart, DesktopTaskEnv, app_starts, open_desktop_task
 from agentlab.envs.task_env import TaskEnvOptions
@@ -205,7 +207,7 @@ def _resave_with_libreoffice(files: list[Path], profile: Path) -> None:
 def test_the_evaluators_read_what_libreoffice_saves(tmp_path: Path) -> None:
     """The start and the solved files, each re-saved by LibreOffice itself: still 0 and 1."""
     if not shutil.which("soffice"):
-        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-impress)")
+        missing_system("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-impress)")
     for task in PC_TASKS:
         for case, solved in (("start", False), ("solved", True)):
             root = tmp_path / task.id / case
@@ -288,9 +290,9 @@ def _episode_processes(folder: Path) -> list[str]:
 def test_a_two_application_task_opens_both_windows_in_one_libreoffice(tmp_path: Path) -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not shutil.which("soffice"):
-        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-gtk3)")
+        missing_system("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-gtk3)")
     task = _task("pc-invoice-total-to-letter")
     episode = tmp_path / "episode"
     opened = open_desktop_task(task, episode, TaskEnvOptions(app_start_timeout_s=240))
@@ -397,9 +399,9 @@ class LetterPolicy:
 def test_a_gui_agent_carries_a_two_application_task_out(tmp_path: Path, pool: AgentPool, scripted) -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not shutil.which("soffice"):
-        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-gtk3)")
+        missing_system("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-gtk3)")
     policy = LetterPolicy()
     row = run_task(_task("pc-invoice-total-to-letter"), pool=pool, llm=scripted([policy] * 14), out_dir=tmp_path,
                    agent="WriterAgent", options=ExecOptions(max_steps=12, envs=TaskEnvOptions(app_start_timeout_s=240)))

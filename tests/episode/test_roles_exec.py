@@ -12,6 +12,8 @@ import shutil
 from typing import Any
 
 import pytest
+
+from agentlab.envs.testing.system import missing_system
 from PIL import Image, ImageChops
 
 from agentlab.envs.a11y import pyatspi_available
@@ -30,9 +32,9 @@ TASK = "calc-enter-total"
 def _needs_calc() -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not shutil.which("soffice"):
-        pytest.skip("soffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
+        missing_system("soffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
 
 
 def _cli(args: list[str]):  # type: ignore[no-untyped-def]

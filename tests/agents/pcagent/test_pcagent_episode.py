@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppLauncher
 from agentlab.envs.task_env import TaskEnvOptions
@@ -45,9 +47,9 @@ def test_a_pcagent_document_carries_a_desktop_task_out_through_run_task(tmp_path
                                                                         pc_pool_dir) -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not Path(SYSTEM_PYTHON).exists():
-        pytest.skip("the GTK demo needs /usr/bin/python3 with python3-gi")
+        missing_system("the GTK demo needs /usr/bin/python3 with python3-gi")
     # the demo app opened on the task's file: its title is the file name, as LibreOffice's is
     demo = AppLauncher(program=SYSTEM_PYTHON, args=(str(DEMO_APP), "--title", "state.json", "--state"),
                        a11y_app="demo_gtk", install_hint="python3-gi")
@@ -113,9 +115,9 @@ class _CalcDecisions:
 def test_pcagent_completes_a_calc_task_with_ocr_over_a_big_listing(tmp_path, role_scripted, pc_pool_dir) -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not shutil.which("soffice"):
-        pytest.skip("soffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
+        missing_system("soffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
     task = load_task(tasks_dir() / "calc-enter-total.json")
     policy = _CalcDecisions()
     llm = role_scripted(manager=["1. Type Total into A4 and 60 into B4\n2. Save the file keeping the .xlsx format"],

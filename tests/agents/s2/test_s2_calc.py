@@ -11,6 +11,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.agents.s2.actions import SetCells
 from agentlab.agents.s2.asking import Asker
 from agentlab.agents.s2.cells import SYSTEM_PYTHON
@@ -32,12 +34,12 @@ pytestmark = [pytest.mark.xvfb, pytest.mark.slow, pytest.mark.timeout(600)]
 def _needs_calc_and_uno() -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not shutil.which("soffice"):
-        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
+        missing_system("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
     if not Path(SYSTEM_PYTHON).exists() or subprocess.run([SYSTEM_PYTHON, "-c", "import uno"],
                                                           capture_output=True).returncode != 0:
-        pytest.skip(f"{SYSTEM_PYTHON} cannot import uno (apt-get install python3-uno)")
+        missing_system(f"{SYSTEM_PYTHON} cannot import uno (apt-get install python3-uno)")
 
 
 def _budget(path: Path) -> tuple:

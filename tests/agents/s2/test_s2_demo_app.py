@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.agents.base import Solo
 from agentlab.agents.s2.actions import ClickText, SelectSpan
 from agentlab.agents.s2.asking import Asker
@@ -31,7 +33,7 @@ def _roles(traj, role):  # type: ignore[no-untyped-def]
 
 def _needs_ocr() -> None:
     if (problem := ocr_problem()) is not None:
-        pytest.skip(f"no OCR here: {problem}")
+        missing_system(f"no OCR here: {problem}")
 
 
 def test_the_manager_replans_after_each_completed_subgoal(xdisplay, demo_app, needs_a11y, s2, tmp_path) -> None:

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.envs.actions.desktop import Click, Hotkey, Type
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.tasks.spec import load_task, tasks_dir
@@ -26,7 +28,7 @@ def find(obs, pred, what):
 @pytest.fixture
 def calc(xdisplay, tmp_path, needs_a11y):
     if not shutil.which("soffice"):
-        pytest.skip("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
+        missing_system("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-gtk3)")
     task = load_task(tasks_dir() / "calc-enter-total.json")
     work = tmp_path / "work"
     task.prepare(work)

@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from agentlab.envs.testing.system import missing_system
 from pydantic import ValidationError
 
 from agentlab.envs.a11y import pyatspi_available
@@ -72,9 +74,9 @@ def test_each_new_desktop_application_has_five_gui_solved_tasks() -> None:
 def test_a_gimp_task_is_solved_by_replaying_its_gui_solution(tmp_path: Path) -> None:
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     if not shutil.which("gimp"):
-        pytest.skip("gimp is not installed (apt-get install gimp)")
+        missing_system("gimp is not installed (apt-get install gimp)")
     # the scale task: a popup menu (Image > Scale Image...), keys typed into a dialog, a save
     task = load_task(tasks_dir() / "gimp-g-scale-banner.json")
     check = check_task_gui(task, tmp_path / "episode")
@@ -122,12 +124,12 @@ def test_one_task_of_each_application_replays(task_id: str, tmp_path: Path) -> N
     task = load_task(tasks_dir() / f"{task_id}.json")
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     from agentlab.envs.launchers import LAUNCHERS, installed
 
     missing = [a for a in task.apps if a in LAUNCHERS and not installed(LAUNCHERS[a])]
     if missing:
-        pytest.skip(f"not installed: {', '.join(missing)} (scripts/sysdeps.sh)")
+        missing_system(f"not installed: {', '.join(missing)} (scripts/sysdeps.sh)")
     check = check_task_gui(task, tmp_path / "episode")
     assert check.ok, check.line()
 
@@ -139,14 +141,14 @@ def test_a_recorded_replay_is_an_episode_the_inspector_reads(tmp_path: Path) -> 
     the screen it acted on, and the episode's end says whether the task was solved."""
     reason = xvfb_available() or pyatspi_available()
     if reason:
-        pytest.skip(f"no desktop here: {reason}")
+        missing_system(f"no desktop here: {reason}")
     from agentlab.experiments.desktop_apps import record_gui_check
     from agentlab.envs.launchers import LAUNCHERS, installed
     from agentlab.trajectory import load_trajectory
 
     task = load_task(tasks_dir() / "chrome-g-show-home-button.json")
     if not all(installed(LAUNCHERS[a]) for a in task.apps if a in LAUNCHERS):
-        pytest.skip("chromium is not installed (scripts/sysdeps.sh)")
+        missing_system("chromium is not installed (scripts/sysdeps.sh)")
     check = record_gui_check(task, tmp_path / "episode")
     assert check.ok, check.line()
     traj = load_trajectory(tmp_path / "episode" / "replay")

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from agentlab.envs.testing.system import missing_system
+
 from agentlab.envs.ocr import ocr_problem
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(180)]
@@ -21,7 +23,7 @@ pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(180)]
 @pytest.fixture
 def needs_ocr():
     if reason := ocr_problem():
-        pytest.skip(f"no OCR here: {reason}")
+        missing_system(f"no OCR here: {reason}")
 
 
 def observe(xdisplay, *args: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
