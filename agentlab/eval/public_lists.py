@@ -146,6 +146,11 @@ def skip_line(section: str, names: Iterable[str] = TASK_LISTS) -> str:
             f"in {root()}; fill it with `{FETCH}` (or set AGENTLAB_BENCHMARKS)")
 
 
+def absent_reason(names: Iterable[str] = TASK_LISTS) -> str:
+    """Why a test that reads ``names`` is skipped (for ``pytest.mark.skipif(not available(), reason=…)``)."""
+    return f"needs the public benchmark task lists ({', '.join(names)}): `{FETCH}` or AGENTLAB_BENCHMARKS"
+
+
 #: set by the notebook runner: where skipped sections are recorded so ``agentlab run`` repeats them
 SKIPS_ENV = "AGENTLAB_SKIPS_FILE"
 

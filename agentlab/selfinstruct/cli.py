@@ -119,3 +119,6 @@ def selfinstruct(
         f"wrote {report.out_dir}: {t['demonstrations']} demonstrations, {report.run_candidates} candidates this run "
         f"({report.candidates_per_min:.1f}/min), report.md beside it"
     )
+    from agentlab.selfinstruct.report import leakage_sentence
+
+    typer.echo(leakage_sentence(report.leakage))

@@ -173,7 +173,7 @@ class SelfInstructReport:
             f"Totals over the agents below: {t['demonstrations']} demonstrations ({t['generated']} generated), "
             f"{t['candidates']} candidates, acceptance {t['acceptance_rate']:.1%}, {t['leaked']} dropped as leakage; "
             f"per agent {t['min_total']}–{t['max_total']}.",
-            _leakage_sentence(self.leakage),
+            leakage_sentence(self.leakage),
             "",
             "| agent | domain | band | seeds | generated | total | rounds | lines | candidates | parser drops | quality drops | leaked | withdrawn | <τ1 | >τ2 | accept | mean pairwise | stopped |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -211,7 +211,7 @@ class SelfInstructReport:
         atomic_write_text(out / "report.md", self.to_markdown() + "\n")
 
 
-def _leakage_sentence(cov: dict[str, Any]) -> str:
+def leakage_sentence(cov: dict[str, Any]) -> str:
     """One sentence on what the leakage filter checked; never "leakage-free" when a list was missing."""
     if not cov or cov.get("disabled"):
         return "Leakage filter: off (`leakage: false`); these demonstrations are not checked against any test task."

@@ -278,24 +278,24 @@ class _FakeScorer:
 
 def test_a_leakage_filter_without_the_lists_says_what_it_checked_and_is_never_leakage_free(monkeypatch, tmp_path, caplog):
     from agentlab.selfinstruct.leakage import LeakageFilter
-    from agentlab.selfinstruct.report import _leakage_sentence
+    from agentlab.selfinstruct.report import leakage_sentence
 
     monkeypatch.setenv("AGENTLAB_BENCHMARKS", str(tmp_path / "none"))
-    with caplog.at_level("WARNING"):
+    with caplog.at_level("INFO"):
         leak = LeakageFilter.from_benchmarks(_FakeScorer(), 0.5)  # type: ignore[arg-type]
     assert leak.missing == ["osworld/tasks.jsonl", "appagent/tasks.jsonl"] and not leak.leakage_free
     assert leak.checked == ["data/benchmarks/routing_set_v2.jsonl"] and len(leak.tasks) > 100
     [line] = [r.message for r in caplog.records if "leakage filter" in r.message]
     assert "NOT against osworld/tasks.jsonl, appagent/tasks.jsonl" in line and "cannot be called leakage-free" in line
-    sentence = _leakage_sentence(leak.coverage())
+    sentence = leakage_sentence(leak.coverage())
     assert "not leakage-free" in sentence and "leakage-free against every" not in sentence
 
 
 @pytest.mark.skipif(not pl.available(), reason="needs the public benchmark lists: `agentlab benchmarks fetch`")
 def test_a_leakage_filter_with_every_list_may_say_leakage_free():
     from agentlab.selfinstruct.leakage import LeakageFilter
-    from agentlab.selfinstruct.report import _leakage_sentence
+    from agentlab.selfinstruct.report import leakage_sentence
 
     leak = LeakageFilter.from_benchmarks(_FakeScorer(), 0.5)  # type: ignore[arg-type]
     assert leak.leakage_free and leak.missing == []
-    assert "leakage-free against every test list" in _leakage_sentence(leak.coverage())
+    assert "leakage-free against every test list" in leakage_sentence(leak.coverage())

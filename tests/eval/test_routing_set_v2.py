@@ -12,6 +12,9 @@ from agentlab.errors import DataError
 from agentlab.eval.benchmarks import all_instructions, load_project_set
 from agentlab.paths import data_dir
 from agentlab.pool import ALL_DOMAINS
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 #: the domain of each platform's general agents (they may serve any task of their platform)
 GENERAL = {"desktop": "general", "mobile": "mobile"}
@@ -65,6 +68,7 @@ def test_domains_with_a_cli_and_a_gui_agent_have_gold_tasks_for_both(tasks, pool
     assert {d: ifaces_in_set.get(d) for d in both if ifaces_in_set.get(d) != {"CLI", "GUI"}} == {}
 
 
+@needs_lists
 def test_no_instruction_leaks_from_the_benchmarks_or_the_demonstrations(tasks, pool, scorer) -> None:  # type: ignore[no-untyped-def]
     """Below self-instruct's leakage bound against the public benchmark lists, the documents'
     demonstrations and the rest of the set (the same MiniLM BERTScore as the filter)."""

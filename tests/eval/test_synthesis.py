@@ -31,6 +31,9 @@ from agentlab.synthesis.run import (
 )
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 
 def part(task_id: str, agent: str) -> Part:
@@ -225,6 +228,7 @@ def test_write_replaces_the_previous_run_and_records_provenance(tmp_path):
     assert not first[0].exists()
 
 
+@needs_lists
 def test_the_cli_synthesizes_into_a_folder_and_prints_the_report(tmp_path):
     for name in ("os-error-lines", "gimp-png-to-jpeg", "calc-sort-scores", "writer-docx-to-text"):
         (tmp_path / f"{name}.json").write_text((tasks_dir() / f"{name}.json").read_text())
@@ -255,6 +259,7 @@ def test_at_least_forty_synthesized_tasks_ship_with_gold_plans_and_provenance():
     assert (tasks_dir() / "multi" / "REPORT.md").is_file()
 
 
+@needs_lists
 def test_no_synthesized_instruction_leaks_from_the_public_benchmarks(scorer):
     from agentlab.eval.benchmarks import all_instructions
     from agentlab.paths import data_dir

@@ -16,6 +16,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks"
@@ -76,6 +79,7 @@ def test_every_benchmark_is_main_argv_to_exit_status():
         assert list(sig.parameters) == ["argv"] and sig.return_annotation == "int", name
 
 
+@needs_lists
 @pytest.mark.slow
 def test_routing_smoke(tmp_path, capsys):
     res = tmp_path / "routing.md"
@@ -97,6 +101,7 @@ def test_training_cost_smoke(tmp_path, capsys):
     assert "| agenttoken | 1,728 |" in res.read_text()  # 3 agents x 576 dims
 
 
+@needs_lists
 @pytest.mark.slow
 def test_pool_scale_smoke(tmp_path, capsys, pool):
     """--quick's sizes (the real pool and 1,000 agents), fewer tasks."""
@@ -111,6 +116,7 @@ def test_pool_scale_smoke(tmp_path, capsys, pool):
     assert f"| {n} | " in text and "| 1000 | " in text
 
 
+@needs_lists
 @pytest.mark.slow
 def test_manager_mode_smoke(tmp_path, capsys):
     res = tmp_path / "ma.md"
@@ -163,6 +169,7 @@ def test_execution_accuracy_smoke(tmp_path, capsys):
     assert len(rows) == 1 and '"router": "gt"' in rows[0]
 
 
+@needs_lists
 @pytest.mark.slow
 def test_routing_smoke_hybrid_and_project_set(tmp_path, capsys):
     res = tmp_path / "routing.md"
@@ -176,6 +183,7 @@ def test_routing_smoke_hybrid_and_project_set(tmp_path, capsys):
     assert "| router | tasks | domain % | agent % | gold CLI -> GUI agent |" in text and "| hybrid | 3 |" in text
 
 
+@needs_lists
 @pytest.mark.slow
 def test_route_latency_smoke(tmp_path, capsys):
     res = tmp_path / "lat.md"

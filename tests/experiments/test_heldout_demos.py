@@ -10,6 +10,9 @@ import pytest
 
 from agentlab.experiments.heldout_demos import HeldOutRow, heldout_split, markdown
 from agentlab.metaagent.data import load_training_set
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -40,6 +43,7 @@ def test_markdown_lists_every_setting() -> None:
     assert "7 training examples; 10 held-out" in text
 
 
+@needs_lists
 @pytest.mark.slow
 def test_routing_benchmark_with_the_lda_preset(tmp_path, capsys) -> None:
     sys.path.insert(0, str(BENCH))

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agentlab.eval.benchmarks import load_project_set
 from agentlab.experiments import router_ablation as ra
 from agentlab.experiments.routing_data import single_app_tasks
 from agentlab.metaagent.data import load_training_set
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 AGENTS = ["SheetAgent", "CalcAgent", "ClockAgent"]
 
 
+@needs_lists
 def test_ablation_rows_score_both_sets_and_documents_add_examples(pool):
     small = pool.subset(AGENTS)
     base = load_training_set(small, source="seed", per_agent=3)

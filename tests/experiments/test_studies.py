@@ -9,6 +9,9 @@ import pytest
 from agentlab.errors import ConfigError
 from agentlab.experiments import data_size, manager_mode, pool_growth, routing_table
 from agentlab.experiments.routing_data import RoutingData, load_routing_data, single_app_tasks
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 AGENTS = ["SheetAgent", "WriterAgent", "ClockAgent"]
 
@@ -23,6 +26,7 @@ def data(small) -> RoutingData:
     return load_routing_data(small, per_agent=3, lm_per_agent=1, max_eval_tasks=6, lm_eval_tasks=2, seed=0)
 
 
+@needs_lists
 def test_routing_data_is_seeded_and_sized(small, data):
     domains = {a.domain for a in small}
     assert len(data.tasks) == 6 and data.lm_tasks == data.tasks[:2]
@@ -108,6 +112,7 @@ def test_equal_size_sets_match_per_agent(small, tmp_path):
         assert n == len(doc.demonstrations) + ks[doc.name] == sets["unfiltered"].labels.count(i)
 
 
+@needs_lists
 def test_manager_mode_plans_and_recall(small, data, backend):
     multi = manager_mode.multi_app_tasks(small)
     domains = {a.domain for a in small}
@@ -123,6 +128,7 @@ def test_manager_mode_plans_and_recall(small, data, backend):
         manager_mode.run(small, multi[:1], backend, cfg)
 
 
+@needs_lists
 def test_tuning_rows_reference_first_and_markdown(pool, backend):
     from agentlab.experiments.tuning import TuningConfig, run, train_grid
 
@@ -157,6 +163,7 @@ def test_pool_scale_grows_with_distractors(pool, data):
     assert res.agenttoken[len(pool)].chosen == [r.agent for r in shipped.route([t.instruction for t in data.tasks[:2]])]
 
 
+@needs_lists
 def test_routing_table_scores_the_project_set_by_domain_and_by_agent(small):
     data = load_routing_data(small, per_agent=3, lm_per_agent=1, max_eval_tasks=4, lm_eval_tasks=2, seed=0,
                              documents=True, project=True)
@@ -176,3 +183,14 @@ def test_routing_table_scores_the_project_set_by_domain_and_by_agent(small):
 
     fig = accuracy_heatmap(table.project_accuracy("agent"), table.project_counts(), title="agent level")  # notebook 04's cell
     assert fig.layout.title.text == "agent level"
+
+
+def test_without_the_lists_the_routing_studies_run_on_the_project_set(small, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("AGENTLAB_BENCHMARKS", str(tmp_path / "none"))
+    data = load_routing_data(small, per_agent=3, lm_per_agent=1, max_eval_tasks=6, lm_eval_tasks=2, seed=0)
+    assert len(data.tasks) == 6 and {t.benchmark for t in data.tasks} == {"project-v2"}
+    assert all(t.domain in {a.domain for a in small} for t in data.tasks)
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("skipped: the routing studies on the 313 OSWorld and AppAgent tasks")
+    assert "judged on the project's routing set instead" in line and "`agentlab benchmarks fetch`" in line
+

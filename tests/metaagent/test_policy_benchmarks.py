@@ -8,6 +8,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -58,6 +61,7 @@ def test_two_app_plans_smoke_resumes(tmp_path: Path, capsys) -> None:
     assert "Command: `python benchmarks/two_app_plans.py --quick" in (tmp_path / "r.md").read_text()
 
 
+@needs_lists
 @pytest.mark.slow
 def test_generalist_fallback_smoke(tmp_path: Path, capsys) -> None:
     assert _script("generalist_fallback").main(["--quick", "--results", str(tmp_path / "g.md")]) == 0

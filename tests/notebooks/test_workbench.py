@@ -8,6 +8,7 @@ import re
 import nbformat
 import pytest
 
+from agentlab.eval import public_lists
 from agentlab.notebooks import discover
 
 pytestmark = pytest.mark.slow
@@ -38,7 +39,13 @@ def test_every_notebook_ran_and_left_copies_and_figures(tiny_run):
 def test_exploration_notebook_shows_pool_benchmarks_and_scores(tiny_run):
     report = json.loads((tiny_run / "report.json").read_text())
     nb01 = next(n for n in report["notebooks"] if n["name"].startswith("01"))
-    assert {f["name"] for f in nb01["figures"]} >= {"pool_overview", "benchmark_tasks", "bertscore_by_domain", "explored_screen"}
+    figures = {f["name"] for f in nb01["figures"]}
+    assert figures >= {"pool_overview", "bertscore_by_domain", "explored_screen"}
+    if public_lists.available():
+        assert "benchmark_tasks" in figures and not nb01["skipped"]
+    else:  # a clone without the public lists: one line says what was skipped and how to fill it
+        assert "benchmark_tasks" not in figures
+        assert [ln.split(" --")[0] for ln in nb01["skipped"]] == ["skipped: the benchmark overview (OSWorld and AppAgent tasks per domain)"]
     nb = nbformat.read(nb01["executed"], as_version=4)
     text = "".join(o.get("text", "") for o in _outputs(nb))
     assert "pool: 33 agents" in text
@@ -120,7 +127,10 @@ def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
     nb = nbformat.read(nb04["executed"], as_version=4)
     text = "".join(o.get("text", "") for o in _outputs(nb))
     assert "GUI first: 1:" in text and "CLI first: 1:" in text  # the Figure 3 orders ran
-    assert "'top-3 recall'" in text  # manager-mode metrics were computed
+    if public_lists.available():
+        assert "'top-3 recall'" in text  # manager-mode metrics were computed
+    else:
+        assert any(ln.startswith("skipped: manager mode on OSWorld's multi-app tasks") for ln in nb04["skipped"])
     # the Table 1 analog executed its task with each arm: rows on disk, one per arm
     for arm in nb04["parameters"]["exec_arms"]:
         rows = (tiny_run / "04_exec" / "table1" / "arms" / arm / "results.jsonl").read_text().splitlines()

@@ -10,6 +10,9 @@ from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
 from agentlab.selfinstruct.store import Journal, narrowed_bands
 
 from .conftest import ScriptedBackend
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 
 def _th(tau1: float, tau2: float, **per: tuple[float, float]) -> dict:
@@ -67,6 +70,7 @@ def test_removal_withdraws_rows_and_marks_their_candidates(tmp_path) -> None:  #
     assert [c["status"] for c in st.candidates] == ["accepted", "removed_leak", "below_tau1"]
 
 
+@needs_lists
 def test_leakage_tasks_include_the_project_routing_set() -> None:
     from agentlab.eval.benchmarks import all_instructions, load_project_set
     from agentlab.selfinstruct.leakage import leakage_tasks

@@ -13,6 +13,9 @@ from agentlab.selfinstruct.leakage import LeakageFilter
 from agentlab.selfinstruct.store import Journal, load_candidates, load_demos, write_datasets
 
 from .conftest import ScriptedBackend
+from agentlab.eval import public_lists
+
+needs_lists = pytest.mark.skipif(not public_lists.available(), reason=public_lists.absent_reason())
 
 
 def _row(agent: str, text: str, rnd: int) -> dict:
@@ -60,6 +63,7 @@ def test_datasets_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
         load_demos(tmp_path / "nothing")
 
 
+@needs_lists
 def test_leakage_filter_drops_near_copy_of_benchmark_task(fast) -> None:  # type: ignore[no-untyped-def]
     from agentlab.eval.benchmarks import load_osworld
 
