@@ -1,6 +1,6 @@
 """Keeping synthesized requests away from the evaluation sets (the project tasks and the held-out set).
 
-The specialists are measured on ``data/tasks`` and ``data/tasks_heldout``; a training request that
+The specialists are measured on ``data/tasks``, ``data/tasks_heldout`` and ``data/tasks_heldout_v2``; a training request that
 is a near-copy of one of those instructions would measure memory, not skill. Each synthesized
 request is compared with every evaluation instruction by MiniLM cosine similarity, and dropped
 above ``threshold``. Only the ``instruction`` field of a task file is read (never its id,
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agentlab.similarity import SentenceEncoder
 
 #: the evaluation task folders (relative to the data folder)
-EVAL_SETS = ("tasks", "tasks_heldout")
+EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2")
 #: MiniLM cosine above which a request counts as a near-copy of an evaluation instruction
 THRESHOLD = 0.9
 
