@@ -78,9 +78,19 @@ class RouterRoute:
     def __init__(self, router: Router, kind: str) -> None:
         self.router, self.kind = router, kind
         self.follows_gold_plans = router.follows_gold_plans
+        self._acting: dict[str, frozenset[str]] = {}
+
+    def acting(self, env: str) -> frozenset[str]:
+        """The pool's agents whose runner can act on a task of ``env`` (a GUI-only agent never
+        gets a workspace task); agents without a runner are left out."""
+        if env not in self._acting:
+            from agentlab.agents.base import acting_agents
+
+            self._acting[env] = acting_agents(self.router.pool, env)
+        return self._acting[env]
 
     def __call__(self, task: ExecTask) -> str:
-        decided = self.router.route_task(task)
+        decided = self.router.route_task(task, self.acting(task.env))
         if decided.agent is None:
             why = f": {' '.join(decided.error.split())}" if decided.error else ""
             raise NoAgentChosen(f"router '{self.kind}' chose no agent{why}", where=task.source or task.id)

@@ -120,6 +120,7 @@ class EpisodeRecipe:
 
     def build(self, *, llm: LLMBackend | None = None, pool: AgentPool | None = None) -> Worker:
         """The worker's pool, model, router and manager (``llm``/``pool``: already loaded ones to reuse)."""
+        from agentlab.agents.base import acting_agents
         from agentlab.llm import load_backend
         from agentlab.metaagent.router import ROUTERS, build_router
         from agentlab.teams.planning import router_planner
@@ -132,7 +133,8 @@ class EpisodeRecipe:
             if ROUTERS[self.router].state != "none":  # a ranking to plan over (ground truth: the tasks' gold plans)
                 manager_llm = llm if self.router_llm is None else load_backend(self.router_llm)
                 planner = router_planner(build_router(self.router, pool, self.tokens, llm=self.router_llm),
-                                         manager_llm, self.manager or ManagerOptions())
+                                         manager_llm, self.manager or ManagerOptions(),
+                                         acting=partial(acting_agents, pool))
         elif self.agent is None:
             route = router_route(self.router, pool, self.tokens, self.router_llm)
         return Worker(pool, llm, route, planner, self.load_roles())

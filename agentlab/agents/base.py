@@ -114,6 +114,16 @@ def run_agent(agent: Agent, env: Env, task_instruction: str, ctx: RunContext) ->
         return AgentResult(status="context_overflow", steps=ctx.actions_recorded(), error=exc.message)
 
 
+def acting_agents(documents: Iterable[AgentDocument], env: str) -> frozenset[str]:
+    """The names of the documents whose runner can act on a task of ``env`` (its env kind's
+    :data:`~agentlab.tasks.env_kinds.CAN_ACT`): a workspace task never goes to a GUI-only agent.
+    Documents without a runner are left out."""
+    from agentlab.tasks.env_kinds import CAN_ACT
+
+    return frozenset(d.name for d in documents
+                     if d.runner is not None and env in CAN_ACT.get(agent_class(d.runner).env_kind, frozenset()))
+
+
 def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:
     """``path:line: ...`` for every document whose ``runner:`` is not registered in :data:`AGENTS`."""
     out: list[str] = []

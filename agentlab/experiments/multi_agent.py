@@ -22,12 +22,14 @@ import importlib.util
 import json
 import logging
 import statistics
+from functools import partial
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentlab.agents.base import acting_agents
 from agentlab.episode import ExecOptions, run_suite
 from agentlab.errors import ConfigError, DataError
 from agentlab.eval.benchmarks import domain_map
@@ -360,7 +362,8 @@ def measure(
             managed = method not in ("gold", "single", "cola")
             opts = dataclasses.replace(opts0, router=kind if managed else DEFAULT_ROUTER, mode="manager" if managed else "single",
                                        team="cola" if method == "cola" else None)
-            planner = router_planner(router(kind), llm, manager_options(method)) if managed else None
+            planner = (router_planner(router(kind), llm, manager_options(method), acting=partial(acting_agents, pool))
+                       if managed else None)
             summary = run_suite([it.task for it in items if it.task is not None], pool=pool, llm=llm, out_dir=folder,
                                 options=opts, agent=GENERALIST if method == "single" else None, planner=planner, progress=False)
             results.append(from_rows(method, items, summary.rows))

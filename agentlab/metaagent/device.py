@@ -13,11 +13,15 @@ How (:func:`on_platform`): the router's decision stands when its agent runs on t
 otherwise the most probable agent of that platform takes the task. The ranking keeps only that
 platform's agents, renormalised, so a policy or a manager reading it sees the same choice. A
 platform none of the ranked agents runs on leaves the decision as it was, with a warning in its
-``error`` (nothing to choose from is not a reason to choose nothing). Callers: :meth:`agentlab.metaagent.router.Router.route_on`
+``error`` (nothing to choose from is not a reason to choose nothing). :func:`restrict` is the same
+rule for any set of eligible agents: a task file's env admits only the agents whose runner can act
+on it (a workspace task never goes to a GUI-only agent: ``RouterRoute`` in :mod:`agentlab.episode`). Callers: :meth:`agentlab.metaagent.router.Router.route_on`
 (``agentlab route --platform``; ``route_task`` for task files, whose env names the platform).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from agentlab.pool import AgentPool
 from agentlab.tasks.decisions import RouteResult
@@ -35,16 +39,21 @@ def on_platform(result: RouteResult, pool: AgentPool, platform: str | None) -> R
     if platform is None:
         return result
     names = set(pool.names)
-    keep = [(n, p) for n, p in result.ranking if n in names and pool.get(n).platform == platform]
-    if not keep:  # said, not hidden: the caller asked for a device the pool has no agent for
-        why = f"no agent of platform '{platform}' was ranked; kept {result.agent}"
+    return restrict(result, {n for n in names if pool.get(n).platform == platform}, f"platform '{platform}'")
+
+
+def restrict(result: RouteResult, eligible: Collection[str], what: str) -> RouteResult:
+    """``result`` with only the ``eligible`` agents: the router's choice stands when it is one of
+    them, else the most probable eligible one takes the task; the ranking keeps only them,
+    renormalised. None of them ranked: the decision is kept, with a warning in ``error``."""
+    keep = [(n, p) for n, p in result.ranking if n in eligible]
+    if not keep:  # said, not hidden: the caller asked for agents the ranking does not hold
+        why = f"no agent of {what} was ranked; kept {result.agent}"
         return RouteResult(agent=result.agent, ranking=result.ranking, plan=result.plan,
                            error=f"{result.error}; {why}" if result.error else why, raw=result.raw)
     if len(keep) == len(result.ranking) and result.agent in {n for n, _ in keep}:
-        return result  # every ranked agent runs there: nothing to change
+        return result  # every ranked agent is eligible: nothing to change
     total = sum(p for _, p in keep)
     ranking = [(n, p / total) for n, p in keep] if total > 0 else keep
-    agent = result.agent
-    if agent is None or agent not in names or pool.get(agent).platform != platform:
-        agent = ranking[0][0]
+    agent = result.agent if result.agent in eligible else ranking[0][0]
     return RouteResult(agent=agent, ranking=ranking, plan=result.plan, error=result.error, raw=result.raw)

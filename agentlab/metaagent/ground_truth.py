@@ -64,6 +64,6 @@ class GroundTruthRouter(Router):
         raise ConfigError("ground truth (router gt) routes task files -- it reads their gold agent, domain and env -- "
                           "not bare instructions; use it with agentlab exec, or choose a learned router")
 
-    def route_task(self, task: Any) -> RouteResult:
-        name = gt_agent(task, self.pool)
+    def route_task(self, task: Any, acting: Any = None) -> RouteResult:
+        name = gt_agent(task, self.pool)  # the gold agent acts on its task's env by construction
         return RouteResult(agent=name, ranking=[(name, 1.0)])

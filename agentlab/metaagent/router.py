@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
@@ -29,6 +30,7 @@ from agentlab.tasks.decisions import RouteResult
 
 if TYPE_CHECKING:
     from agentlab.metaagent.data import TrainingSet
+    from agentlab.metaagent.store import StoreRule
     from agentlab.metaagent.manager import HashManager
 
 
@@ -116,7 +118,7 @@ class Router(ABC):
         also applies the store's policy (:class:`agentlab.metaagent.store.StoreRule`: specialists
         first, a generalist for a request naming two applications)."""
         from agentlab.metaagent.device import on_platform
-        from agentlab.metaagent.store import StoreRule, check_policy
+        from agentlab.metaagent.store import check_policy
 
         check_policy(policy, option="policy")
         if len(platforms) != len(tasks):
@@ -124,20 +126,30 @@ class Router(ABC):
         routed = self.route(tasks, states)
         if policy == "open":
             return [on_platform(r, self.pool, p) for r, p in zip(routed, platforms)]
-        # the rule reads every document's Applications line: built once per pool, not per task
+        rule = self.store_rule()
+        return [rule.decide(r, t, p) for r, t, p in zip(routed, tasks, platforms)]
+
+    def route_task(self, task: Any, acting: Collection[str] | None = None) -> RouteResult:
+        """The agent for one task file (an :class:`~agentlab.tasks.spec.ExecTask`): by its
+        instruction, among the agents that can act on its env (``acting``; None: every agent),
+        under the store's policy on the platform its env runs on (:mod:`agentlab.metaagent.store`),
+        for every router that reads text; ground truth reads the file's fields."""
+        from agentlab.metaagent.device import platform_of_env, restrict
+
+        routed = self.route([task.instruction])[0]
+        if acting is not None:
+            routed = restrict(routed, acting, f"the agents that can act on a {getattr(task, 'env', '?')} task")
+        return self.store_rule().decide(routed, task.instruction, platform_of_env(getattr(task, "env", "")))
+
+    def store_rule(self) -> StoreRule:
+        """The store's policy over this router's pool (it reads every document's Applications line:
+        built once per pool, not per task)."""
+        from agentlab.metaagent.store import StoreRule
+
         rule = getattr(self, "_store_rule", None)
         if rule is None or rule.pool is not self.pool:
             rule = self._store_rule = StoreRule(self.pool)
-        return [rule.decide(r, t, p) for r, t, p in zip(routed, tasks, platforms)]
-
-    def route_task(self, task: Any) -> RouteResult:
-        """The agent for one task file (an :class:`~agentlab.tasks.spec.ExecTask`): by its
-        instruction, under the store's policy on the platform its env runs on
-        (:mod:`agentlab.metaagent.store`), for every router that reads text; ground truth reads
-        the file's fields."""
-        from agentlab.metaagent.device import platform_of_env
-
-        return self.route_on([task.instruction], [platform_of_env(getattr(task, "env", ""))], policy="store")[0]
+        return rule
 
     def plan(
         self,
@@ -146,13 +158,15 @@ class Router(ABC):
         *,
         k: int = 5,
         states: list[str | None] | None = None,
+        acting: Collection[str] | None = None,
     ) -> list[RouteResult]:
         """Hash-manager mode: the documents of the top-``k`` candidates (:meth:`HashManager.candidates`:
-        specialists unless the manager admits generalists) go into the manager prompt."""
+        specialists unless the manager admits generalists) go into the manager prompt; ``acting``
+        (None: every agent) keeps only the agents that can act on the tasks' env."""
         rankings = self.rank(tasks, states)
         out: list[RouteResult] = []
         for i, (task, ranking) in enumerate(zip(tasks, rankings)):
-            docs = [self.pool.get(n) for n, _ in ranking]
+            docs = [self.pool.get(n) for n, _ in ranking if acting is None or n in acting]
             if not self.manager_uses_all_documents:
                 docs = manager.candidates(docs, k)
             state = states[i] if states else None

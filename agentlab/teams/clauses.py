@@ -11,10 +11,11 @@ are the task's own words, so SubtaskAcc measures the split and AgentMatch the ro
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.multiapp import cut_at_joints
+from agentlab.metaagent.device import restrict
 from agentlab.metaagent.router import Router
 
 #: a part shorter than this (in words) is not a subtask of its own
@@ -46,13 +47,17 @@ def merge_steps(steps: Sequence[PlanStep]) -> list[PlanStep]:
     return out
 
 
-def clause_plan(instruction: str, router: Router, *, max_steps: int | None = None) -> RouteResult:
+def clause_plan(instruction: str, router: Router, *, max_steps: int | None = None,
+                acting: Collection[str] | None = None) -> RouteResult:
     """The clause baseline's plan for one instruction (``ranking`` is the whole task's).
 
     ``max_steps`` (None: no cap) keeps the first steps; the rest of the parts are appended to
-    the last kept step's subtask, so no part of the task is dropped."""
+    the last kept step's subtask, so no part of the task is dropped. ``acting``: the agents that
+    can act on the task's env (None: every agent)."""
     parts = split_clauses(instruction)
     routed = router.route(parts + [instruction])
+    if acting is not None:  # only agents that can act on the task's env take a part
+        routed = [restrict(r, acting, "the agents that can act on this task's env") for r in routed]
     whole = routed[-1]
     steps = [PlanStep(r.agent, p) for p, r in zip(parts, routed[:-1]) if r.agent is not None]
     if not steps:

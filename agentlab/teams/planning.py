@@ -15,7 +15,7 @@ set when the manager wrote nothing usable (the episode runner makes that a ``no_
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -68,18 +68,22 @@ def make_manager(llm: LLMBackend, options: ManagerOptions, router: Router | None
                    clauses=detector)
 
 
-def instruction_planner(router: Router, llm: LLMBackend, options: ManagerOptions) -> Callable[[str], RouteResult]:
-    """The manager of ``options.kind`` over ``router`` as a function of the instruction text
-    (plan-only measurements; the llm manager prompts ``llm``)."""
+def instruction_planner(router: Router, llm: LLMBackend, options: ManagerOptions
+                        ) -> Callable[..., RouteResult]:
+    """The manager of ``options.kind`` over ``router`` as a function of the instruction text and,
+    optionally, the agents that may take a step (``acting``; plan-only measurements pass none;
+    the llm manager prompts ``llm``)."""
     if options.kind not in MANAGERS:
         raise ConfigError(f"unknown manager {options.kind!r}; choose one of {', '.join(MANAGERS)}")
     if options.kind == "clauses":
-        return lambda text: clause_plan(text, router, max_steps=options.max_steps)
+        return lambda text, acting=None: clause_plan(text, router, max_steps=options.max_steps, acting=acting)
     manager = make_manager(llm, options, router)
-    return lambda text: router.plan([text], manager, k=options.k)[0]
+    return lambda text, acting=None: router.plan([text], manager, k=options.k, acting=acting)[0]
 
 
-def router_planner(router: Router, llm: LLMBackend, options: ManagerOptions) -> Planner:
-    """The planner of ``options.kind`` over ``router`` for ``run_task``."""
+def router_planner(router: Router, llm: LLMBackend, options: ManagerOptions,
+                   acting: Callable[[str], Collection[str]] | None = None) -> Planner:
+    """The planner of ``options.kind`` over ``router`` for ``run_task``; ``acting(env)`` names the
+    agents that can act on a task's env, so a plan never hands a step to one that cannot."""
     plan = instruction_planner(router, llm, options)
-    return lambda task: plan(task.instruction)
+    return lambda task: plan(task.instruction, acting(task.env) if acting is not None else None)

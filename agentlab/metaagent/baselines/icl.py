@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -289,13 +290,15 @@ class ICLRouter(Router):
         return self.manager_for_all(manager)
 
     def plan(
-        self, tasks: list[str], manager: HashManager, *, k: int = 5, states: list[str | None] | None = None
+        self, tasks: list[str], manager: HashManager, *, k: int = 5, states: list[str | None] | None = None,
+        acting: Collection[str] | None = None,
     ) -> list[RouteResult]:
-        """ICL manager mode: every document in the manager prompt (``k`` is ignored), pool order."""
+        """ICL manager mode: every document (of the agents that can act, ``acting``) in the manager
+        prompt (``k`` is ignored), pool order."""
         states = states or [None] * len(tasks)
         rankings = self.rank(tasks, states)
         full = self.manager_for_all(manager)
-        docs = list(self.pool.agents)
+        docs = [d for d in self.pool.agents if acting is None or d.name in acting]
         out = []
         for task, state, ranking in zip(tasks, states, rankings):
             res = full.plan(task, docs, state=state)
