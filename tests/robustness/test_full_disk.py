@@ -113,3 +113,19 @@ def test_exec_on_a_disk_that_fills_up_is_one_line_and_keeps_its_rows(tmp_path: P
     rows = [json.loads(line) for line in rows_text.splitlines()]
     assert rows and len({r["id"] for r in rows}) == len(rows) and len(rows) < 7
     assert all(r["error"] is None for r in rows)  # the full disk is never billed to a task as its row
+
+
+def test_a_full_disk_outside_fileio_is_still_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI's last line of defence: a write that does not go through agentlab.fileio."""
+    from agentlab.cli import main
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "view" / "index.html"))
+
+    monkeypatch.setattr("agentlab.viz.site.write_site", full)
+    with pytest.raises(SystemExit) as exc:
+        main(["view", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"error: {tmp_path / 'view' / 'index.html'}: cannot write: No space left on device")

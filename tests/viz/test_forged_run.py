@@ -166,3 +166,14 @@ def test_chromium_runs_no_planted_script_and_the_pages_render(site: Path) -> Non
         assert "data-pwned=" not in dom.replace("setAttribute('data-pwned'", ""), name
         assert "<table" in dom and "ExecutionAcc" in dom if name == "index.html" else "Verdict" in dom, name
     assert os.path.getsize(site / "index.html") > 1000
+
+
+def test_a_team_folder_linked_out_of_its_episode_is_not_read(forged: Path, tmp_path: Path) -> None:
+    from agentlab.errors import DataError
+    from agentlab.viz.team import team_messages
+
+    episode = tmp_path / "episode"
+    episode.mkdir()
+    (episode / "team").symlink_to(forged.parent / "outside" / "episode", target_is_directory=True)
+    with pytest.raises(DataError, match="team/ leads outside the episode folder"):
+        team_messages(episode)
