@@ -43,7 +43,7 @@ from typing import Any
 from agentlab.agents.context import Models
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
-from agentlab.errors import AgentlabError, DataError, HarnessError
+from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError
 from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
@@ -234,6 +234,8 @@ def run_task(
             row.update(success=verdict.success, score=float(verdict.score), evaluate_s=round(time.monotonic() - t_eval, 6),
                        verdict=verdict.as_record())
             team.judged(job, verdict)
+    except DiskFullError:  # not this task's problem: the run stops (its row would not fit either)
+        raise
     except AgentlabError as exc:
         row["error"] = " ".join(str(exc).split())
         log.warning("task %s: harness error: %s", task.id, row["error"])

@@ -103,3 +103,14 @@ def raise_on_sigterm() -> None:
         raise Terminated("terminated (SIGTERM); finished results were kept and the run can be resumed")
 
     signal.signal(signal.SIGTERM, handler)
+
+
+class ApplicationExitedError(HarnessError):
+    """A task's desktop application exited in the middle of an episode: the screen no longer shows
+    what the agent acts on (a black screen, and an accessibility tree that may still list the dead
+    application's elements for a while), so the episode ends as a harness-error row naming it."""
+
+
+class DiskFullError(AgentlabError):
+    """A result file could not be written because the disk (or the user's quota) is full: one line
+    naming the file and what was kept (earlier rows and the previous version of the file)."""

@@ -12,10 +12,15 @@ before appending (a fragment that is a whole record gets its newline, anything e
 away with a warning), so the next record is never glued to a fragment; :func:`read_jsonl`
 drops a torn last line and, for files damaged by older versions, recovers a record glued
 behind a fragment.
+
+A full disk (or quota) is one line, never a traceback: every write here turns ENOSPC / EDQUOT
+into :class:`~agentlab.errors.DiskFullError` naming the file and what was kept (an atomic write
+keeps the previous version; an append is cut back, so the earlier records stay whole).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -25,9 +30,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentlab.errors import DataError
+from agentlab.errors import DataError, DiskFullError
 
 log = logging.getLogger(__name__)
+
+#: the errno values of a write refused because the disk (or the user's quota) is full
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+#: what an atomic write keeps when it fails
+KEPT_PREVIOUS = "the file's previous version (if any) was kept; nothing was half-written"
+
+
+def disk_full(exc: OSError, target: str | Path, kept: str) -> DiskFullError:
+    """The one-line error for a write to ``target`` refused by a full disk; ``kept``: what is intact."""
+    why = "no space left on the device" if exc.errno == errno.ENOSPC else "the disk quota is exceeded"
+    return DiskFullError(f"cannot write: {why}; {kept}; free some space and run again "
+                         "(a run continues with --resume)", where=target)
 
 
 def _umask() -> int:
@@ -55,14 +72,23 @@ def _plain_mode(target: Path) -> int:
 def atomic_path(target: str | Path, suffix: str = "") -> Iterator[Path]:
     """Yield a temp path beside ``target``; on success rename it over ``target``."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
+    except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise disk_full(exc, target, KEPT_PREVIOUS) from None
+        raise
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
         os.chmod(tmp_path, _plain_mode(target))
         os.replace(tmp_path, target)
+    except OSError as exc:  # also what the caller's writing into the temp file raised
+        if exc.errno in DISK_FULL:
+            raise disk_full(exc, target, KEPT_PREVIOUS) from None
+        raise
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -137,17 +163,31 @@ def repair_tail(target: str | Path) -> int:
 
 def append_jsonl(target: str | Path, record: dict[str, Any]) -> None:
     """Append one JSON line and fsync. A torn last line left by a crash is repaired first
-    (:func:`repair_tail`), so every complete record stays readable."""
+    (:func:`repair_tail`), so every complete record stays readable. On a full disk the file is
+    cut back to its size before the append (a truncation needs no space) and
+    :class:`DiskFullError` says so: the earlier records stay whole."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_dir():
-        raise DataError("is a folder; expected a JSON-lines file", where=target)
-    repair_tail(target)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    with open(target, "ab") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
+    size: int | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            raise DataError("is a folder; expected a JSON-lines file", where=target)
+        repair_tail(target)
+        size = target.stat().st_size if target.exists() else 0
+        with open(target, "ab") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        if size is not None:
+            try:
+                os.truncate(target, size)
+            except OSError:
+                log.warning("%s: could not cut a partly written record back", target)
+        raise disk_full(exc, target, "the earlier records were kept whole and this one was not added") from None
 
 
 def write_jsonl(target: str | Path, records: Iterable[dict[str, Any]]) -> None:

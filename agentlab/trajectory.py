@@ -79,6 +79,9 @@ class StepRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "") -> StepRecord:
+        step = d.get("step")
+        if not isinstance(step, int) or isinstance(step, bool):  # a damaged or forged record
+            raise DataError(f"not a step record (its step is {type(step).__name__}, not a whole number)", where=where)
         try:
             kwargs = {f.name: d[f.name] for f in dataclasses.fields(cls) if f.name in d}
             kwargs["elements"] = [Element.from_dict(e) for e in d.get("elements", [])]
@@ -128,11 +131,23 @@ class Trajectory:
         return [a for s in self.steps if (a := s.parsed_action()) is not None]
 
     def image(self, step: int, som: bool = False) -> Image.Image | None:
+        """The step's screenshot, or None; a name leading outside the episode folder (``../``, an
+        absolute path, a link out: a forged record) is never opened."""
         from PIL import Image
 
         rec = next((s for s in self.steps if s.step == step), None)
         name = (rec.som if som else rec.screenshot) if rec else None
-        return Image.open(self.path / name) if name and (self.path / name).exists() else None
+        if not name:
+            return None
+        path = self.path / str(name)
+        try:
+            inside = path.resolve().is_relative_to(self.path.resolve())
+        except (OSError, RuntimeError):
+            inside = False
+        if not inside:
+            log.warning("%s: step %s names a screenshot outside the episode folder (%s); not opened", self.path, step, name)
+            return None
+        return Image.open(path) if path.exists() else None
 
     @property
     def final_error(self) -> str | None:

@@ -18,6 +18,7 @@ from types import ModuleType
 import typer
 
 from agentlab.errors import AgentlabError, raise_on_sigterm
+from agentlab.fileio import DISK_FULL
 
 app = typer.Typer(
     name="agentlab",
@@ -97,6 +98,13 @@ def main(argv: list[str] | None = None) -> None:
         # A last line of defence: a path problem a command did not check itself is still one line.
         where = f"{exc.filename}: " if exc.filename else ""
         typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        # a write outside agentlab.fileio (which says what it kept) on a full disk: still one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}cannot write: {exc.strerror}; free some space and run again", err=True)
         sys.exit(1)
     except UnicodeDecodeError as exc:
         typer.echo(f"error: an input file is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8", err=True)

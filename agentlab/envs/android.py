@@ -13,7 +13,9 @@ numbered elements (:mod:`agentlab.envs.android_ui`); actions are AppAgent's phon
   ``ime="adbkeyboard"`` with the ADBKeyboard IME installed, which types any Unicode);
 * typing with no focused field is silently lost on a phone: the first text field is tapped
   first;
-* a device that drops off mid-episode raises :class:`DeviceDisconnectedError`.
+* a device that drops off mid-episode raises :class:`DeviceDisconnectedError`, naming it and the
+  step: its listing on the adb server is checked before every action (it may have gone while the
+  model was thinking), and an adb failure that finds it gone is one too.
 
 Besides acting, the env moves files over the adb sync protocol (:meth:`AndroidEnv.push_file`,
 :meth:`AndroidEnv.pull_file`) and restarts apps (:meth:`AndroidEnv.launch_app`), so a task's
@@ -98,6 +100,8 @@ class AndroidEnv(Env):
         self._last: Observation | None = None
         self._nodes: list[UINode] = []
         self.task: str | None = None
+        #: actions asked for since the last reset (the step a disconnect is reported in)
+        self.steps_taken = 0
 
     # ------------------------------------------------------------------ connection
     @property
@@ -293,10 +297,22 @@ class AndroidEnv(Env):
     # ------------------------------------------------------------------ episode
     def reset(self, task: str | None = None) -> Observation:
         self.task = task
+        self.steps_taken = 0
         self._device()
         return self.observe()
 
+    def check_connected(self) -> None:
+        """Raise :class:`DeviceDisconnectedError` when the device is no longer listed as ready on
+        the adb server: nothing is sent to (or read from) a phone that is gone."""
+        if self._dev is not None and not self._connected():
+            self._dev = None
+            raise DeviceDisconnectedError(
+                f"device {self.serial} disconnected before step {self.steps_taken}; reconnect it, check "
+                "`adb devices`, and start a new episode", where=self.where)
+
     def step(self, action: Action) -> StepResult:
+        self.steps_taken += 1
+        self.check_connected()
         obs = self._last or self.observe()
         info: dict[str, Any] = {"action": action.describe()}
         if isinstance(action, Tap):

@@ -27,11 +27,13 @@ from agentlab.envs.actions.desktop import DESKTOP, Click, DoubleClick, Drag, Hot
 from agentlab.envs.actions.space import ActionSpace
 from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.envs.x11 import Driver, PyAutoGuiDriver, x_error
-from agentlab.errors import EnvironmentUnavailableError, InvalidActionError
+from agentlab.errors import ApplicationExitedError, EnvironmentUnavailableError, InvalidActionError
 
 log = logging.getLogger(__name__)
 
 ConfirmFn = Callable[[str, Action], bool]
+#: what a desktop shows is still alive: None, else what died ("the application X (pid N) exited ...")
+LivenessFn = Callable[[], "str | None"]
 
 #: Key names agents commonly write that pyautogui spells differently.
 KEY_ALIASES = {"control": "ctrl", "return": "enter", "escape": "esc", "cmd": "win", "super": "win",
@@ -73,6 +75,9 @@ class DesktopEnv(Env):
     is available and lists something, else the grid; "off" always uses the grid; "on" raises if
     the tree cannot be read. ``app`` limits the tree to applications whose name contains it
     (or one of its ``|``-separated parts: GIMP's plug-ins are applications of their own).
+    ``liveness`` (set by the desktop task opener) says whether the task's applications still run;
+    it is asked before every action and every observation, since a dead application leaves a
+    black screen while the accessibility tree may still list its elements.
     """
 
     @property
@@ -94,6 +99,7 @@ class DesktopEnv(Env):
         max_nodes: int = 3000,
         driver: Driver | None = None,
         uno_url: str | None = None,
+        liveness: LivenessFn | None = None,
     ) -> None:
         self.env_vars = self._display_env(display)
         self.display = self.env_vars.get("DISPLAY", "")
@@ -113,6 +119,9 @@ class DesktopEnv(Env):
         #: a UNO connection string to the LibreOffice showing the task's document (set by the
         #: desktop task opener); structured tools (Agent S2's spreadsheet expert) write through it
         self.uno_url = uno_url
+        self.liveness = liveness
+        #: actions asked for since the last reset (the step a dead application is reported in)
+        self.steps_taken = 0
 
     @staticmethod
     def _display_env(display: Any) -> dict[str, str]:
@@ -135,7 +144,19 @@ class DesktopEnv(Env):
     # -- observing -------------------------------------------------------------------
     def reset(self, task: str | None = None) -> Observation:
         self.task = task
+        self.steps_taken = 0
         return self.observe()
+
+    def check_alive(self) -> None:
+        """Raise :class:`ApplicationExitedError` when what this desktop shows has died: acting on
+        (or listing) a dead application's screen would go on with nothing behind it."""
+        if self.liveness is None:
+            return
+        dead = self.liveness()
+        if dead:
+            when = f"during step {self.steps_taken}" if self.steps_taken else "before the first step"
+            raise ApplicationExitedError(f"{dead} {when}; the episode was ended (nothing was left on the screen "
+                                         "to act on)")
 
     def screenshot(self) -> Image.Image:
         return self.driver.screenshot()
@@ -145,6 +166,7 @@ class DesktopEnv(Env):
         return walk_tree(self.env_vars, app=self.app, max_nodes=self.max_nodes, timeout_s=self.a11y_timeout_s)
 
     def observe(self) -> Observation:
+        self.check_alive()
         shot = self.screenshot()
         info: dict[str, Any] = {"screen": list(shot.size), "display": self.display}
         elements: list[Element] = []
@@ -167,6 +189,7 @@ class DesktopEnv(Env):
         else:
             elements, nodes = grid_elements(shot.size, *self.grid), []
             info["source"] = "grid"
+        self.check_alive()  # it may have died while the tree was read: never list a dead app
         obs = Observation(screenshot=shot, elements=elements, text=text, info=info)
         self._last, self._nodes = obs, nodes
         return obs
@@ -198,6 +221,8 @@ class DesktopEnv(Env):
 
     # -- acting ----------------------------------------------------------------------
     def step(self, action: Action) -> StepResult:
+        self.steps_taken += 1
+        self.check_alive()  # before anything is checked against (or sent to) a screen that is gone
         if self._last is None:
             self.observe()
         assert self._last is not None

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -188,13 +189,25 @@ def _window_pattern(title: str) -> str:
     return "".join(f"\\{c}" if c in ".^$*+?()[]{}|\\" else c for c in title)
 
 
+def exit_text(returncode: int) -> str:
+    """How a process ended, for a person: ``exited with status 3``, or, for a negative status (a
+    signal), ``was killed by SIGKILL (status -9)``."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name} (status {returncode})"
+    return f"exited with status {returncode}"
+
+
 class DesktopTaskEnv(TaskEnv):
     """A desktop with a task's applications open on ``root``'s files."""
 
     def __init__(self, env: DesktopEnv, root: Path, display: VirtualDisplay, apps: list[subprocess.Popen[bytes]],
                  launchers: list[AppLauncher], *, settle_timeout_s: float = 15.0,
                  relaunch: Callable[[], tuple[list[subprocess.Popen[bytes]], list[str]]] | None = None,
-                 windows: list[str] | None = None) -> None:
+                 windows: list[str] | None = None, names: list[str] | None = None) -> None:
         super().__init__(env, root)
         self.display = display
         #: the processes launched, in launch order (a LibreOffice launch that joined the first has exited)
@@ -204,6 +217,23 @@ class DesktopTaskEnv(TaskEnv):
         self._relaunch = relaunch
         #: each launch's window (X id), for its quit shortcut
         self.windows: list[str] = list(windows or [])
+        #: each launch's name (the task's ``apps`` entry), for the line that says which one died
+        self.names: list[str] = list(names or [la.a11y_app for la in launchers])
+        if isinstance(env, DesktopEnv):
+            env.liveness = self.dead_app
+
+    def dead_app(self) -> str | None:
+        """Which of the task's applications is no longer running (None: all run). A launch that
+        joined an earlier one (a second LibreOffice module on one profile) exits by design and is
+        not watched; every other launched process is the application itself."""
+        for i, proc in enumerate(self.apps):
+            if i < len(self.launchers) and any(_joins(self.launchers[i], earlier) for earlier in self.launchers[:i]):
+                continue
+            status = proc.poll()
+            if status is not None:
+                name = self.names[i] if i < len(self.names) else str(proc.args)
+                return f"the application {name} (pid {proc.pid}) {exit_text(status)}"
+        return None
 
     def reopen(self) -> None:
         """Stop the applications (if still running) and open them again on :attr:`root`'s files,
@@ -358,8 +388,8 @@ def open_desktop_task(task: ExecTask, folder: Path, options: TaskEnvOptions) -> 
         if pyatspi_available() is None:
             env.observe_until(lambda o: o.info.get("source") == "a11y", timeout_s=wait)
         env.observe_stable(timeout_s=wait)
-        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts], 
-                              relaunch=lambda: launch_all()[:2], windows=windows)
+        return DesktopTaskEnv(env, root, display, procs, [s.launcher for s in starts],
+                              relaunch=lambda: launch_all()[:2], windows=windows, names=[s.name for s in starts])
     except BaseException:
         display.stop()
         raise

@@ -14,6 +14,7 @@ by root loses its capabilities; ``sandbox="bwrap"`` refuses to run without bubbl
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 import os
@@ -48,7 +49,8 @@ class WorkspaceConfig(BaseModel):
     memory_mb: int | None = Field(2048, description="Address-space limit (RLIMIT_AS) per process; None = unlimited.")
     cpu_s: int | None = Field(60, description="CPU-seconds limit (RLIMIT_CPU); None = unlimited.")
     file_mb: int | None = Field(256, description="Largest file a program may write (RLIMIT_FSIZE).")
-    max_output_chars: int = Field(100_000, description="stdout/stderr kept per stream (head is kept, tail cut).")
+    max_output_chars: int = Field(100_000, description="stdout/stderr kept per stream: its start and its end, with "
+                                  "the true number of bytes cut between them.")
     sandbox: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="'bwrap' requires bubblewrap; 'auto' uses it when it works here; 'none' never."
     )
@@ -71,6 +73,10 @@ class RunResult:
     language: str
     #: the time limit that applied (seconds)
     limit_s: float | None = None
+    #: bytes the program wrote to stdout / stderr in all (``stdout``/``stderr`` may hold only
+    #: their start and end); None: the length of the text
+    stdout_bytes: int | None = None
+    stderr_bytes: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -82,10 +88,14 @@ class RunResult:
             "timed out" if self.timed_out else f"exit {self.returncode}")
         parts = [f"[{self.language} {status} in {self.duration_s:.2f}s]"]
         if self.stdout:
-            parts.append(self.stdout[-max_chars:])
+            parts.append(clip_middle(self.stdout, "", max_chars, _size(self.stdout, self.stdout_bytes)))
         if self.stderr:
-            parts.append("[stderr]\n" + self.stderr[-max_chars:])
+            parts.append("[stderr]\n" + clip_middle(self.stderr, "", max_chars, _size(self.stderr, self.stderr_bytes)))
         return "\n".join(parts)
+
+
+def _size(text: str, total: int | None) -> int:
+    return total if total is not None else len(text.encode("utf-8", "replace"))
 
 
 #: Environment variable marking every process of one run (see ``Workspace._kill_tree``).
@@ -232,14 +242,60 @@ def _limits(cfg: WorkspaceConfig):  # -> Callable[[], None]
     return apply
 
 
-class _Drain:
-    """Read a pipe on a thread, keeping the first ``limit`` bytes and counting the rest."""
+def clip_middle(head: str, tail: str, limit: int, total_bytes: int) -> str:
+    """At most ``limit`` characters of an output of ``total_bytes`` bytes: its start and its end
+    (where a traceback is), with one note between them giving the true number of bytes cut.
 
-    def __init__(self, pipe: IO[bytes] | None, limit: int) -> None:
-        self._buf = bytearray()
-        self._dropped = 0
+    ``head`` and ``tail`` are what was kept from the start and from the end of the output; an
+    empty ``tail`` means ``head`` is all of it (returned whole when it fits). A third of the room
+    goes to the start, the rest to the end.
+    """
+    keep_head = limit // 3
+    keep_tail = limit - keep_head
+    if not tail:
+        if len(head) <= limit:
+            return head
+        tail = head[keep_head:]
+    a = head[:keep_head]
+    b = tail[len(tail) - keep_tail:] if len(tail) > keep_tail else tail
+    shown = len(a.encode("utf-8", "replace")) + len(b.encode("utf-8", "replace"))
+    cut = max(total_bytes - shown, 0)
+    return f"{a}\n[... {cut} bytes cut (the output was {total_bytes} bytes; its start and end are shown) ...]\n{b}"
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What was kept of one output stream: its first bytes, its last bytes and how many bytes it
+    had in all (``tail`` is empty when ``head`` holds all of it)."""
+
+    head: bytes
+    tail: bytes
+    total: int
+
+    def text(self, limit: int) -> str:
+        """At most ``limit`` characters: :func:`clip_middle` of the decoded head and tail (a
+        character split at either cut is dropped, not shown as a replacement mark)."""
+        if not self.tail:
+            return clip_middle(self.head.decode("utf-8", errors="replace"), "", limit, self.total)
+        head = codecs.getincrementaldecoder("utf-8")("replace").decode(self.head, final=False)
+        tail = self.tail
+        for _ in range(3):  # continuation bytes of a character whose start was dropped
+            if tail and 0x80 <= tail[0] < 0xC0:
+                tail = tail[1:]
+        return clip_middle(head, tail.decode("utf-8", errors="replace"), limit, self.total)
+
+
+class _Drain:
+    """Read a pipe on a thread, keeping its first ``head`` bytes and its last ``tail`` bytes (a
+    ring) and counting all of them: a program printing 200 MB costs this process at most
+    ``head + 2 * tail`` bytes, and the end of its output (a traceback) is kept."""
+
+    def __init__(self, pipe: IO[bytes] | None, head: int, tail: int) -> None:
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
         self._pipe = pipe
-        self._limit = limit
+        self._head_limit, self._tail_limit = head, tail
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -249,21 +305,22 @@ class _Drain:
             return
         with pipe:
             for chunk in iter(lambda: pipe.read(65536), b""):
-                room = self._limit - len(self._buf)
-                self._buf += chunk[: max(room, 0)]
-                self._dropped += max(len(chunk) - max(room, 0), 0)
+                self._total += len(chunk)
+                room = self._head_limit - len(self._head)
+                if room > 0:
+                    self._head += chunk[:room]
+                    chunk = chunk[room:]
+                if chunk:
+                    self._tail += chunk
+                    if len(self._tail) > 2 * self._tail_limit:  # amortised: trimmed now and then
+                        del self._tail[: len(self._tail) - self._tail_limit]
 
-    def result(self) -> bytes:
+    def result(self) -> Captured:
         self._thread.join(timeout=5)
-        tail = f"\n... [{self._dropped} bytes cut]".encode() if self._dropped else b""
-        return bytes(self._buf) + tail
-
-
-def _clip(data: bytes, limit: int) -> str:
-    text = data.decode("utf-8", errors="replace")
-    if len(text) > limit:
-        text = text[:limit] + f"\n... [{len(text) - limit} characters cut]"
-    return text
+        tail = bytes(self._tail[-self._tail_limit:]) if self._tail_limit else b""
+        if self._total <= len(self._head) + len(tail):  # nothing was dropped between them
+            return Captured(bytes(self._head) + tail, b"", self._total)
+        return Captured(bytes(self._head), tail, self._total)
 
 
 @dataclass
@@ -452,8 +509,10 @@ class Workspace:
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
-        limit = self.config.max_output_chars * 4  # bytes kept per stream; the rest is counted
-        readers = [_Drain(proc.stdout, limit), _Drain(proc.stderr, limit)]
+        # bytes kept per stream from its start and its end (up to 4 per character); the rest is counted
+        chars = self.config.max_output_chars
+        head, tail = 4 * (chars // 3), 4 * (chars - chars // 3)
+        readers = [_Drain(proc.stdout, head, tail), _Drain(proc.stderr, head, tail)]
         timed_out = False
         try:
             proc.wait(timeout=timeout)
@@ -473,13 +532,15 @@ class Workspace:
         out, err = (r.result() for r in readers)
         res = RunResult(
             returncode=proc.returncode if not timed_out else -signal.SIGKILL,
-            stdout=_clip(out, self.config.max_output_chars),
-            stderr=_clip(err, self.config.max_output_chars),
+            stdout=out.text(chars),
+            stderr=err.text(chars),
             timed_out=timed_out,
             duration_s=min(duration, timeout) if timed_out else duration,
             sandboxed=self._sandbox,
             language=language,
             limit_s=timeout,
+            stdout_bytes=out.total,
+            stderr_bytes=err.total,
         )
         log.info("workspace %s: %s %s", self.root, language, "timed out" if timed_out else f"exit {res.returncode}")
         return res

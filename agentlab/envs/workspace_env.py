@@ -2,8 +2,9 @@
 
 :class:`WorkspaceEnv` wraps a :class:`~agentlab.envs.workspace.Workspace` that already holds
 the task's files. Its observation is text only: the file listing (names and sizes, trimmed)
-and what the last program did (language, exit code, stdout and stderr, each trimmed with a
-note saying how much was cut), so a multi-turn code agent sees the effect of every program.
+and what the last program did (language, exit code, stdout and stderr, each trimmed to its start
+and its end -- where a traceback is -- with a note giving the true number of bytes cut), so a
+multi-turn code agent sees the effect of every program.
 ``step(RunProgram)`` runs the program in the sandbox; ``Done``/``Fail`` end the episode.
 """
 
@@ -15,7 +16,7 @@ from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.space import ActionSpace
 from agentlab.envs.actions.workspace import WORKSPACE, RunProgram
 from agentlab.envs.base import Env, Observation, StepResult
-from agentlab.envs.workspace import RunResult, Workspace
+from agentlab.envs.workspace import RunResult, Workspace, clip_middle
 from agentlab.errors import InvalidActionError
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,12 @@ def _size(n: int) -> str:
     return f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.1f} MB"
 
 
-def trim(text: str, limit: int) -> str:
-    """Keep the last ``limit`` characters (tracebacks end there) and say how many were cut."""
-    if len(text) <= limit:
-        return text
-    return f"[... first {len(text) - limit} characters cut]\n" + text[-limit:]
+def trim(text: str, limit: int, total_bytes: int | None = None) -> str:
+    """At most ``limit`` characters of a program's output: its start and its end (a traceback ends
+    it), with the true number of bytes cut between them. ``total_bytes``: what the program wrote
+    in all, when ``text`` holds only part of it (:attr:`RunResult.stdout_bytes`)."""
+    total = total_bytes if total_bytes is not None else len(text.encode("utf-8", "replace"))
+    return clip_middle(text, "", limit, total)
 
 
 class WorkspaceEnv(Env):
@@ -62,8 +64,8 @@ class WorkspaceEnv(Env):
     def program_report(self, res: RunResult) -> str:
         status = "timed out (killed)" if res.timed_out else f"exit code {res.returncode}"
         parts = [f"Last program ({res.language}): {status} after {res.duration_s:.2f}s"]
-        parts.append("stdout:\n" + (trim(res.stdout, self.max_output_chars) if res.stdout else "(empty)"))
-        parts.append("stderr:\n" + (trim(res.stderr, self.max_output_chars) if res.stderr else "(empty)"))
+        parts.append("stdout:\n" + (trim(res.stdout, self.max_output_chars, res.stdout_bytes) if res.stdout else "(empty)"))
+        parts.append("stderr:\n" + (trim(res.stderr, self.max_output_chars, res.stderr_bytes) if res.stderr else "(empty)"))
         return "\n".join(parts)
 
     def observe(self) -> Observation:
@@ -93,8 +95,9 @@ class WorkspaceEnv(Env):
             res = self.run(action)
             return StepResult(self.observe(), done=False,
                               info={"returncode": res.returncode, "ok": res.ok, "duration_s": res.duration_s,
-                                    "timed_out": res.timed_out, "stdout": trim(res.stdout, self.max_output_chars),
-                                    "stderr": trim(res.stderr, self.max_output_chars)})
+                                    "timed_out": res.timed_out,
+                                    "stdout": trim(res.stdout, self.max_output_chars, res.stdout_bytes),
+                                    "stderr": trim(res.stderr, self.max_output_chars, res.stderr_bytes)})
         return StepResult(self.observe(), done=True)
 
     def close(self) -> None:

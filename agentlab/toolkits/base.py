@@ -29,6 +29,10 @@ from typing import Annotated, Any
 
 from agentlab.errors import ActionParseError
 
+#: The largest file a toolkit call may write (the tool program's RLIMIT_FSIZE, :mod:`.runtime`):
+#: a call that would write more gets a tool error, not a disk filled by one reply
+MAX_OUTPUT_BYTES = 64 * 2**20
+
 #: The pseudo-calls that end an episode (they are part of every toolkit's grammar and doc).
 END_CALLS = {"done": "done()  -- the task is finished", "fail": "fail(\"why\")  -- the task cannot be done"}
 

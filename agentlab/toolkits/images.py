@@ -2,14 +2,27 @@
 
 Every tool reads one image and writes the result to ``out`` (the same name overwrites it); the
 output's format follows its extension.
+
+Sizes are bounded: an image of more than :data:`MAX_PIXELS` pixels is neither read nor made (a
+``scale(..., 1100, ...)`` of a photo once made a 122-megapixel picture; Pillow only warns, and
+only when it reads one), and the result is written beside ``out`` and renamed over it, so an output
+refused for its size (:data:`~agentlab.toolkits.base.MAX_OUTPUT_BYTES`) leaves ``out`` as it was.
 """
 
 from __future__ import annotations
 
+import errno
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.errors import AgentlabError
+from agentlab.fileio import atomic_path
+from agentlab.toolkits.base import MAX_OUTPUT_BYTES, Slot, Toolkit, ToolError, file_slot
+
+#: the largest picture (width x height) a tool reads or writes: a 48-megapixel camera's photo
+#: fits (8000 x 6000), and it costs at most 200 MB in memory as RGBA
+MAX_PIXELS = 50_000_000
 
 _EXT = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 Image_ = Annotated[str, file_slot(*_EXT)]
@@ -21,8 +34,23 @@ Factor = Annotated[float, Slot("number")]
 def _describe(path: Path) -> str:
     from PIL import Image
 
-    with Image.open(path) as im:
-        return f"{path.name}: {im.width}x{im.height} {im.mode} {im.format}"
+    refused = f"over the {MAX_PIXELS} pixel limit: the tools refuse it"
+    try:
+        with warnings.catch_warnings():  # only the header is read; its size is reported below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as im:
+                over = f" ({refused})" if im.width * im.height > MAX_PIXELS else ""
+                return f"{path.name}: {im.width}x{im.height} {im.mode} {im.format}{over}"
+    except Image.DecompressionBombError:  # Pillow's own guard, where it was lowered
+        return f"{path.name}: {refused}"
+
+
+def _check_pixels(width: int, height: int, what: str) -> None:
+    if width < 1 or height < 1:
+        raise ToolError(f"{what} would be {width}x{height} pixels; both sides must be at least 1")
+    if width * height > MAX_PIXELS:
+        raise ToolError(f"{what} would be {width}x{height} = {width * height} pixels, over the limit of "
+                        f"{MAX_PIXELS} pixels; choose a smaller size")
 
 
 kit = Toolkit("images", "pictures (.png, .jpg, .bmp, .webp, ...) with Pillow", describe=_describe,
@@ -32,25 +60,53 @@ kit = Toolkit("images", "pictures (.png, .jpg, .bmp, .webp, ...) with Pillow", d
 def _open(file: str) -> Any:
     from PIL import Image
 
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS  # Pillow's own guard (it errors at twice this, warns above it)
     if not Path(file).is_file():
         raise ToolError(f"no image {file!r} in the workspace")
-    im = Image.open(file)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # refused just below
+            im = Image.open(file)
+    except Image.DecompressionBombError:
+        raise ToolError(f"{file} is over the limit of {MAX_PIXELS} pixels; it cannot be read") from None
+    try:
+        _check_pixels(im.width, im.height, file)  # from the header, before the pixels are decoded
+    except ToolError:
+        im.close()
+        raise
     im.load()
     return im
 
 
 def _save(im: Any, out: str) -> str:
+    """Write ``im`` to ``out`` through a temporary file beside it (:func:`atomic_path`): a write
+    refused for its size (the tool program's file-size limit) or by a full disk leaves ``out`` as
+    it was."""
+    from PIL import Image
+
+    _check_pixels(im.width, im.height, out)
     fmt = Path(out).suffix.lower()
     if fmt in (".jpg", ".jpeg") and im.mode not in ("RGB", "L"):
         im = im.convert("RGB")
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    im.save(out)
+    limit = f"the limit of {MAX_OUTPUT_BYTES // 2**20} MB"
+    try:
+        with atomic_path(out, suffix=fmt) as tmp:
+            im.save(tmp, format=Image.registered_extensions().get(fmt))
+            if tmp.stat().st_size > MAX_OUTPUT_BYTES:  # where no file-size limit applies (a direct call)
+                raise ToolError(f"{out} would be larger than {limit}; it was not written")
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ToolError(f"{out} would be larger than {limit}; it was not written") from None
+        raise ToolError(f"{out} was not written ({exc.strerror or exc}); it is left as it was") from None
+    except AgentlabError as exc:  # a full disk
+        raise ToolError(exc.message) from None
     return f"{out}: {im.width}x{im.height} {im.mode}"
 
 
 @kit.tool
 def resize(file: Image_, width: Pixels, height: Pixels, out: Out) -> str:
     """Resize an image to width x height pixels."""
+    _check_pixels(int(width), int(height), out)
     return _save(_open(file).resize((int(width), int(height))), out)
 
 
@@ -59,6 +115,7 @@ def resize_to_width(file: Image_, width: Pixels, out: Out) -> str:
     """Resize an image to a width, keeping its proportions."""
     im = _open(file)
     h = max(1, round(im.height * int(width) / im.width))
+    _check_pixels(int(width), h, out)
     return _save(im.resize((int(width), h)), out)
 
 
@@ -67,7 +124,9 @@ def scale(file: Image_, percent: Factor, out: Out) -> str:
     """Scale an image by a percentage (200 doubles it, 50 halves it)."""
     im = _open(file)
     f = float(percent) / 100.0
-    return _save(im.resize((max(1, round(im.width * f)), max(1, round(im.height * f)))), out)
+    size = (max(1, round(im.width * f)), max(1, round(im.height * f)))
+    _check_pixels(*size, out)  # before the pixels are made
+    return _save(im.resize(size), out)
 
 
 @kit.tool

@@ -3,7 +3,10 @@
 Why: ``agentlab report`` writes the same content twice, a Markdown file to read in a terminal or a
 pull request and an HTML page to open in a browser. Building the content once as blocks and
 rendering each format from them keeps the two from drifting apart (no Markdown-to-HTML converter
-is needed, and none is installed). Text is escaped for each format here, never by the caller.
+is needed, and none is installed). Text is escaped for each format here, never by the caller: in
+Markdown too, since a Markdown viewer renders raw HTML (a row's error text is whatever a program or
+an endpoint said), ``&`` and ``<`` are written as entities (``&amp;``, ``&lt;``): no tag, comment or
+entity of the data is left for it to render (``>`` alone opens none and stays, so ``a -> b`` reads as is).
 """
 
 from __future__ import annotations
@@ -95,12 +98,17 @@ class Document:
 
 
 def _md(text: str) -> str:
-    """Text outside tables: one line (a row's error may hold newlines)."""
-    return " ".join(text.split("\n"))
+    """Text outside tables: one line (a row's error may hold newlines), HTML escaped."""
+    return _no_html(" ".join(text.split("\n")))
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return _no_html(" ".join(text.split())).replace("|", "\\|")
+
+
+def _no_html(text: str) -> str:
+    """Markdown text that a viewer cannot read as HTML: every tag, comment and entity escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def _td(text: str, numeric: bool) -> str:

@@ -8,6 +8,11 @@ plan the hub's hand-offs (``plan.json``) and every step's own trajectory (``step
 COLA's ``team/``), and at the end what the evaluator expected and what it found. Screenshots are
 written as PNG files beside the page (``<slug>/...png``), so the site opens from disk and stays small.
 Anything unreadable (a trajectory, an image) is said on the page; the page is still written.
+
+A run folder is data, perhaps forged, perhaps holding what a sandboxed program made: every field is
+escaped (:func:`esc`), and no file is read from outside the run folder (a screenshot named
+``../../etc/hostname`` or by an absolute path, a link to elsewhere, a step folder linked out):
+the page shows a placeholder saying so, and nothing is copied into the site.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from typing import Any
 
 from agentlab.errors import AgentlabError
 from agentlab.fileio import atomic_write_bytes
-from agentlab.trajectory import StepRecord, Trajectory, load_trajectory
+from agentlab.trajectory import META_FILE, TRAJ_FILE, StepRecord, Trajectory, load_trajectory
 from agentlab.viz.runs import RunFolder, RunRow
-from agentlab.viz.trajectory import TEAM_DIR, action_text, episode_parts, plan_html, png_bytes, role_rows, step_image
+from agentlab.viz.trajectory import TEAM_DIR, action_text, draw_action, episode_parts, plan_html, png_bytes, role_rows
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +41,9 @@ _STEP_DIR = re.compile(r"^step-(\d+)-(.+?)(?:-try(\d+))?$")
 
 #: writes a PNG (bytes) under a name inside the episode's asset folder and returns its href
 SaveImage = Callable[[str, bytes], str]
+#: whether a path (links followed) lies inside the run folder (:meth:`RunFolder.contains`)
+Inside = Callable[[Path], bool]
+OUTSIDE = "leads outside the run folder; not followed"
 
 
 def esc(v: Any) -> str:
@@ -93,28 +101,51 @@ def trajectory_parts(episode: Path) -> list[Path]:
 # ----------------------------------------------------------------------------- one step
 
 
-def step_html(traj: Trajectory, rec: StepRecord, save: SaveImage, key: str) -> str:
+def _step_no(rec: StepRecord, fallback: int) -> int:
+    """The record's step number, or its position when a damaged or forged record has none."""
+    return rec.step if isinstance(rec.step, int) and not isinstance(rec.step, bool) else fallback
+
+
+def _picture(traj: Trajectory, rec: StepRecord, inside: Inside) -> tuple[Any, str]:
+    """``(image with the action drawn, note)``: this record's own files (its set-of-marks version
+    first), never one outside the run folder (the note says so instead)."""
+    from PIL import Image
+
+    for name in (rec.som, rec.screenshot):
+        if not name:
+            continue
+        path = traj.path / str(name)
+        if not inside(path):
+            return None, f'<p class="bad">screenshot {esc(name)} {OUTSIDE}</p>'
+        if path.is_file():
+            with Image.open(path) as img:
+                return draw_action(img, rec.action, rec.elements), ""
+    return None, '<p class="muted">screenshot file missing</p>'
+
+
+def step_html(traj: Trajectory, rec: StepRecord, save: SaveImage, key: str, inside: Inside = lambda p: True,
+              index: int = 0) -> str:
     """A step: the screenshot with the action drawn (if any) beside what the agent said and did."""
+    n = _step_no(rec, index)
     shot = ""
     if rec.screenshot or rec.som:
         try:
-            img = step_image(traj, rec, som=True)
-        except (OSError, ValueError) as exc:  # a truncated or foreign file: say so, keep the page
+            img, shot = _picture(traj, rec, inside)
+        except Exception as exc:  # a truncated, foreign or oversized file (Pillow's bomb guard): say so, keep the page
             img, shot = None, f'<p class="bad">screenshot unreadable: {esc(exc)}</p>'
         if img is not None:
-            href = save(f"{key}-step_{rec.step:03d}.png", png_bytes(img, IMAGE_WIDTH))
-            shot = f'<a href="{esc(href)}"><img class="agentlab-step" alt="step {rec.step}" src="{esc(href)}"></a>'
-        elif not shot:
-            shot = '<p class="muted">screenshot file missing</p>'
-    badges = "".join(f' <span class="badge">{b}</span>' for b in (["done"] if rec.done else []) + ([f"reward {rec.reward:g}"] if rec.reward else []))
-    parts = [f"<h3>step {rec.step} · {esc(action_text(rec))}{badges}</h3>"]
+            href = save(f"{key}-step_{n:03d}.png", png_bytes(img, IMAGE_WIDTH))
+            shot = f'<a href="{esc(href)}"><img class="agentlab-step" alt="step {n}" src="{esc(href)}"></a>'
+    reward = rec.reward if isinstance(rec.reward, (int, float)) and not isinstance(rec.reward, bool) else 0
+    badges = "".join(f' <span class="badge">{esc(b)}</span>' for b in (["done"] if rec.done else []) + ([f"reward {reward:g}"] if reward else []))
+    parts = [f"<h3>step {esc(rec.step)} · {esc(action_text(rec))}{badges}</h3>"]
     for name in ("thought", "reflection"):
         text = getattr(rec, name)
         if text:
-            parts.append(f"<p><b>{name}</b>: {esc(_clip(text, 1500))}</p>")
-    code = rec.action.get("code") if rec.action else None
+            parts.append(f"<p><b>{name}</b>: {esc(_clip(str(text), 1500))}</p>")
+    code = rec.action.get("code") if isinstance(rec.action, dict) else None
     if isinstance(code, str):
-        parts.append(f"<p><b>program</b> ({esc(rec.action.get('language', '?') if rec.action else '?')})</p>{_pre(code)}")
+        parts.append(f"<p><b>program</b> ({esc(rec.action.get('language', '?') if isinstance(rec.action, dict) else '?')})</p>{_pre(code)}")
     ran = rec.info.get("program") if isinstance(rec.info, dict) else None
     if isinstance(ran, dict) and ran:
         state = "timed out (killed)" if ran.get("timed_out") else f"exit code {ran.get('returncode', '?')}"
@@ -129,28 +160,47 @@ def step_html(traj: Trajectory, rec: StepRecord, save: SaveImage, key: str) -> s
         first = " ".join(text.split())[:110]
         parts.append(_details(f"<b>{esc(role)}</b> {esc(first)}", _pre(text), cls="role"))
     if rec.error:
-        parts.append(f'<p class="bad">error: {esc(_clip(rec.error, 2000))}</p>')
+        parts.append(f'<p class="bad">error: {esc(_clip(str(rec.error), 2000))}</p>')
     if rec.action_text:
-        parts.append(_details("model reply", _pre(rec.action_text)))
+        parts.append(_details("model reply", _pre(str(rec.action_text))))
     if rec.observation:
-        parts.append(_details("what the agent saw (observation)", _pre(rec.observation)))
+        parts.append(_details("what the agent saw (observation)", _pre(str(rec.observation))))
     cls = "step error" if rec.error else "step"
-    return f'<div class="{cls}" id="{esc(key)}-{rec.step}"><div class="shot">{shot}</div><div class="text">{"".join(parts)}</div></div>'
+    return f'<div class="{cls}" id="{esc(key)}-{n}"><div class="shot">{shot}</div><div class="text">{"".join(parts)}</div></div>'
 
 
 # ----------------------------------------------------------------------------- the page
 
 
-def _part_html(folder: Path, episode: Path, save: SaveImage, key: str) -> str:
+def _outside(folder: Path, inside: Inside) -> str | None:
+    """The first of a trajectory's files (or its folder) that leads outside the run folder."""
+    for p in (folder, folder / TRAJ_FILE, folder / META_FILE):
+        if (p == folder or p.exists() or p.is_symlink()) and not inside(p):
+            return p.name
+    return None
+
+
+def _step_or_note(traj: Trajectory, rec: StepRecord, save: SaveImage, key: str, inside: Inside, index: int) -> str:
+    try:
+        return step_html(traj, rec, save, key, inside, index)
+    except Exception as exc:  # a forged record must cost only itself, never the page
+        return f'<div class="step error"><p class="bad">record {index} unreadable: {esc(exc)}</p></div>'
+
+
+def _part_html(folder: Path, episode: Path, save: SaveImage, key: str, inside: Inside = lambda p: True) -> str:
     label = part_label(folder, episode)
+    outside = _outside(folder, inside)
+    if outside is not None:
+        return f'<section class="part"><h2>{esc(label)}</h2><p class="bad">trajectory {esc(outside)} {OUTSIDE}</p></section>'
     try:
         traj = load_trajectory(folder)
-    except (AgentlabError, OSError) as exc:
+    except Exception as exc:  # unreadable or forged beyond repair (AgentlabError, OSError, a wrong type): say so
         return f'<section class="part"><h2>{esc(label)}</h2><p class="bad">trajectory unreadable: {esc(exc)}</p></section>'
     m = traj.meta
     info = " · ".join(f"{k} {esc(v)}" for k, v in (("agent", m.agent), ("env", m.env), ("model", m.model_id), ("status", m.status)) if v)
-    err = f'<p class="bad">ended with: {esc(_clip(m.error, 2000))}</p>' if m.error else ""
-    steps = "".join(step_html(traj, rec, save, key) for rec in traj.steps) or '<p class="muted">no steps recorded</p>'
+    err = f'<p class="bad">ended with: {esc(_clip(str(m.error), 2000))}</p>' if m.error else ""
+    steps = "".join(_step_or_note(traj, rec, save, key, inside, i) for i, rec in enumerate(traj.steps)) \
+        or '<p class="muted">no steps recorded</p>'
     return f'<section class="part"><h2>{esc(label)}</h2><p class="muted">{info} · {len(traj.steps)} record(s)</p>{err}{steps}</section>'
 
 
@@ -164,11 +214,14 @@ def _facts(row: RunRow, task: str | None) -> str:
     return '<table class="facts">' + "".join(f"<tr><th>{k}</th><td>{absent(v)}</td></tr>" for k, v in facts) + "</table>"
 
 
-def task_of(episode: Path | None) -> str | None:
-    """The instruction, from the trajectory header (``meta.json``) or a plan episode's ``plan.json``."""
+def task_of(episode: Path | None, inside: Inside = lambda p: True) -> str | None:
+    """The instruction, from the trajectory header (``meta.json``) or a plan episode's ``plan.json``
+    (neither read when it is a link out of the run folder)."""
     for name in ("meta.json", "plan.json"):
+        if episode is None or not inside(episode / name):
+            continue
         try:
-            raw = json.loads((episode / name).read_text(encoding="utf-8")) if episode is not None else None
+            raw = json.loads((episode / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(raw, dict) and raw.get("task"):
@@ -176,8 +229,10 @@ def task_of(episode: Path | None) -> str | None:
     return None
 
 
-def _plan(row: RunRow, episode: Path | None) -> str:
+def _plan(row: RunRow, episode: Path | None, inside: Inside = lambda p: True) -> str:
     if episode is not None and (episode / "plan.json").exists():
+        if not inside(episode / "plan.json"):
+            return f"<h2>Plan and the hub's hand-offs</h2><p class=\"bad\">plan.json {OUTSIDE}</p>"
         try:
             return "<h2>Plan and the hub's hand-offs</h2>" + plan_html(episode)
         except (AgentlabError, OSError, ValueError) as exc:
@@ -224,10 +279,14 @@ def episode_body(run: RunFolder, row: RunRow, save: SaveImage) -> tuple[str, str
     """``(task, body HTML)`` of a row's page: facts, plan, every trajectory part, the verdict."""
     episode = run.episode_dir(row)
     parts = trajectory_parts(episode) if episode is not None else []
-    task = task_of(episode)
+    task = task_of(episode, run.contains)
+    refused = run.refused_trajectory(row)
     where = f"<p class=\"muted\">episode folder: {esc(_relative(episode, run.path))}</p>" if episode else '<p class="muted">no episode folder recorded</p>'
-    sections = [_part_html(p, episode, save, f"p{i}") for i, p in enumerate(parts)] if episode is not None else []
-    return (str(task) if task else ""), _facts(row, task) + where + _plan(row, episode) + "".join(sections) + verdict_html(row)
+    if refused:
+        where = f'<p class="bad">{esc(refused)}</p>' + where
+    sections = [_part_html(p, episode, save, f"p{i}", run.contains) for i, p in enumerate(parts)] if episode is not None else []
+    return (str(task) if task else ""), (_facts(row, task) + where + _plan(row, episode, run.contains) + "".join(sections)
+                                         + verdict_html(row))
 
 
 def image_saver(folder: Path, href_prefix: str) -> SaveImage:

@@ -7,6 +7,13 @@ have no ``manifest.json``, and a run killed mid-write leaves a torn last line. E
 therefore read defensively into a typed :class:`RunRow` (absent stays ``None``), and only what makes
 the folder unreadable as a run (no folder, no ``results.jsonl``, a malformed line before the last)
 is a :class:`~agentlab.errors.DataError`.
+
+A run folder may also be forged, or hold what a sandboxed program left behind: no path it records
+(a row's ``trajectory``, an id, a screenshot name) and no symbolic link in it is followed out of
+the folder (:meth:`RunFolder.contains`: the path with every link resolved must lie inside), so the
+viewer never copies a file from elsewhere into a site. The one place outside a run folder its
+rows may point to is the ``by_agent/`` folder beside an experiment's arms (``<out>/arms/<arm>/``
+rows name ``../../by_agent/<agent>/episodes/<id>``, :mod:`agentlab.experiments.execution_acc`).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ log = logging.getLogger(__name__)
 #: the names agentlab.episode writes (not imported from there: that module pulls in every agent and env)
 RESULTS_FILE = "results.jsonl"
 EPISODES_DIR = "episodes"
+#: an experiment's layout (agentlab.experiments.execution_acc): <out>/arms/<arm>/ rows, <out>/by_agent/ episodes
+ARMS_DIR, SHARED_DIR = "arms", "by_agent"
 #: files that make a folder an episode (a trajectory, its header, or a multi-agent episode's plan)
 EPISODE_MARKERS = ("traj.jsonl", "meta.json", "plan.json")
 _SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -125,11 +134,40 @@ class RunFolder:
     def seeds(self) -> list[int]:
         return sorted({r.seed for r in self.rows if r.seed is not None})
 
+    @property
+    def roots(self) -> list[Path]:
+        """The folders this run's records may lead into: the run folder (links resolved) and, for
+        an experiment's arm (``<out>/arms/<arm>``), the episodes it shares (``<out>/by_agent``)."""
+        try:
+            own = self.path.resolve()
+        except (OSError, RuntimeError):
+            return []
+        out = [own]
+        if own.parent.name == ARMS_DIR:
+            out.append(own.parent.parent / SHARED_DIR)
+        return out
+
+    def contains(self, path: Path) -> bool:
+        """Whether ``path``, with every symbolic link followed, lies inside :attr:`roots`; a path
+        that cannot be resolved (a link loop) does not."""
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError, ValueError):
+            return False
+        return any(real == root or real.is_relative_to(root) for root in self.roots)
+
+    def refused_trajectory(self, row: RunRow) -> str | None:
+        """Why the row's ``trajectory`` is not followed (it leads outside the run folder), or None."""
+        if row.trajectory and not self.contains(self.path / row.trajectory):
+            return f"the row's trajectory path {row.trajectory!r} leads outside the run folder; it is not followed"
+        return None
+
     def episode_dir(self, row: RunRow) -> Path | None:
         """The row's episode folder: its ``trajectory`` (relative to the run folder; an experiment's
         arms point into a shared folder beside them, ``../../by_agent/<agent>/episodes/<id>``), else
         ``episodes/<id>[/seed-<s>]``; ``None`` when no episode folder is there. Only a folder that
-        holds an episode's files is taken, so a row naming any other folder shows none."""
+        holds an episode's files is taken, so a row naming any other folder shows none, and only one
+        inside the run folder (:meth:`contains`): an absolute path, ``..`` or a link out is refused."""
         candidates = [self.path / row.trajectory] if row.trajectory else []
         base = self.path / EPISODES_DIR / row.id
         if row.seed is not None:
@@ -137,9 +175,9 @@ class RunFolder:
         candidates.append(base)
         for c in candidates:
             try:
-                if c.is_dir() and is_episode_dir(c):
+                if self.contains(c) and c.is_dir() and is_episode_dir(c):
                     return c
-            except OSError:
+            except (OSError, ValueError):
                 continue
         return None
 
@@ -183,8 +221,9 @@ def _unfinished(run: RunFolder) -> list[RunRow]:
         return []
     named = {d.resolve() for r in run.rows if (d := run.episode_dir(r)) is not None}
     out = []
-    for task in sorted(p for p in top.iterdir() if p.is_dir()):
-        seeded = sorted((p for p in task.glob("seed-*") if p.is_dir() and is_episode_dir(p)), key=lambda p: p.name)
+    for task in sorted(p for p in top.iterdir() if p.is_dir() and run.contains(p)):
+        seeded = sorted((p for p in task.glob("seed-*") if run.contains(p) and p.is_dir() and is_episode_dir(p)),
+                        key=lambda p: p.name)
         for folder in seeded or ([task] if is_episode_dir(task) else []):
             if folder.resolve() in named:
                 continue

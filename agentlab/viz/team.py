@@ -35,7 +35,10 @@ def team_messages(episode: str | Path) -> list[TeamMessage]:
     """Every role message of ``episode``'s team trajectory (``<episode>/team`` or the folder itself)."""
     folder = Path(episode)
     if (folder / TEAM_DIR / "traj.jsonl").exists():
-        folder = folder / TEAM_DIR
+        team = folder / TEAM_DIR
+        if not (team / "traj.jsonl").resolve().is_relative_to(folder.resolve()):  # a link out of the episode
+            raise DataError(f"{TEAM_DIR}/ leads outside the episode folder; it is not read", where=folder)
+        folder = team
     if not (folder / "traj.jsonl").exists():
         raise DataError("no team trajectory here (a --team cola episode has one in team/)", where=folder)
     out = []

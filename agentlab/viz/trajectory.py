@@ -258,7 +258,7 @@ def step_card_html(traj: Trajectory, rec: StepRecord, *, som: bool = True, max_w
     """One step as HTML: the screenshot with the action drawn (embedded PNG) and the texts."""
     img = step_image(traj, rec, som=som)
     pic = (
-        f'<img class="agentlab-step" alt="step {rec.step}" style="max-width:{max_width}px;border:1px solid #ccc" '
+        f'<img class="agentlab-step" alt="step {html.escape(str(rec.step))}" style="max-width:{max_width}px;border:1px solid #ccc" '
         f'src="data:image/png;base64,{base64.b64encode(png_bytes(img, max_width)).decode()}"/>'
         if img is not None
         else "<div><i>no screenshot recorded</i></div>"
@@ -274,11 +274,14 @@ def static_html(traj: Trajectory, *, max_steps: int = 12, som: bool = True, with
     from agentlab.viz.export import figure_html
 
     m = traj.meta
+    def e(v: Any) -> str:
+        return html.escape(str(v))
+
     head = (
-        f"<h4>{html.escape(m.episode)}: {html.escape(m.task or '(no task)')}</h4>"
-        f"<p>env {html.escape(m.env or '?')} · agent {html.escape(m.agent or '?')} · model "
-        f"{html.escape(m.model_id or '?')} · status <b>{html.escape(m.status)}</b>"
-        + (f" · error: {html.escape(m.error)}" if m.error else "")
+        f"<h4>{e(m.episode)}: {e(m.task or '(no task)')}</h4>"
+        f"<p>env {e(m.env or '?')} · agent {e(m.agent or '?')} · model "
+        f"{e(m.model_id or '?')} · status <b>{e(m.status)}</b>"
+        + (f" · error: {e(m.error)}" if m.error else "")
         + "</p>"
     )
     shown = traj.steps[:max_steps]
@@ -447,12 +450,22 @@ def plan_html(episode_dir: str | Path) -> str:
     if not path.exists():
         raise DataError("not a multi-agent episode (no plan.json)", where=episode_dir)
     rec = json.loads(path.read_text(encoding="utf-8"))
-    head = (f"<p><b>{html.escape(str(rec.get('task', '')))}</b><br>status {html.escape(str(rec.get('status')))}, "
-            f"success {html.escape(str(rec.get('success')))}</p>")
+    if not isinstance(rec, dict):
+        raise DataError("plan.json is not a JSON object", where=path)
+
+    def e(v: Any) -> str:  # every field is data (a forged plan.json included): escaped, whatever its type
+        return html.escape(str(v))
+
+    def number(o: dict[str, Any], i: int) -> str:
+        k = o.get("index", i)
+        return str(k + 1) if isinstance(k, int) and not isinstance(k, bool) else e(k)
+
+    head = f"<p><b>{e(rec.get('task', ''))}</b><br>status {e(rec.get('status'))}, success {e(rec.get('success'))}</p>"
+    outcomes = rec.get("step_outcomes")
     rows = "".join(
-        f"<tr><td>{o.get('index', i) + 1}</td><td>{html.escape(str(o.get('agent')))}</td><td>{html.escape(str(o.get('subtask')))}</td>"
-        f"<td>{html.escape(str(o.get('status')))}</td><td>{o.get('steps', 0)}</td><td>{html.escape(str(o.get('summary', '')))}</td></tr>"
-        for i, o in enumerate(rec.get("step_outcomes") or []))
+        f"<tr><td>{number(o, i)}</td><td>{e(o.get('agent'))}</td><td>{e(o.get('subtask'))}</td>"
+        f"<td>{e(o.get('status'))}</td><td>{e(o.get('steps', 0))}</td><td>{e(o.get('summary', ''))}</td></tr>"
+        for i, o in enumerate(outcomes if isinstance(outcomes, list) else []) if isinstance(o, dict))
     return (head + "<table><tr><th>#</th><th>agent</th><th>subtask</th><th>status</th><th>actions</th>"
             "<th>hub summary</th></tr>" + rows + "</table>")
 
@@ -524,7 +537,7 @@ def role_rows(rec: StepRecord) -> list[tuple[str, str]]:
 
 
 def _details_table(rec: StepRecord) -> str:
-    rows = [("step", str(rec.step)), ("action", action_text(rec))]
+    rows = [("step", str(rec.step)), ("action", action_text(rec))]  # keys and values escaped below (role names are data)
     if rec.action_text:
         rows.append(("model output", _clip(rec.action_text, 400)))
     for key in ("thought", "reflection"):
@@ -542,9 +555,10 @@ def _details_table(rec: StepRecord) -> str:
     rows.extend(role_rows(rec))
     if rec.error:
         rows.append(("error", rec.error))
-    rows.append(("reward / done", f"{rec.reward:g} / {rec.done}"))
+    reward = f"{rec.reward:g}" if isinstance(rec.reward, (int, float)) else str(rec.reward)  # a forged record: any type
+    rows.append(("reward / done", f"{reward} / {rec.done}"))
     return "<table>" + "".join(
-        f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{k}</th>'
+        f'<tr><th style="text-align:left;vertical-align:top;padding-right:8px">{html.escape(k)}</th>'
         f'<td style="text-align:left;white-space:pre-wrap{";color:#c00" if k in ("error", "stderr") else ""}">{html.escape(v)}</td></tr>'
         for k, v in rows
     ) + "</table>"

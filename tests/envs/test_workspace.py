@@ -241,3 +241,50 @@ def test_temporary_workspace_is_removed(tmp_path):
     keep = Workspace(tmp_path / "mine")
     keep.close()
     assert (tmp_path / "mine").is_dir(), "a caller's folder is never deleted"
+
+
+def test_an_output_flood_keeps_its_start_and_end_and_tells_the_true_count(tmp_path):
+    """Issue #37, case 10: 200 MB of output was reported as "300026 characters cut" and its end
+    (the traceback) never reached the agent. The count is now true, the start and the end are
+    both kept, and the runner holds only a bounded head and tail while reading."""
+    import tracemalloc
+
+    from agentlab.envs.actions.workspace import RunProgram
+    from agentlab.envs.workspace_env import WorkspaceEnv
+
+    code = ("import sys\nout = sys.stdout.buffer\nout.write(b'first line\\n')\nline = b'x' * 1023 + b'\\n'\n"
+            "for _ in range(200 * 1024):\n    out.write(line)\nout.write(b'last line: 42\\n')\nout.flush()\n"
+            "sys.stderr.write('warning\\n' * 200000)\nraise ValueError('the real cause')\n")
+    total = len(b"first line\n") + 200 * 1024 * 1024 + len(b"last line: 42\n")
+    with Workspace(tmp_path, WorkspaceConfig(sandbox="none")) as w:
+        env = WorkspaceEnv(w)
+        tracemalloc.start()
+        try:
+            res = env.step(RunProgram("python", code))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        r = env.last
+    assert r is not None and r.stdout_bytes == total and r.returncode == 1
+    assert peak < 20 * 1024 * 1024, f"the runner held {peak} bytes reading a 200 MB output"
+    assert r.stdout.startswith("first line\n") and r.stdout.endswith("last line: 42\n")
+    assert len(r.stdout) < 101_000
+    shown = len(r.stdout.split("\n[... ")[0].encode()) + len(r.stdout.split(" ...]\n")[-1].encode())
+    assert f"[... {total - shown} bytes cut (the output was {total} bytes;" in r.stdout
+    # what the agent sees (2000 characters per stream): both ends, the traceback, the true count
+    text = res.observation.text
+    assert "first line" in text and "last line: 42" in text and "ValueError: the real cause" in text
+    assert f"(the output was {total} bytes;" in text
+    assert res.info["stderr"].rstrip().endswith("ValueError: the real cause")
+
+
+def test_capture_keeps_head_and_tail_of_any_split(tmp_path):
+    from agentlab.envs.workspace import Captured, clip_middle
+
+    assert clip_middle("short", "", 10, 5) == "short"
+    assert Captured(b"abc", b"", 3).text(10) == "abc"
+    # a character split at either cut is dropped, not shown as a replacement mark
+    cap = Captured("héllo".encode()[:2], "wörld".encode()[2:], 1000)
+    text = cap.text(30)
+    assert text.startswith("h\n[... ") and text.endswith("\nrld") and "\ufffd" not in text
+    assert "[... 996 bytes cut (the output was 1000 bytes" in text

@@ -64,12 +64,12 @@ def test_env_observation_lists_files_and_last_program(tmp_path) -> None:
     assert set(res.info) == {"returncode", "ok", "duration_s", "timed_out", "stdout", "stderr"}
     assert 0 < res.info["duration_s"] < 30 and res.info["timed_out"] is False
     # the program's output rides along in the step info (trimmed like the observation) for the trajectory
-    assert res.info["stderr"].strip() == "boom" and "first 71 characters cut" in res.info["stdout"]
+    assert res.info["stderr"].strip() == "boom" and "[... 71 bytes cut (the output was 121 bytes" in res.info["stdout"]
     text = res.observation.text
-    assert "exit code 1" in text and "first 71 characters cut" in text and "boom" in text
+    assert "exit code 1" in text and "71 bytes cut" in text and "boom" in text
     assert env.step(Done()).done
     with pytest.raises(InvalidActionError, match="not a workspace action"):
         from agentlab.envs.actions.phone import Tap
 
         env.step(Tap(1))
-    assert trim("abcdef", 3) == "[... first 3 characters cut]\ndef"
+    assert trim("abcdef", 3) == "a\n[... 3 bytes cut (the output was 6 bytes; its start and end are shown) ...]\nef"
