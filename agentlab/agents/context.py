@@ -38,15 +38,20 @@ class Usage:
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    #: replies cut because they repeated themselves (:mod:`agentlab.llm.loops`)
+    loop_cuts: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.calls + other.calls, self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out)
+        return Usage(self.calls + other.calls, self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out,
+                     self.loop_cuts + other.loop_cuts)
 
     def __sub__(self, other: Usage) -> Usage:
-        return Usage(self.calls - other.calls, self.tokens_in - other.tokens_in, self.tokens_out - other.tokens_out)
+        return Usage(self.calls - other.calls, self.tokens_in - other.tokens_in, self.tokens_out - other.tokens_out,
+                     self.loop_cuts - other.loop_cuts)
 
     def as_row(self) -> dict[str, int]:
-        return {"llm_calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out}
+        return {"llm_calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "loop_cuts": self.loop_cuts}
 
 
 class Models:
@@ -80,7 +85,7 @@ class Models:
     def total(self) -> Usage:
         out = Usage()
         for meter in self._meters.values():
-            out += Usage(*meter.spent())
+            out += Usage(*meter.spent(), loop_cuts=meter.loop_cuts)
         return out
 
     def usage_by_role(self) -> dict[str, dict[str, Any]]:

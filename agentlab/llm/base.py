@@ -77,6 +77,8 @@ class SamplingParams:
     grammar: DecodingGrammar | None = None
     #: OpenAI function-calling descriptions of the tools a reply may call (servers with ``llm.tool_calls``)
     tools: tuple[dict[str, Any], ...] = ()
+    #: stop a reply once it repeats itself (:mod:`agentlab.llm.loops`; local decoding)
+    loop_guard: bool = True
 
     @property
     def greedy(self) -> bool:
@@ -244,9 +246,13 @@ class Metered(WrappedBackend):
         self.calls = 0
         self.spent_in = 0
         self.spent_out = 0
+        #: replies of this meter's calls that the backend cut for repeating themselves
+        self.loop_cuts = 0
 
-    def _usage(self) -> tuple[int, int]:
-        return int(getattr(self.inner, "tokens_in", 0) or 0), int(getattr(self.inner, "tokens_out", 0) or 0)
+    def _usage(self) -> tuple[int, int, int]:
+        inner = self.inner
+        return (int(getattr(inner, "tokens_in", 0) or 0), int(getattr(inner, "tokens_out", 0) or 0),
+                int(getattr(inner, "loop_cuts", 0) or 0))
 
     def _metered(self, n: int, call: Callable[[], T]) -> T:
         before = self._usage()
@@ -257,6 +263,7 @@ class Metered(WrappedBackend):
             after = self._usage()
             self.spent_in += after[0] - before[0]
             self.spent_out += after[1] - before[1]
+            self.loop_cuts += after[2] - before[2]
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         caps = self.inner.capabilities

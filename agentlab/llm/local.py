@@ -130,6 +130,8 @@ class LocalHFBackend(LLMBackend):
         #: tokens read and written so far (agents record the difference per episode)
         self.tokens_in = 0
         self.tokens_out = 0
+        #: replies cut because they repeated themselves (:mod:`agentlab.llm.loops`)
+        self.loop_cuts = 0
 
     @property
     def capabilities(self) -> Capabilities:
@@ -271,16 +273,43 @@ class LocalHFBackend(LLMBackend):
             from transformers import LogitsProcessorList
 
             gen_kwargs["logits_processor"] = LogitsProcessorList([params.grammar.logits_processor(self.tokenizer)])
+        prompt_len = enc["input_ids"].shape[1]
+        if params.loop_guard:  # a reply that repeats itself ends there, not at the token cap
+            from transformers import StoppingCriteriaList
+
+            from agentlab.llm.loops import stopping_criteria
+
+            gen_kwargs["stopping_criteria"] = StoppingCriteriaList([stopping_criteria(prompt_len)])
         out = self.model.generate(**enc, **gen_kwargs)
-        new = out[:, enc["input_ids"].shape[1] :]
+        new = out[:, prompt_len:]
         # usage as an OpenAI server reports it: real prompt tokens (padding excluded) once per
         # returned sequence, and generated tokens up to the end-of-sequence/padding
         pad = self.tokenizer.pad_token_id
         self.tokens_in += int(enc["attention_mask"].sum().item()) * params.n
         self.tokens_out += int((new != pad).sum().item()) if pad is not None else int(new.numel())
+        if params.loop_guard:
+            new = self._cut_loops(new)
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         texts = [truncate_at_stop(t, params.stop) for t in texts]
         return [texts[i * params.n : (i + 1) * params.n] for i in range(len(prompts))]
+
+    def _cut_loops(self, new: torch.Tensor) -> torch.Tensor:
+        """Each sequence cut after the first copy of a block it ended by repeating (the rest padded),
+        counted in :attr:`loop_cuts`."""
+        from agentlab.llm.loops import DEFAULT_RULE
+
+        pad = self.tokenizer.pad_token_id
+        ends = {t for t in (pad, self.tokenizer.eos_token_id) if t is not None}
+        out = new.clone()
+        for i, row in enumerate(new.tolist()):
+            n = len(row)
+            while n and row[n - 1] in ends:
+                n -= 1  # the padding after an ended sequence is not a loop
+            cut = DEFAULT_RULE.loop_start(row[:n])
+            if cut is not None:
+                self.loop_cuts += 1
+                out[i, cut:] = pad if pad is not None else self.tokenizer.eos_token_id
+        return out
 
     def describe(self) -> dict[str, str]:
         return {"model_id": self.model_id, "fingerprint": self.fingerprint, "source": str(self.source)}

@@ -36,7 +36,7 @@ def test_two_meters_over_one_backend_count_only_their_own_calls(scripted) -> Non
     models.get("reviewer").chat([ChatMessage("user", "y")])
     models.get("planner").chat([ChatMessage("user", "z")])
     assert models.get("planner").spent() == (2, 20, 6) and models.get("reviewer").spent() == (1, 10, 3)
-    assert models.total().as_row() == {"llm_calls": 3, "tokens_in": 30, "tokens_out": 9}
+    assert models.total().as_row() == {"llm_calls": 3, "tokens_in": 30, "tokens_out": 9, "loop_cuts": 0}
     assert set(models.usage_by_role()) == {"planner", "reviewer"}
     assert isinstance(models.get("planner"), Metered)
 
