@@ -130,9 +130,15 @@ class LLMConfig(BaseModel):
             raise ConfigError(f"{field}: the environment variable {self.api_key_env} is not set; the endpoint "
                               f"{self.base_url} needs its API key there (export {self.api_key_env}=...)",
                               where=self._source)
-        log.warning("%s%s: the environment variable %s is not set; sending a placeholder key to the loopback "
-                    "endpoint %s", f"{self._source}: " if self._source else "", field, self.api_key_env, self.base_url)
+        if (self.api_key_env, self.base_url) not in _WARNED:  # once per process, not per backend built
+            _WARNED.add((self.api_key_env, self.base_url))
+            log.warning("%s%s: the environment variable %s is not set; sending a placeholder key to the loopback "
+                        "endpoint %s", f"{self._source}: " if self._source else "", field, self.api_key_env, self.base_url)
         return "not-needed"
+
+
+#: (variable, endpoint) pairs already warned about in this process
+_WARNED: set[tuple[str, str | None]] = set()
 
 
 def is_loopback(url: str | None) -> bool:

@@ -246,6 +246,8 @@ class OpenAICompatBackend(LLMBackend):
                     "(raise llm.timeout_s)"
                 ) from None
             except openai.APIConnectionError:
+                if budget.received:  # the server answered, then closed before the reply was whole
+                    raise Malformed(f"a reply cut off after {budget.received} bytes (the connection closed early)") from None
                 raise _Unreachable() from None
             except openai.APIStatusError as exc:
                 raise BackendError(

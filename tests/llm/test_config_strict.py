@@ -107,9 +107,11 @@ def test_exec_with_an_unset_key_for_a_remote_endpoint_is_one_line(tmp_path, monk
 
 def test_an_unset_key_variable_on_loopback_is_a_warning(tmp_path, monkeypatch, caplog) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr("agentlab.llm.config._WARNED", set())
     path = _write(tmp_path, "llm: {kind: openai, base_url: 'http://127.0.0.1:8000/v1', model: m}\n", "llm.yaml")
     with caplog.at_level(logging.WARNING, logger="agentlab.llm.config"):
         backend = load_backend(LLMConfig.from_yaml(path))
+        load_backend(LLMConfig.from_yaml(path))  # warned once per process, not per backend
     assert backend.client.api_key == "not-needed"
     (record,) = [r for r in caplog.records if "OPENAI_API_KEY" in r.getMessage()]
     assert record.getMessage().startswith(f"{path}: llm.api_key_env: the environment variable OPENAI_API_KEY is not set")

@@ -106,3 +106,35 @@ def test_a_reply_within_its_deadline_is_not_cut() -> None:
         llm = _backend(srv.url, timeout_s=10)
         with task_deadline(time.monotonic() + 30):
             assert llm.chat([ChatMessage("user", "hi")]) == ["ok"]
+
+
+def test_a_reply_cut_off_by_a_closed_connection_is_malformed_not_unreachable() -> None:
+    """A body shorter than its Content-Length, then the connection closed: the server is there."""
+    import socket
+    import threading
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    seen: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                seen.append(1)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                             b'{"choices": [{"mess')
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        llm = _backend(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", retries=1)
+        with pytest.raises(BackendError, match=r"malformed reply 2 time\(s\) \(last: a reply cut off after \d+ bytes"):
+            llm.chat([ChatMessage("user", "hi")])
+        assert len(seen) == 2
+    finally:
+        sock.close()
