@@ -138,3 +138,14 @@ def test_a_reply_cut_off_by_a_closed_connection_is_malformed_not_unreachable() -
         assert len(seen) == 2
     finally:
         sock.close()
+
+
+def test_a_local_generation_stops_at_the_tasks_deadline(backend) -> None:
+    """The embedded model too: a long generation ends at the deadline and its cut reply is not used."""
+    params = SamplingParams(max_new_tokens=2000, temperature=0.9, seed=1)
+    t0 = time.monotonic()
+    with task_deadline(t0 + 0.5), pytest.raises(TimeLimitExceeded, match="during a reply of"):
+        backend.complete("Write a very long story about a lighthouse keeper.\n", params)
+    assert time.monotonic() - t0 < 3.0
+    with task_deadline(time.monotonic() + 60):  # well within its deadline: an ordinary reply
+        assert backend.complete("1, 2, 3,", SamplingParams(max_new_tokens=4))[0]
