@@ -43,11 +43,12 @@ from typing import Any
 from agentlab.agents.context import Models
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
-from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError
+from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, TimeLimitExceeded
 from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
+from agentlab.llm.deadline import task_deadline
 from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import ROUTERS, Router, build_router
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
@@ -222,12 +223,17 @@ def run_task(
     team = team_class(name, where=task.source or task.id)()
     opened: TaskEnv | None = None
     try:
-        opening = team.prepare(job, row)
+        with task_deadline(job.deadline):  # routing and planning ask models too
+            opening = team.prepare(job, row)
         if opening is not None:
             t_setup = time.monotonic()
             opened = open_task_env(opening.kind, task, folder, opening.options)
             row.update(setup_s=round(time.monotonic() - t_setup, 6), isolation=opened.isolation)
-            team.run(job, opened, row)
+            try:  # a model call of the team's own (a planner, a reviewer) stops at the deadline too
+                with task_deadline(job.deadline):
+                    team.run(job, opened, row)
+            except TimeLimitExceeded as exc:  # the task's failure, as when an agent's step runs out
+                row.update(status="time_limit", agent_error=exc.message)
             t_eval = time.monotonic()
             opened.collect()
             verdict = task.evaluate(opened.root, env=opened.eval_env)
@@ -236,6 +242,8 @@ def run_task(
             team.judged(job, verdict)
     except DiskFullError:  # not this task's problem: the run stops (its row would not fit either)
         raise
+    except TimeLimitExceeded as exc:  # while routing or planning: nothing ran, nothing to judge
+        row.update(status="time_limit", agent_error=exc.message)
     except AgentlabError as exc:
         row["error"] = " ".join(str(exc).split())
         log.warning("task %s: harness error: %s", task.id, row["error"])

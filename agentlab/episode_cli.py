@@ -38,6 +38,7 @@ def parse_runner_options(items: list[str]) -> dict[str, object]:
     read as YAML); a malformed item is one :class:`ConfigError` line naming it."""
     import yaml
 
+    from agentlab.config import safe_load
     from agentlab.errors import ConfigError
 
     out: dict[str, object] = {}
@@ -46,7 +47,7 @@ def parse_runner_options(items: list[str]) -> dict[str, object]:
         if not sep or not key.strip():
             raise ConfigError(f"--runner-option must be KEY=VALUE, not {item!r}")
         try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            out[key.strip()] = safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError as exc:
             raise ConfigError(f"--runner-option {item!r}: the value is not valid YAML ({' '.join(str(exc).split())[:120]})") from None
     return out
@@ -116,7 +117,7 @@ def exec_tasks(
     agent: str | None = typer.Option(None, "--agent", help="Force this pool agent for every task."),
     llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config, optionally with a roles: map (a model per role, docs/roles.md) (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
-    time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action)."),
+    time_limit: float = typer.Option(600.0, "--time-limit", min=1.0, help="Wall-clock seconds per task (checked before each action; a model call is cut there too)."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed recorded in each row (the first one with --seeds)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Run each task K times, with seeds seed..seed+K-1; print means with 95% intervals, pass@k and pass^k."),
     max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", min=16, help="Cap every model reply at N new tokens (default: each runner's own)."),

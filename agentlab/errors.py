@@ -36,6 +36,11 @@ class HarnessError(AgentlabError):
     """The harness could not carry a task out (not the agent's failure): a harness-error row."""
 
 
+class TimeLimitExceeded(AgentlabError):
+    """The task's wall-time limit ran out: before an action, or during a model call that would have
+    outlived it (a task failure, recorded as status ``time_limit``, not a harness error)."""
+
+
 class ContextOverflowError(AgentlabError):
     """A prompt does not fit the model's context: the episode cannot go on (the task's failure,
     recorded as status ``context_overflow``, not a harness error)."""

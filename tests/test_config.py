@@ -40,7 +40,7 @@ def _err(path: Path, **kw) -> str:  # type: ignore[no-untyped-def]
 def test_good_file_and_wrapper(tmp_path: Path) -> None:
     assert load_config(Cfg, _write(tmp_path, "size: 5\ninner: {epochs: 2}\n")).inner.epochs == 2
     wrapped = _write(tmp_path, "other: 1\nllm:\n  size: 7\n")
-    assert load_config(Cfg, wrapped, wrapper="llm").size == 7
+    assert load_config(Cfg, wrapped, wrapper="llm", siblings=("other",)).size == 7  # what another reader takes
     assert load_config(Cfg, _write(tmp_path, "", "empty.yaml"), allow_empty=True).size == 3
 
 
@@ -105,3 +105,63 @@ def test_every_config_of_the_project_uses_it(tmp_path: Path) -> None:
     for load in (LLMConfig.from_yaml, AgentTokenConfig.from_yaml, RunParams.from_yaml):
         with pytest.raises(ConfigError, match="not UTF-8"):
             load(_write(tmp_path, b"\xfe\xff", "u.yaml"))
+
+
+# -- strict files (issue #37, case 8) ---------------------------------------------------------------
+
+BOMB = "".join(
+    f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9 if prev else ['"lol"'] * 9) + "]\n"
+    for prev, name in zip([None, *"abcdefgh"], "abcdefghi", strict=True)
+)
+
+
+def test_unknown_keys_name_the_known_ones(tmp_path: Path) -> None:
+    msg = _err(_write(tmp_path, "name: a\nsise: 4\n"))
+    assert "sise: unknown key" in msg and "known: name, size, inner" in msg
+    assert "known: epochs" in _err(_write(tmp_path, "inner:\n  epoch: 2\n"))
+    # beside a wrapping section: a key no reader of the file takes is an error, not ignored
+    msg = _err(_write(tmp_path, "llm:\n  size: 7\nrole: {}\n"), wrapper="llm", siblings=("roles",))
+    assert msg.endswith("c.yaml:3: role: unknown top-level key (check its spelling); known: llm, roles")
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ("a: &x 1\nb: 2\n", 1, "anchor &x"),
+    ("a: [1]\nb:\n  - &y {c: 1}\n  - *y\n", 3, "anchor &y"),
+    (BOMB + "name: *i\n", 1, "anchor &a"),
+])
+def test_anchors_and_aliases_are_refused_naming_file_and_line(text: str, line: int, what: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, "f.yaml")
+    msg = str(info.value)
+    assert msg.startswith(f"f.yaml:{line}: YAML {what}: anchors and aliases are not accepted") and "\n" not in msg
+
+
+def test_an_alias_alone_is_refused_too() -> None:
+    from agentlab.config import AliasRefused, safe_load
+
+    with pytest.raises(AliasRefused, match=r"YAML alias \*x"):  # refused before PyYAML looks the anchor up
+        safe_load("a: *x\n")
+
+
+def test_an_alias_bomb_in_an_llm_config_is_one_line_at_once(tmp_path: Path) -> None:
+    """Billion laughs as a value: before, 90 s at 2.8 GB until killed; now refused before any expansion
+    (in a child with 1 GB of address space and a 60 s limit, so a regression cannot take the machine)."""
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    bomb = _write(tmp_path, BOMB + "llm:\n  kind: local\n  model: *i\n", "bomb.yaml")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    code = ("import sys\nfrom agentlab.llm.config import LLMConfig\nfrom agentlab.errors import ConfigError\n"
+            "try:\n    LLMConfig.from_yaml(sys.argv[1])\nexcept ConfigError as e:\n    print(e)\n")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True, timeout=60,
+                          preexec_fn=limit, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == f"{bomb}:1: YAML anchor &a: anchors and aliases are not accepted in configuration " \
+                                  "files; write the value out"
+    assert time.monotonic() - t0 < 30

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_chec
 from agentlab.agents.context import Models, RunContext
 from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
 from agentlab.errors import ConfigError, ContextOverflowError, HarnessError
+from agentlab.llm.deadline import task_deadline
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.base import Env
@@ -103,11 +104,13 @@ def build_agent(document: AgentDocument, overrides: Mapping[str, Any] | None = N
 
 
 def run_agent(agent: Agent, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
-    """Run ``agent``'s episode with the context's deadline enforced on every action. A run stopped
+    """Run ``agent``'s episode with the context's deadline enforced on every action and every model
+    call (:func:`agentlab.llm.deadline.task_deadline`). A run stopped
     from outside (the time limit; a prompt over the model's context) is a result too, with the
     steps it recorded: its cost is in ``ctx`` whatever happened."""
     try:
-        return agent.run(TimedEnv(env, ctx.deadline), task_instruction, ctx)
+        with task_deadline(ctx.deadline):  # a model call is cut there too, not only the next action
+            return agent.run(TimedEnv(env, ctx.deadline), task_instruction, ctx)
     except TimeLimitExceeded as exc:
         return AgentResult(status="time_limit", steps=ctx.actions_recorded(), error=exc.message)
     except ContextOverflowError as exc:

@@ -11,15 +11,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentlab.envs.base import Env, Observation, StepResult
-from agentlab.errors import AgentlabError
+from agentlab.errors import TimeLimitExceeded
+
+__all__ = ["TimeLimitExceeded", "TimedEnv"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.actions.base import Action
     from agentlab.envs.actions.space import ActionSpace
-
-
-class TimeLimitExceeded(AgentlabError):
-    """The task's wall-time limit ran out (checked before each action)."""
 
 
 class TimedEnv(Env):

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from agentlab.errors import ConfigError, ModelNotFoundError
+from agentlab.errors import ConfigError, ModelNotFoundError, TimeLimitExceeded
 from agentlab.llm.base import (
     Capabilities,
     ChatMessage,
@@ -27,6 +28,7 @@ from agentlab.llm.base import (
     truncate_at_stop,
 )
 from agentlab.llm.config import EMBEDDED_BACKBONE, EMBEDDED_MODELS, LLMConfig
+from agentlab.llm.deadline import task_time_left
 from agentlab.llm.embedded import converted_dir, embedded_model
 from agentlab.llm.identity import model_fingerprint
 
@@ -280,7 +282,14 @@ class LocalHFBackend(LLMBackend):
             from agentlab.llm.loops import stopping_criteria
 
             gen_kwargs["stopping_criteria"] = StoppingCriteriaList([stopping_criteria(prompt_len)])
+        left = task_time_left()  # a reply is cut at the task's deadline, and then not used
+        if left <= 0:
+            raise TimeLimitExceeded(f"the task's wall-time limit ran out before a reply of {self.model_id}")
+        if math.isfinite(left):
+            gen_kwargs["max_time"] = left
         out = self.model.generate(**enc, **gen_kwargs)
+        if task_time_left() <= 0:
+            raise TimeLimitExceeded(f"the task's wall-time limit ran out during a reply of {self.model_id}")
         new = out[:, prompt_len:]
         # usage as an OpenAI server reports it: real prompt tokens (padding excluded) once per
         # returned sequence, and generated tokens up to the end-of-sequence/padding

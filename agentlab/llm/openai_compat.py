@@ -7,17 +7,26 @@ strong model. The API key is read from the environment variable the config names
 Images travel as OpenAI content parts (a text part, then one ``image_url`` part per image
 holding a base64 PNG data URL), only when the configuration says the endpoint accepts them
 (``llm.images: true``); a message without images stays a plain string, which every server takes.
+
+A reply is read as bytes and checked here, not by the client: an empty body, bytes that are not
+UTF-8, JSON that is cut short, ``null``, or an object without ``choices[0].message`` is a
+malformed reply, asked again ``llm.retries`` times (with a backoff), then one
+:class:`~agentlab.errors.BackendError` naming the endpoint and the model (the task's harness-error
+row; the run goes on). The whole reply must arrive within ``llm.timeout_s`` and before the task's
+deadline (:mod:`agentlab.llm.deadline`), however slowly the server sends it.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentlab.errors import BackendError, ConfigError
+from agentlab.errors import BackendError, ConfigError, TimeLimitExceeded
 from agentlab.llm.base import (
     Capabilities,
     ChatMessage,
@@ -27,6 +36,7 @@ from agentlab.llm.base import (
     truncate_at_stop,
 )
 from agentlab.llm.config import LLMConfig
+from agentlab.llm.deadline import bound_client, call_deadline, task_time_left
 from agentlab.llm.plan_grammar import refuse_grammar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,12 +64,10 @@ def wire_message(message: ChatMessage) -> dict[str, Any]:
     return {"role": message.role, "content": parts}
 
 
-def call_line(name: str, arguments: str) -> str:
+def call_line(name: str, arguments: str | dict[str, Any]) -> str:
     """An OpenAI function call as one call line (``name(key='value', ...)``), as a specialist writes it."""
-    import json
-
     try:
-        args = json.loads(arguments or "{}")
+        args = arguments if isinstance(arguments, dict) else json.loads(arguments or "{}")
     except ValueError:
         args = {}
     if not isinstance(args, dict):
@@ -67,8 +75,80 @@ def call_line(name: str, arguments: str) -> str:
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
 
 
+class Malformed(Exception):
+    """A reply that is not a chat-completions answer: asked again (``why``: one phrase for the message)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+class _Unreachable(Exception):
+    """A refused or reset connection: asked again."""
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """The JSON object a reply's body holds; anything else raises :class:`Malformed` saying what it is."""
+    if not body.strip():
+        raise Malformed("an empty body")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Malformed(f"a body that is not UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        cut = "; cut short?" if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated") else ""
+        raise Malformed(f"a body that is not JSON ({exc.msg}: character {exc.pos} of {len(text)}{cut})") from None
+    if not isinstance(obj, dict):
+        kind = json.dumps(obj) if obj is None or isinstance(obj, bool) else f"a JSON {type(obj).__name__}"
+        raise Malformed(f"{kind} where a completion object belongs")
+    return obj
+
+
+def first_choice(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj["choices"][0]`` (a server's own ``error`` object is quoted when there is no choice)."""
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        said = obj.get("error")
+        said = said.get("message", said) if isinstance(said, dict) else said
+        raise Malformed("an object without choices[0]" + (f" (the server said: {str(said)[:200]})" if said else ""))
+    return choices[0]
+
+
+def chat_text(obj: dict[str, Any]) -> str:
+    """The assistant text of a chat completion, or its function calls as call lines."""
+    message = first_choice(obj).get("message")
+    if not isinstance(message, dict):
+        raise Malformed("choices[0] without a message")
+    content = message.get("content")
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list) or (content is not None and not isinstance(content, str)):
+        raise Malformed("choices[0].message with content that is not text")
+    if "content" not in message and not calls:
+        raise Malformed("choices[0].message without content")
+    lines = []
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if fn is None:
+            continue  # not a function call: nothing a specialist can run
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise Malformed("a tool call without a function name")
+        args = fn.get("arguments")
+        lines.append(call_line(fn["name"], args if isinstance(args, (str, dict)) else ""))
+    return "\n".join(lines) if lines else content or ""
+
+
+def completion_text(obj: dict[str, Any]) -> str:
+    """The text of a ``/completions`` answer."""
+    text = first_choice(obj).get("text")
+    if not isinstance(text, str):
+        raise Malformed("choices[0] without text")
+    return text
+
+
 class OpenAICompatBackend(LLMBackend):
-    """Chat completions over HTTP with the official ``openai`` client."""
+    """Chat completions over HTTP with the official ``openai`` client (replies checked here)."""
 
     def __init__(self, config: LLMConfig) -> None:
         import openai
@@ -81,12 +161,15 @@ class OpenAICompatBackend(LLMBackend):
         #: tokens the server reported so far (prompt, completion); agents read the difference
         self.tokens_in = 0
         self.tokens_out = 0
-        # no automatic retries: a server that accepted the connection and never answered would
-        # cost every retry's full read timeout; a refused connection is retried once in _call
-        self.client = openai.OpenAI(
-            base_url=config.base_url, api_key=config.api_key(), max_retries=0,
-            timeout=openai.Timeout(config.timeout_s, connect=config.connect_timeout_s),
-        )
+        #: what a failure names: the endpoint and the model
+        self.endpoint = f"{config.base_url} (model '{config.model}')"
+        # the client's own retries are off: a server that accepted the connection and never
+        # answered would cost every retry's full timeout; _call retries what may go better again
+        timeout = openai.Timeout(config.timeout_s, connect=config.connect_timeout_s)
+        http = openai.DefaultHttpxClient(timeout=timeout)
+        bound_client(http)  # the whole reply within its deadline, not each read
+        self.client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key(), max_retries=0,
+                                    timeout=timeout, http_client=http)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -102,34 +185,83 @@ class OpenAICompatBackend(LLMBackend):
             refuse_grammar(self, params.grammar)
         return {"extra_body": {"guided_regex": params.grammar.regex()}}
 
-    def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
-        for attempt in range(2):
+    def _call(self, create: Callable[..., Any], parse: Callable[[dict[str, Any]], T], **kwargs: Any) -> T:
+        """One request, asked again up to ``llm.retries`` times (after 1, 2, 4 ... x ``retry_backoff_s``)
+        while the reply is malformed or the connection refused or reset; what ``parse`` makes of it."""
+        cfg = self.config
+        attempts = cfg.retries + 1
+        why = ""
+        for attempt in range(attempts):
+            if attempt:
+                pause = cfg.retry_backoff_s * 2 ** (attempt - 1)
+                log.warning("%s sent %s; asking again in %.1f s (%d of %d)", self.endpoint, why, pause, attempt, cfg.retries)
+                time.sleep(max(0.0, min(pause, task_time_left())))
             try:
-                return fn(**kwargs)
-            except self._openai.APITimeoutError as exc:
-                if type(exc.__cause__).__name__ == "ConnectTimeout":  # httpx's or httpx2's, by the client's version
+                obj = self._attempt(create, kwargs)
+                value = parse(obj)
+            except Malformed as exc:
+                why = exc.why
+                continue
+            except _Unreachable:
+                why = "no reply (connection refused or reset)"
+                continue
+            self._count(obj.get("usage"))
+            return value
+        if why.startswith("no reply"):
+            raise BackendError(f"cannot reach the OpenAI-compatible server at {self.endpoint} (connection refused "
+                               f"or reset, {attempts} attempt(s)); is it running?")
+        raise BackendError(f"the OpenAI-compatible server at {self.endpoint} sent a malformed reply {attempts} time(s) "
+                           f"(last: {why}); check that base_url is a chat-completions endpoint (llm.retries={cfg.retries})")
+
+    def _attempt(self, create: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One request with its deadline (the whole reply within ``llm.timeout_s``, before the task's
+        deadline); the reply's JSON object."""
+        cfg, openai = self.config, self._openai
+        task_left = task_time_left()
+        if task_left <= 0:
+            raise TimeLimitExceeded(f"the task's wall-time limit ran out before a model call to {self.endpoint}")
+        by_task = task_left < cfg.timeout_s
+        with call_deadline(time.monotonic() + min(cfg.timeout_s, task_left)) as budget:
+            try:
+                raw = create(**kwargs)
+                return json_object(raw.content)
+            except openai.APITimeoutError as exc:
+                if by_task and budget.left() <= 0.05:
+                    raise TimeLimitExceeded(f"the task's wall-time limit ran out during a model call to {self.endpoint} "
+                                            f"({budget.received} reply bytes had arrived)") from None
+                if type(exc.__cause__).__name__ == "ConnectTimeout" and budget.received == 0 and budget.left() > 0.05:
                     raise BackendError(
-                        f"the server at {self.config.base_url} did not accept a connection within "
-                        f"{self.config.connect_timeout_s:g} s (llm.connect_timeout_s); is it running and reachable?"
+                        f"the server at {self.endpoint} did not accept a connection within "
+                        f"{cfg.connect_timeout_s:g} s (llm.connect_timeout_s); is it running and reachable?"
+                    ) from None
+                if budget.received == 0:
+                    raise BackendError(
+                        f"the server at {self.endpoint} accepted the connection but sent no reply within "
+                        f"{cfg.timeout_s:g} s (llm.timeout_s); it may be overloaded or hung, or the reply "
+                        "needs more time (raise llm.timeout_s)"
                     ) from None
                 raise BackendError(
-                    f"the server at {self.config.base_url} accepted the connection but sent no reply within "
-                    f"{self.config.timeout_s:g} s (llm.timeout_s); it may be overloaded or hung, or the reply "
-                    "needs more time (raise llm.timeout_s)"
+                    f"the server at {self.endpoint} did not finish its reply within {cfg.timeout_s:g} s (llm.timeout_s; "
+                    f"{budget.received} bytes arrived); it may be overloaded or hung, or the reply needs more time "
+                    "(raise llm.timeout_s)"
                 ) from None
-            except self._openai.APIConnectionError:
-                if attempt == 0:
-                    continue  # a refused or reset connection is tried once more
+            except openai.APIConnectionError:
+                if budget.received:  # the server answered, then closed before the reply was whole
+                    raise Malformed(f"a reply cut off after {budget.received} bytes (the connection closed early)") from None
+                raise _Unreachable() from None
+            except openai.APIStatusError as exc:
                 raise BackendError(
-                    f"cannot reach the OpenAI-compatible server at {self.config.base_url} (connection refused "
-                    "or reset); is it running?"
+                    f"server at {self.endpoint} answered HTTP {exc.status_code}: {' '.join(str(exc.message).split())[:200]}"
                 ) from None
-            except self._openai.APIStatusError as exc:
-                raise BackendError(
-                    f"server at {self.config.base_url} answered HTTP {exc.status_code} for model "
-                    f"'{self.model_id}': {str(exc.message)[:200]}"
-                ) from None
-        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _count(self, usage: object) -> None:
+        """Add the tokens a reply reports (a server may report none, or nonsense: then nothing)."""
+        if not isinstance(usage, dict):
+            return
+        for attr, key in (("tokens_in", "prompt_tokens"), ("tokens_out", "completion_tokens")):
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                setattr(self, attr, getattr(self, attr) + value)
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         params = params or SamplingParams()
@@ -158,18 +290,7 @@ class OpenAICompatBackend(LLMBackend):
                 kwargs["tools"] = list(params.tools)
             else:
                 kwargs.update(self._guided(params))
-            resp = self._call(self.client.chat.completions.create, **kwargs)
-            if not resp.choices:
-                raise BackendError(f"server at {self.config.base_url} returned no choices")
-            message = resp.choices[0].message
-            text = message.content or ""
-            calls = [c for c in getattr(message, "tool_calls", None) or [] if getattr(c, "function", None) is not None]
-            if calls:
-                text = "\n".join(call_line(c.function.name, c.function.arguments) for c in calls)
-            usage = getattr(resp, "usage", None)
-            if usage is not None:
-                self.tokens_in += int(getattr(usage, "prompt_tokens", 0) or 0)
-                self.tokens_out += int(getattr(usage, "completion_tokens", 0) or 0)
+            text = self._call(self.client.chat.completions.with_raw_response.create, chat_text, **kwargs)
             out.append(truncate_at_stop(text, params.stop))
         return out
 
@@ -180,8 +301,9 @@ class OpenAICompatBackend(LLMBackend):
             return self.chat([ChatMessage("user", prompt)], params)
         out: list[str] = []
         for _ in range(params.n):
-            resp = self._call(
-                self.client.completions.create,
+            text = self._call(
+                self.client.completions.with_raw_response.create,
+                completion_text,
                 model=self.model_id,
                 prompt=prompt,
                 max_tokens=params.max_new_tokens,
@@ -190,7 +312,7 @@ class OpenAICompatBackend(LLMBackend):
                 stop=list(params.stop) or None,
                 **self._guided(params),
             )
-            out.append(truncate_at_stop(resp.choices[0].text or "", params.stop))
+            out.append(truncate_at_stop(text, params.stop))
         return out
 
     def close(self) -> None:

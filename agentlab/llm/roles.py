@@ -85,7 +85,8 @@ def load_models_file(path: str | Path, known_roles: Collection[str] | None = Non
         if not isinstance(entry, dict):
             raise ConfigError(f"roles.{name}: must be a mapping with the fields of llm: (kind, model, ...)",
                               where=_at(path, text, ("roles", name)))
-        roles[name] = validate(LLMConfig, dict(entry), where=path, text=text, prefix=("roles", name))
+        roles[name] = validate(LLMConfig, dict(entry), where=path, text=text,
+                               prefix=("roles", name)).from_source(str(path), f"roles.{name}")
     return ModelsFile(default, roles)
 
 

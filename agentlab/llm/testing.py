@@ -6,7 +6,8 @@ base_url=server.url)`` and the official ``openai`` client. The replies come from
 request (``reply(body, k)``, ``k`` counting requests from 0); ``delay_s`` holds every answer back
 that long, which mimics a remote model's latency (requests are served on threads, concurrently,
 as a real server would). Used where replies must be controlled: the tests' ``chat_server`` fixture
-and ``benchmarks/scale.py`` (episodes per hour when the model is remote).
+and ``benchmarks/scale.py`` (episodes per hour when the model is remote). :class:`RawReplyServer`
+sends exact bytes instead (a broken or trickling endpoint, issue #37).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import json
 import random
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -45,6 +48,17 @@ def list_continuation(body: dict[str, Any], k: int) -> str:
     return " " + "\n".join(f"{i}. {line}" if i else line for i, line in enumerate(lines)) + "\n"
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up before its answer (a timeout under test) is no error of the server's:
+    no traceback on stderr, where it would land in a later test's captured output."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class LoopbackChatServer:
     """``with LoopbackChatServer(reply) as srv: LLMConfig(kind="openai", base_url=srv.url, ...)``."""
 
@@ -53,7 +67,7 @@ class LoopbackChatServer:
         #: every request received (its JSON body plus ``path``), in arrival order
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -99,6 +113,118 @@ class LoopbackChatServer:
         self._server.server_close()
 
     def __enter__(self) -> LoopbackChatServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class Trickled:
+    """A body to send (status line and headers included) one byte every ``every_s`` seconds."""
+
+    body: bytes
+    every_s: float
+
+
+#: one reply's body: ``body(request_json, k)`` (k: the request's number, from 0), sent at once or trickled
+BodyFn = Callable[[dict[str, Any], int], "bytes | Trickled"]
+
+
+def completion_body(text: str) -> bytes:
+    """A well-formed chat-completion body holding ``text``."""
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                    "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+
+
+class RawReplyServer:
+    """A loopback HTTP endpoint that answers every POST with exactly the body bytes it is given,
+    as a broken or hostile server would: cut short, ``null``, empty, not UTF-8, or (``trickle_s``,
+    or a :class:`Trickled` body) the whole response, status line included, one byte at a time.
+
+    Why not :class:`LoopbackChatServer`: that one always sends well-formed JSON at once; the
+    backend's handling of everything else must be tested against real bytes on a real socket.
+    """
+
+    def __init__(self, body: BodyFn, *, trickle_s: float = 0.0) -> None:
+        self.body, self.trickle_s = body, trickle_s
+        #: every request received (its JSON body, or ``{}`` when it was not JSON), in arrival order
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self._sock.settimeout(0.2)
+        self._port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _read_request(self, conn: socket.socket) -> dict[str, Any] | None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(rest) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+        try:
+            req = json.loads(rest or b"{}")
+        except ValueError:
+            req = {}
+        return req if isinstance(req, dict) else {}
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30)
+            try:
+                req = self._read_request(conn)
+                if req is None:
+                    return
+                with self._lock:
+                    k = len(self.requests)
+                    self.requests.append(req)
+                body = self.body(req, k)
+                every = body.every_s if isinstance(body, Trickled) else self.trickle_s
+                data = body.body if isinstance(body, Trickled) else body
+                out = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                       b"Connection: close\r\n\r\n" % len(data)) + data
+                if not every:
+                    conn.sendall(out)
+                    return
+                for i in range(len(out)):
+                    if self._closed.wait(every if i else 0):
+                        return
+                    conn.sendall(out[i : i + 1])
+            except OSError:  # the client gave up (its deadline): what a trickle test wants
+                return
+
+    def close(self) -> None:
+        self._closed.set()
+        self._sock.close()
+
+    def __enter__(self) -> RawReplyServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from agentlab.config import yaml_error_line
+from agentlab.config import safe_load, yaml_error_line
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     "desktop": ("os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode", "gimp", "general"),
@@ -134,7 +134,7 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
         bad(1, "front matter is not closed: add a '---' line after the fields")
         return None, problems
     try:
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+        meta = safe_load("\n".join(lines[1:end])) or {}  # anchors and aliases refused
     except yaml.YAMLError as exc:
         line = yaml_error_line(exc)  # 1-based within the front matter, which starts on line 2
         bad(line + 1 if line else 2, f"front matter is not valid YAML ({getattr(exc, 'problem', exc)})")

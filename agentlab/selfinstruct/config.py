@@ -153,7 +153,9 @@ class SelfInstructConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> SelfInstructConfig:
-        return load_config(cls, path, what="self-instruct config file")
+        cfg = load_config(cls, path, what="self-instruct config file")
+        cfg.generator.from_source(str(path), "generator")  # named when its API key variable is unset
+        return cfg
 
 
 def parse_generator(spec: str | None) -> LLMConfig:
@@ -172,7 +174,7 @@ def parse_generator(spec: str | None) -> LLMConfig:
             raise ConfigError(
                 f"--generator '{spec}': expected openai:<base_url>:<model>, e.g. openai:http://127.0.0.1:8000/v1:my-model"
             )
-        return LLMConfig(kind="openai", base_url=base_url, model=model)
+        return LLMConfig(kind="openai", base_url=base_url, model=model).from_source("--generator")
     path = Path(spec)
     if path.suffix in (".yaml", ".yml"):
         return LLMConfig.from_yaml(path)

@@ -132,7 +132,8 @@ def test_exec_cli_with_two_workers(ray_session, tmp_path, endpoint) -> None:  # 
     res = CliRunner().invoke(app, ["exec", "--tasks", str(folder), "--out", str(tmp_path / "run"), "--llm-config", str(cfg),
                                    "--workers", "2", "--max-steps", "3"])
     assert res.exit_code == 0, res.output
-    assert res.output.strip().splitlines()[-1] == "execution_acc=1.0000 n=2 harness_errors=0"
+    # (a worker's forwarded log line, e.g. the loopback API-key warning, may come after it)
+    assert "execution_acc=1.0000 n=2 harness_errors=0" in res.output.strip().splitlines()
 
 
 def test_a_named_display_or_phone_is_not_shared_by_workers(tmp_path) -> None:
