@@ -6,10 +6,15 @@ could hold a secret), resource limits, a wall-clock timeout that kills the whole
 and captured stdout/stderr. Where bubblewrap (``bwrap``) works, the program runs in its own
 namespaces on a new root that holds only the system and the interpreter (read-only), an empty
 ``/tmp`` and the workspace: the project's task files, the run folder, other episodes and the
-home folder do not exist there, and the network is cut. Without it a supervisor
+home folder do not exist there, and the network is cut; run by root, the program is ``nobody``
+there (:data:`SANDBOX_UID`), not root. Without it a supervisor
 (:mod:`agentlab.envs.reaper`) still ends every process the program starts, and a program run
 by root loses its capabilities; ``sandbox="bwrap"`` refuses to run without bubblewrap (see
 ``docs/failures.md`` for exactly what holds in each case).
+
+Whatever a program leaves in the folder (links out, FIFOs, hard links) is never followed by
+this process: the workspace's own reads, writes and listings go through
+:class:`~agentlab.safepath.SafeFolder` (:attr:`Workspace.safe`).
 """
 
 from __future__ import annotations

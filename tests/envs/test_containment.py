@@ -38,8 +38,8 @@ from agentlab.teams.cola.team import _listing
 from agentlab.teams.hub import snapshot as hub_snapshot
 
 MARKER = "zq-outside-marker-5e1d"
-#: the first entry of this process's own environment (what /proc/self/environ would leak)
-ENV_ENTRY = open("/proc/self/environ", "rb").read().split(b"\0")[0].decode(errors="replace")
+#: the longest entry of this process's own environment (what /proc/self/environ would leak)
+ENV_ENTRY = max(open("/proc/self/environ", "rb").read().split(b"\0"), key=len).decode(errors="replace")
 
 #: the workspace's start state (a task's setup): nested folders, the kinds the getters read
 START = {"a.txt": "hello\n", "d/b.json": '{"k": 1}\n', "d/e/c.ini": "[s]\nk = v\n",
