@@ -49,6 +49,7 @@ SCRATCH = ".agentlab"
 def _is_scratch(rel: str) -> bool:
     return rel.split("/", 1)[0].startswith(SCRATCH)
 
+
 #: Variables copied from the parent environment: locale only. Everything else (tokens, keys,
 #: proxies, DISPLAY, ssh agent sockets) stays out.
 _PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -355,6 +356,8 @@ class Workspace:
                 "install it (apt-get install bubblewrap) or use sandbox='auto'/'none'"
             )
         self._sandbox = self.config.sandbox != "none" and bwrap_available()
+        if self._sandbox and os.geteuid() == 0:
+            _setpriv()  # run by root, the sandbox cannot go without it: say so before the first program
         if self.config.sandbox == "auto" and not self._sandbox:
             log.warning("workspace %s: bwrap unavailable; programs can write wherever the user can", self.root)
 

@@ -265,3 +265,20 @@ def test_a_root_owned_file_bound_in_is_not_readable_by_the_program(tmp_path: Pat
         with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap")) as w:
             r = w.run_bash(f"ls {lib}; cat {lib}/key.txt; echo rc=$?")
     assert "key.txt" in r.stdout and "rc=1" in r.stdout and MARKER not in r.stdout, r.stdout + r.stderr
+
+
+@needs_root_bwrap
+def test_as_root_without_setpriv_the_sandbox_refuses_in_one_line(tmp_path: Path) -> None:
+    import shutil
+
+    import agentlab.envs.workspace as wsmod
+    from agentlab.errors import EnvironmentUnavailableError
+
+    real = shutil.which
+    wsmod._setpriv.cache_clear()
+    try:
+        with mock.patch.object(wsmod.shutil, "which", lambda name: None if name == "setpriv" else real(name)):
+            with pytest.raises(EnvironmentUnavailableError, match="setpriv"):
+                Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap"))
+    finally:
+        wsmod._setpriv.cache_clear()
