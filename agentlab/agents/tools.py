@@ -189,15 +189,27 @@ class ToolAgent:
                 ChatMessage("user", self.templates["tools/task"].render(task=task, observation=observation).strip())]
 
     def observation(self, env: Env) -> str:
-        """The workspace's files, each described by the toolkit when it reads that kind of file."""
-        root = env.workspace.root  # type: ignore[attr-defined]
+        """The workspace's files, each described by the toolkit when it reads that kind of file.
+
+        The toolkit reads a private copy of the workspace's regular files
+        (:meth:`~agentlab.safepath.SafeFolder.private_copy`), never the workspace itself: a link a
+        program planted there (to ``/proc/self/environ``, a task file, a folder outside) is only
+        listed, so nothing outside the workspace reaches the prompt. A description naming the
+        copy's path names the workspace's instead (the prompt is as it was)."""
+        ws = env.workspace  # type: ignore[attr-defined]
         lines = [env.listing()]  # type: ignore[attr-defined]
         if self.kit.describe is not None:
-            for rel in env.workspace.files():  # type: ignore[attr-defined]
-                try:
-                    lines.append(self.kit.describe(root / rel))
-                except Exception:  # a file of another kind (or unreadable) is only listed
-                    continue
+            files = ws.files()
+            if files:
+                with ws.safe.private_copy(_is_scratch) as copy:
+                    for rel in files:
+                        if not (copy / rel).is_file():  # too large, or changed since the listing
+                            continue
+                        try:
+                            text = self.kit.describe(copy / rel)
+                        except Exception:  # a file of another kind (or unreadable) is only listed
+                            continue
+                        lines.append(text.replace(str(copy), str(ws.root)))
         return "\n".join(lines)
 
     def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
@@ -210,7 +222,8 @@ class ToolAgent:
         if caps.tool_calls:
             return {"tools": tuple(self.kit.tools[n].schema() for n in tools)}
         if caps.plan_grammar:
-            values = merge(request_values(task), workspace_values(env.workspace.root, self.kit))  # type: ignore[attr-defined]
+            with env.workspace.safe.private_copy(_is_scratch) as copy:  # type: ignore[attr-defined]
+                values = merge(request_values(task), workspace_values(copy, self.kit))
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
                                                  allow_done=not first, name_prior=prior)}
         if llm.model_id not in _warned:
@@ -378,6 +391,11 @@ class ToolAgent:
 def _load_prior(folder: str) -> ToolPrior:
     """A prior folder read once per process (every episode of a specialist uses it)."""
     return ToolPrior.load(folder)
+
+
+def _is_scratch(rel: str) -> bool:
+    """The workspace's own scratch folder (``.agentlab``: the programs run): not the task's files."""
+    return rel.split("/", 1)[0].startswith(".agentlab")
 
 
 def _once(line: str) -> None:

@@ -51,6 +51,7 @@ from agentlab.envs.launchers import LAUNCHERS, AppLauncher, environ_for, install
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
 from agentlab.envs.xdisplay import VirtualDisplay
 from agentlab.errors import EnvironmentUnavailableError
+from agentlab.safepath import SafeFolder
 from agentlab.tasks.spec import ExecTask
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ def task_apps(task: ExecTask) -> list[tuple[str, AppLauncher]]:
 def _start_paths(task: ExecTask, root: Path) -> list[Path]:
     """The task's outputs, then its setup paths, that exist in ``root`` (each once, in that order)."""
     paths = [*task.outputs, *(str(s.get("path")) for s in task.setup if s.get("path"))]
-    return list(dict.fromkeys(root / rel for rel in paths if (root / rel).is_file()))
+    folder = SafeFolder(root)  # a link left there is not a start file (the application would follow it)
+    return list(dict.fromkeys(root / rel for rel in paths if folder.is_file(rel)))
 
 
 def task_file(task: ExecTask, root: Path, launcher: AppLauncher | None = None) -> Path | None:
@@ -125,16 +127,11 @@ def app_starts(task: ExecTask, root: Path) -> list[AppStart]:
 
 
 def folder_state(root: Path) -> frozenset[tuple[str, int, int]]:
-    """(path, size, mtime) of every file under ``root``: equal twice in a row = nothing is being written."""
-    out = set()
-    for p in root.rglob("*"):
-        try:
-            st = p.stat()
-        except FileNotFoundError:  # a temporary file that went away meanwhile
-            continue
-        if p.is_file():
-            out.add((p.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    return frozenset(out)
+    """(path, size, mtime) of every file under ``root``: equal twice in a row = nothing is being
+    written. As ``lstat`` sees them: a link is never followed."""
+    if not root.is_dir():
+        return frozenset()
+    return frozenset((e.rel, e.size, e.mtime_ns) for e in SafeFolder(root).walk() if e.kind == "file")
 
 
 def wait_settled(root: Path, quiet_s: float = 1.0, timeout_s: float = 15.0, interval_s: float = 0.2) -> bool:

@@ -6,10 +6,15 @@ could hold a secret), resource limits, a wall-clock timeout that kills the whole
 and captured stdout/stderr. Where bubblewrap (``bwrap``) works, the program runs in its own
 namespaces on a new root that holds only the system and the interpreter (read-only), an empty
 ``/tmp`` and the workspace: the project's task files, the run folder, other episodes and the
-home folder do not exist there, and the network is cut. Without it a supervisor
+home folder do not exist there, and the network is cut; run by root, the program is ``nobody``
+there (:data:`SANDBOX_UID`), not root. Without it a supervisor
 (:mod:`agentlab.envs.reaper`) still ends every process the program starts, and a program run
 by root loses its capabilities; ``sandbox="bwrap"`` refuses to run without bubblewrap (see
 ``docs/failures.md`` for exactly what holds in each case).
+
+Whatever a program leaves in the folder (links out, FIFOs, hard links) is never followed by
+this process: the workspace's own reads, writes and listings go through
+:class:`~agentlab.safepath.SafeFolder` (:attr:`Workspace.safe`).
 """
 
 from __future__ import annotations
@@ -34,8 +39,17 @@ from typing import IO, Literal
 from pydantic import BaseModel, Field
 
 from agentlab.errors import ConfigError, DataError, EnvironmentUnavailableError
+from agentlab.safepath import Entry, SafeFolder
 
 log = logging.getLogger(__name__)
+
+#: the workspace's own scratch folder (the programs run, their temporary files); not the task's state
+SCRATCH = ".agentlab"
+
+
+def _is_scratch(rel: str) -> bool:
+    return rel.split("/", 1)[0].startswith(SCRATCH)
+
 
 #: Variables copied from the parent environment: locale only. Everything else (tokens, keys,
 #: proxies, DISPLAY, ssh agent sockets) stays out.
@@ -126,8 +140,21 @@ def _marked_pids(needle: bytes) -> list[int]:
 #: the supervisor script of unsandboxed programs (run by path: it imports nothing of agentlab)
 REAPER = Path(__file__).resolve().with_name("reaper.py")
 #: system folders every sandbox sees, read-only (a symbolic link such as Debian's /bin -> usr/bin is
-#: recreated as the same link); the fontconfig cache spares each program a font scan
-SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var/cache/fontconfig")
+#: recreated as the same link); the fontconfig cache spares each program a font scan. /etc is not
+#: among them: only :data:`ETC_ENTRIES` of it are.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var/cache/fontconfig")
+#: the pieces of /etc an interpreter and its libraries read (the dynamic loader's cache, the
+#: /usr/bin -> /etc/alternatives links, users and groups by name, time zone, name service and
+#: certificates for ``network=True``, fonts, MIME types, locale aliases). Never /etc/shadow,
+#: /etc/gshadow, ssh keys, /etc/machine-id or a tool's credentials (pip.conf, npmrc, gitconfig).
+ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd",
+               "group", "nsswitch.conf", "host.conf", "hosts", "gai.conf", "resolv.conf", "services", "protocols",
+               "ssl", "ca-certificates", "ca-certificates.conf", "pki", "fonts", "mime.types", "magic", "magic.mime",
+               "locale.alias", "os-release", "lsb-release", "debian_version", "terminfo", "xml",
+               "python3", f"python3.{sys.version_info.minor}", "matplotlibrc", "papersize")
+#: who a program runs as in the sandbox when this process is root (``nobody``): it must not be
+#: root outside the sandbox's namespaces, or every root-owned file bound in is its own
+SANDBOX_UID = SANDBOX_GID = 65534
 
 
 @lru_cache(maxsize=8)
@@ -152,18 +179,38 @@ def interpreter_paths(python: str) -> tuple[str, ...]:
 
 def sandbox_mounts(python: str) -> list[tuple[str, str, str]]:
     """``(kind, source, target)`` of every read-only mount of the sandbox: the system folders
-    (``ro-bind``, or ``symlink`` for a link) and the interpreter's folders (``ro-bind``)."""
+    (``ro-bind``, or ``symlink`` for a link), the allowed pieces of /etc (``ro-bind``) and the
+    interpreter's folders (``ro-bind``)."""
     mounts: list[tuple[str, str, str]] = []
     for d in SYSTEM_DIRS:
         if os.path.islink(d):
             mounts.append(("symlink", os.readlink(d), d))
         elif os.path.isdir(d):
             mounts.append(("ro-bind", d, d))
+    for name in ETC_ENTRIES:
+        path = f"/etc/{name}"
+        if os.path.exists(path):  # a link is bound as what it points to (its target may not be inside)
+            mounts.append(("ro-bind", path, path))
     system = tuple(d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d))
     for p in interpreter_paths(python):
         if not any(p == d or p.startswith(d + "/") for d in system):
             mounts.append(("ro-bind", p, p))
     return mounts
+
+
+def _parent_dirs(targets: list[str], inside: list[str]) -> list[str]:
+    """The folders the sandbox must make so that ``targets`` can be mounted, shallowest first:
+    every ancestor that is not ``/``, not a target and not inside a folder of ``inside`` (those
+    exist already, from an earlier mount). Made explicitly with mode 0755: the folders bwrap
+    makes on its own are 0700 root's, which a program run as :data:`SANDBOX_UID` cannot enter."""
+    out: set[str] = set()
+    for t in targets:
+        for parent in Path(t).parents:
+            p = str(parent)
+            if p in ("/", "/tmp", "/dev", "/proc") or p in targets or any(p == d or p.startswith(d.rstrip("/") + "/") for d in inside):
+                continue
+            out.add(p)
+    return sorted(out, key=lambda p: (p.count("/"), p))
 
 
 _protected = False
@@ -196,6 +243,17 @@ def _drop_caps_argv() -> tuple[str, ...]:
         log.warning("running as root without setpriv: unsandboxed programs keep root's capabilities")
         return ()
     return (exe, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
+
+
+@lru_cache(maxsize=1)
+def _setpriv() -> str:
+    """``setpriv`` (util-linux): how a root runner's sandbox drops to :data:`SANDBOX_UID`."""
+    exe = shutil.which("setpriv")
+    if exe is None:
+        raise EnvironmentUnavailableError(
+            "running as root, the sandbox needs setpriv (util-linux) to run programs as an unprivileged "
+            "user; install util-linux, run agentlab as another user, or use --sandbox none")
+    return exe
 
 
 @lru_cache(maxsize=1)
@@ -355,6 +413,8 @@ class Workspace:
                 "install it (apt-get install bubblewrap) or use sandbox='auto'/'none'"
             )
         self._sandbox = self.config.sandbox != "none" and bwrap_available()
+        if self._sandbox and os.geteuid() == 0:
+            _setpriv()  # run by root, the sandbox cannot go without it: say so before the first program
         if self.config.sandbox == "auto" and not self._sandbox:
             log.warning("workspace %s: bwrap unavailable; programs can write wherever the user can", self.root)
 
@@ -377,39 +437,69 @@ class Workspace:
     # -- files -----------------------------------------------------------------------
     def path(self, rel: str | Path, *, must_exist: bool = False) -> Path:
         """Resolve ``rel`` inside the workspace; anything escaping it (``..``, absolute paths,
-        symlinks pointing out) raises :class:`DataError`."""
+        symlinks pointing out) raises :class:`DataError`. ``must_exist``: a regular file of the
+        workspace must be there, reached without a symbolic link (see :meth:`safe`).
+
+        A name for a program or a message, not for this process to open: read and write the
+        workspace's files through :meth:`safe` (the program may have planted links)."""
         assert self.root is not None
         p = Path(rel)
         full = (p if p.is_absolute() else self.root / p).resolve()
         if full != self.root and self.root not in full.parents:
             raise DataError(f"path {str(rel)!r} resolves to {full}, outside the workspace {self.root}")
-        if must_exist and not full.exists():
-            raise DataError(f"declared output {str(rel)!r} does not exist in the workspace {self.root}")
+        if must_exist:
+            what = self.safe.kind(self._rel(rel))
+            if what is None:
+                raise DataError(f"declared output {str(rel)!r} does not exist in the workspace {self.root}")
+            if what != "file":
+                raise DataError(f"declared output {str(rel)!r} is not a regular file of the workspace "
+                                f"({'a symbolic link, not followed' if what == 'link' else 'a ' + what})")
         return full
 
+    def _rel(self, rel: str | Path) -> str:
+        """``rel`` relative to the root (an absolute path inside the workspace is accepted)."""
+        assert self.root is not None
+        p = Path(rel)
+        if p.is_absolute():
+            try:
+                p = p.relative_to(self.root)
+            except ValueError:
+                raise DataError(f"path {str(rel)!r} is outside the workspace {self.root}") from None
+        return p.as_posix()
+
+    @property
+    def safe(self) -> SafeFolder:
+        """The workspace as this process may touch it: nothing a program planted is followed."""
+        assert self.root is not None
+        return SafeFolder(self.root)
+
     def check_outputs(self, declared: list[str | Path]) -> list[Path]:
-        """Validate an agent's declared output paths: each must lie inside the workspace and
-        exist. Returns their resolved paths; the first bad one raises :class:`DataError`."""
+        """Validate an agent's declared output paths: each must lie inside the workspace and be
+        a regular file there (not a link). Returns their resolved paths; the first bad one
+        raises :class:`DataError`."""
         return [self.path(d, must_exist=True) for d in declared]
 
     def write_text(self, rel: str | Path, text: str) -> Path:
+        """Write ``rel`` as a new file (a link or folder standing there is replaced, never written through)."""
         p = self.path(rel)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+        self.safe.write_bytes(self._rel(rel), text.encode("utf-8"))
         return p
 
     def read_text(self, rel: str | Path) -> str:
-        return self.path(rel, must_exist=True).read_text(encoding="utf-8", errors="replace")
+        """The text of the regular file ``rel``; a link or a FIFO there raises
+        :class:`~agentlab.safepath.UnsafePathError` (never followed)."""
+        self.path(rel, must_exist=True)
+        return self.safe.read_text(self._rel(rel))
+
+    def entries(self) -> list[Entry]:
+        """Every name in the workspace (hidden scratch folders excluded), as ``lstat`` sees it:
+        a symbolic link is listed as a link, never followed."""
+        return self.safe.walk(_is_scratch)
 
     def files(self) -> list[str]:
-        """Every file in the workspace, relative, sorted (hidden scratch folders excluded)."""
-        assert self.root is not None
-        out = []
-        for p in self.root.rglob("*"):
-            rel = p.relative_to(self.root)
-            if p.is_file() and not rel.parts[0].startswith(".agentlab"):
-                out.append(rel.as_posix())
-        return sorted(out)
+        """Every regular file in the workspace, relative, sorted (hidden scratch folders, links
+        and what is only reached through a link excluded)."""
+        return [e.rel for e in self.entries() if e.kind == "file"]
 
     # -- running programs ------------------------------------------------------------
     def run_python(self, code: str, *, timeout_s: float | None = None, stdin: str | None = None) -> RunResult:
@@ -424,18 +514,19 @@ class Workspace:
         return self._run([bash, "--noprofile", "--norc", str(script)], "bash", timeout_s, stdin)
 
     def _save_program(self, text: str, suffix: str) -> Path:
+        """Keep the program as ``.agentlab/step_N<suffix>`` (a link planted as ``.agentlab`` or
+        as that name is replaced, never written through)."""
         assert self.root is not None
-        folder = self.root / ".agentlab"
-        folder.mkdir(exist_ok=True)
-        n = len(list(folder.glob("step_*"))) + 1
-        path = folder / f"step_{n:03d}{suffix}"
-        path.write_text(text, encoding="utf-8")
-        return path
+        self.safe.make_dirs(SCRATCH)
+        n = len([e for e in self.safe.listdir(SCRATCH) if e.rel.split("/")[-1].startswith("step_")]) + 1
+        rel = f"{SCRATCH}/step_{n:03d}{suffix}"
+        self.safe.write_bytes(rel, text.encode("utf-8"))
+        return self.root / rel
 
     def _env(self) -> dict[str, str]:
         assert self.root is not None
-        tmp = self.root / ".agentlab" / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / SCRATCH / "tmp"
+        self.safe.make_dirs(f"{SCRATCH}/tmp")
         env = {k: os.environ[k] for k in _PASSTHROUGH if k in os.environ}
         env.update(
             HOME=str(self.root),
@@ -450,26 +541,70 @@ class Workspace:
         return env
 
     def _bwrap_argv(self, argv: list[str]) -> list[str]:
-        """The sandbox: a new root holding only the system (read-only), the interpreter and the
-        libraries it imports (read-only), an empty ``/tmp`` and the workspace (writable). The
-        project's data (task files, reference solutions), the run folder, other episodes and
-        the home folder do not exist inside; see :func:`sandbox_mounts`."""
+        """The sandbox: a new root holding only the system and the pieces of /etc an interpreter
+        needs (read-only), the interpreter and the libraries it imports (read-only), an empty
+        ``/tmp`` and the workspace (writable). The project's data (task files, reference
+        solutions), the run folder, other episodes, the home folder and /etc/shadow do not exist
+        inside; see :func:`sandbox_mounts`. When this process is root, the program runs as
+        :data:`SANDBOX_UID` (see :meth:`_unprivileged`)."""
         assert self.root is not None
-        # /tmp first: an interpreter or a workspace under /tmp is bound back over the empty tmpfs
-        cmd = [shutil.which("bwrap") or "bwrap", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
-        for kind, src, dst in sandbox_mounts(self.config.python):
-            cmd += ["--symlink", src, dst] if kind == "symlink" else [f"--{kind}", src, dst]
+        root_user = os.geteuid() == 0
+        mounts = sandbox_mounts(self.config.python)
+        writable: list[str] = []
         for extra in self.config.allow_write:
             extra = Path(extra).resolve()
             if not extra.exists():
                 raise ConfigError(f"allow_write folder {extra} does not exist")
-            cmd += ["--bind", str(extra), str(extra)]
-        cmd += ["--bind", str(self.root), str(self.root), "--chdir", str(self.root)]
-        cmd += ["--unshare-all"] + (["--share-net"] if self.config.network else [])
+            writable.append(str(extra))
+        writable.append(str(self.root))
+        targets = [dst for _, _, dst in mounts] + writable
+        # /tmp first: an interpreter or a workspace under /tmp is bound back over the empty tmpfs
+        cmd = [shutil.which("bwrap") or "bwrap", "--perms", "1777", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
+        inside = [dst for kind, _, dst in mounts if kind == "ro-bind"]
+        for folder in _parent_dirs(targets, inside):
+            cmd += ["--perms", "0755", "--dir", folder]
+        for kind, src, dst in mounts:
+            cmd += ["--symlink", src, dst] if kind == "symlink" else [f"--{kind}", src, dst]
+        for folder in writable:
+            cmd += ["--bind", folder, folder]
+        cmd += ["--chdir", str(self.root)]
+        if root_user:
+            # no user namespace: in one, only uid 0 could be mapped, and the program would still be
+            # root outside it (the owner of every root-owned file bound in, /etc/shadow's too)
+            cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+            cmd += [] if self.config.network else ["--unshare-net"]
+        else:
+            cmd += ["--unshare-all"] + (["--share-net"] if self.config.network else [])
         # --cap-drop ALL matters when run as root: bwrap then keeps every capability, and a
-        # program could simply remount a read-only path writable.
-        cmd += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
-        return cmd + argv
+        # program could simply remount a read-only path writable. As root, bwrap keeps what it
+        # needs to enter the workspace (SANDBOX_UID's, maybe 0700) and setpriv what it needs to
+        # become SANDBOX_UID; setpriv then drops them with everything else.
+        cmd += ["--cap-drop", "ALL"]
+        if root_user:
+            for cap in ("CAP_DAC_READ_SEARCH", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"):
+                cmd += ["--cap-add", cap]
+        cmd += ["--die-with-parent", "--new-session", "--"]
+        return cmd + list(self._unprivileged()) + argv
+
+    def _unprivileged(self) -> tuple[str, ...]:
+        """As root: ``setpriv`` making the program :data:`SANDBOX_UID`/:data:`SANDBOX_GID` with no
+        supplementary group, no capability and no way to gain one (``no_new_privs``); empty
+        otherwise (bwrap's user namespace already maps the program to this process's user)."""
+        if os.geteuid() != 0:
+            return ()
+        return (_setpriv(), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_GID}", "--clear-groups",
+                "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
+
+    def _hand_over(self) -> None:
+        """As root, before a sandboxed program runs: give the workspace (and the ``allow_write``
+        folders) to :data:`SANDBOX_UID`, so the program can write them as that user. Links are
+        re-owned themselves, never their targets; a file with a hard link elsewhere is left
+        alone. This process, root, still reads and writes everything."""
+        if not self._sandbox or os.geteuid() != 0:
+            return
+        assert self.root is not None
+        for folder in [self.root, *(Path(p).resolve() for p in self.config.allow_write)]:
+            SafeFolder(folder).chown_all(SANDBOX_UID, SANDBOX_GID)
 
     def _supervised_argv(self, argv: list[str]) -> list[str]:
         """Without bubblewrap: the program runs under :mod:`agentlab.envs.reaper` (a subreaper
@@ -489,6 +624,7 @@ class Workspace:
         mark = f"{os.getpid()}-{time.monotonic_ns()}"
         env[_RUN_MARK] = mark
         full = self._bwrap_argv(argv) if self._sandbox else self._supervised_argv(argv)
+        self._hand_over()
         t0 = time.monotonic()
         try:
             proc = subprocess.Popen(

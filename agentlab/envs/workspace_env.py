@@ -50,14 +50,17 @@ class WorkspaceEnv(Env):
         return WORKSPACE
 
     def listing(self) -> str:
-        assert self.workspace.root is not None
-        files = self.workspace.files()
+        """The workspace's files with their sizes, as ``lstat`` sees them: a symbolic link a program
+        left is listed as a link, never followed (its target's size or existence is not shown)."""
+        entries = [e for e in self.workspace.entries() if e.kind != "dir"]
+        files = [e for e in entries if e.kind == "file"]
         lines = [f"Files in the workspace ({len(files)}):"]
-        for rel in files[: self.max_files]:
-            lines.append(f"  {rel}  {_size((self.workspace.root / rel).stat().st_size)}")
-        if len(files) > self.max_files:
-            lines.append(f"  ... and {len(files) - self.max_files} more")
-        if not files:
+        for e in entries[: self.max_files]:
+            what = _size(e.size) if e.kind == "file" else "(symbolic link, not followed)" if e.kind == "link" else "(not a regular file)"
+            lines.append(f"  {e.rel}  {what}")
+        if len(entries) > self.max_files:
+            lines.append(f"  ... and {len(entries) - self.max_files} more")
+        if not entries:
             lines.append("  (empty)")
         return "\n".join(lines)
 

@@ -5,19 +5,22 @@ env's ``collect()`` quits it first): Chromium's ``Bookmarks`` JSON (its ``Prefer
 with ``json_setting``), Thunderbird's ``prefs.js`` and mbox mail folders, VLC's ``vlcrc``, the
 pixels of an image GIMP exported, and the entries of a folder a file manager or a terminal
 changed. Registered with :func:`~agentlab.judge.getters.getter` like every getter; paths are
-relative to the state folder.
+relative to the state folder, and read as every getter reads (never through a symbolic link).
 """
 
 from __future__ import annotations
 
 import email
 import email.header
+import io
 import json
 import mailbox
 import re
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from agentlab.judge.getters import _MISSING, FinalState, GetterError, _existing, getter
+from agentlab.judge.getters import _MISSING, FinalState, GetterError, getter
 
 
 # -- Chromium -------------------------------------------------------------------------------
@@ -41,11 +44,11 @@ def chrome_bookmarks(state: FinalState, path: str, folder: str = "bookmark_bar",
     """The bookmarks in a folder of Chromium's ``Bookmarks`` file, in order: each one's ``field``
     (``name``, ``url``, or ``"*"`` for ``{"name", "url", "type"}``); folders are listed too (their
     url is None); ``recursive`` also lists what the sub-folders hold, depth first."""
-    p = _existing(state, path)
+    text = state.read_text(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(text)
         roots = data["roots"]
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise GetterError(f"{path}: not a Chromium Bookmarks file ({type(exc).__name__}: {exc})") from None
     out: list[Any] = []
 
@@ -83,7 +86,7 @@ def read_prefs_js(text: str) -> dict[str, Any]:
 def prefs_js(state: FinalState, path: str, key: str, default: Any = _MISSING) -> Any:
     """One preference from a Thunderbird (or Firefox) ``prefs.js``; a pref left at its default is
     not written there, so ``default`` gives that value."""
-    prefs = read_prefs_js(_existing(state, path).read_text(encoding="utf-8", errors="replace"))
+    prefs = read_prefs_js(state.read_text(path, errors="replace"))
     if key in prefs:
         return prefs[key]
     if default is not _MISSING:
@@ -109,11 +112,15 @@ def mbox_messages(state: FinalState, path: str, field: str = "subject", flag: st
     (``subject``, ``from``, ``to``, or ``"*"`` for a dict with the flags); ``flag`` keeps only the
     ``read``, ``unread``, ``flagged`` or ``unflagged`` ones. A folder that does not exist yet is empty
     only when Thunderbird never created it: a missing file is an error."""
-    p = _existing(state, path)
+    data = state.read_bytes(path)
     out: list[Any] = []
     try:
-        box = mailbox.mbox(str(p), create=False)
-        messages = list(box)
+        with tempfile.TemporaryDirectory(prefix="agentlab-mbox-") as tmp:  # mailbox reads by path: a private copy
+            copy = Path(tmp) / "mbox"
+            copy.write_bytes(data)
+            box = mailbox.mbox(str(copy), create=False)
+            messages = list(box)
+            box.close()
     except (OSError, mailbox.Error) as exc:
         raise GetterError(f"{path}: not a readable mbox folder ({exc})") from None
     for msg in messages:
@@ -138,13 +145,15 @@ def mbox_messages(state: FinalState, path: str, field: str = "subject", flag: st
 def mail_folders(state: FinalState, path: str) -> list[str]:
     """The mail folders in a Thunderbird account directory (``Mail/Local Folders``), sorted: the
     mbox files, with sub-folders as ``Parent/Child`` (Thunderbird keeps them in ``Parent.sbd/``)."""
-    base = state.path(path)
-    if not base.is_dir():
-        raise GetterError(f"{path}: no such mail account folder in {state.root}")
+    try:
+        base = state.folder(path)
+    except GetterError:
+        raise GetterError(f"{path}: no such mail account folder in {state.root}") from None
     out = []
-    for f in base.rglob("*"):
-        if f.is_file() and not f.suffix and not f.name.startswith("."):
-            rel = f.relative_to(base).as_posix()
+    for e in state.safe.walk(under=base):
+        name = e.rel.rsplit("/", 1)[-1]
+        if e.kind == "file" and not Path(name).suffix and not name.startswith("."):
+            rel = e.rel[len(base) + 1:] if base else e.rel
             out.append(re.sub(r"\.sbd/", "/", rel))
     return sorted(out)
 
@@ -158,7 +167,7 @@ def vlcrc_setting(state: FinalState, path: str, key: str, default: Any = _MISSIN
     section, _, name = key.rpartition(".")
     current = ""
     found: str | None = None
-    for line in _existing(state, path).read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in state.read_text(path, errors="replace").splitlines():
         line = line.strip()
         if line.startswith("[") and "]" in line:
             current = line[1:line.index("]")].strip()
@@ -181,9 +190,9 @@ def image_pixel(state: FinalState, path: str, x: int, y: int) -> list[int]:
     """The RGB colour of one pixel of an image (negative coordinates count from the far edge)."""
     from PIL import Image, UnidentifiedImageError
 
-    p = _existing(state, path)
+    data = state.read_bytes(path)
     try:
-        with Image.open(p) as im:
+        with Image.open(io.BytesIO(data)) as im:
             rgb = im.convert("RGB")
             w, h = rgb.size
             px, py = x % w if x < 0 else x, y % h if y < 0 else y
@@ -200,15 +209,15 @@ def image_pixel(state: FinalState, path: str, x: int, y: int) -> list[int]:
 def folder_entries(state: FinalState, path: str = ".", kind: str = "all", hidden: bool = False) -> list[str]:
     """The names in a folder, sorted (``kind``: ``all``, ``files`` or ``folders``; names starting
     with a dot only with ``hidden``)."""
-    base = state.path(path)
-    if not base.is_dir():
-        raise GetterError(f"{path}: no such folder in {state.root}")
+    base = state.folder(path)
     if kind not in ("all", "files", "folders"):
         raise GetterError(f"folder_entries: kind must be all, files or folders, not {kind!r}")
     out = []
-    for entry in base.iterdir():
-        if entry.name.startswith(".") and not hidden:
+    for entry in state.safe.listdir(base):
+        name = entry.rel.rsplit("/", 1)[-1]
+        if name.startswith(".") and not hidden:
             continue
-        if kind == "all" or (kind == "files") == entry.is_file():
-            out.append(entry.name)
+        # a link is listed by "all" as the name it is, never followed to say what it points to
+        if kind == "all" or (kind == "files" and entry.kind == "file") or (kind == "folders" and entry.kind == "dir"):
+            out.append(name)
     return sorted(out)

@@ -4,7 +4,10 @@ As in OSWorld, a task file names a getter (``{"type": "xlsx_cell", "path": ..., 
 and a metric; the getter turns the final state (files in the workspace or the folder the
 desktop app saved to, plus an optional live env) into a plain Python value. Getters are small
 functions registered by name with :func:`getter`; paths are resolved inside the state's root
-so a task file can never make the evaluator read outside it.
+so a task file can never make the evaluator read outside it, and files are read through
+:class:`~agentlab.safepath.SafeFolder`, so neither can the agent's programs: an output that is
+a symbolic link (to ``/etc/hostname``, to a file outside, even to a file inside), a FIFO or a
+hard link to an outside file is the agent's failure ("not a regular file"), never followed.
 
 Office formats are read with openpyxl, python-docx and python-pptx, images with Pillow,
 app settings from JSON or INI files. A getter that cannot read its input raises
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import configparser
 import inspect
+import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.errors import AgentlabError, DataError
+from agentlab.safepath import SafeFolder, UnsafePathError, parts_of
 
 Getter = Callable[..., Any]
 GETTERS: dict[str, Getter] = {}
@@ -45,12 +50,56 @@ class FinalState:
     values: dict[str, Any] = field(default_factory=dict)
 
     def path(self, rel: str | Path) -> Path:
-        """``rel`` resolved inside ``root``; escaping it is a task-file error."""
-        root = Path(self.root).resolve()
-        full = (root / rel).resolve()
-        if full != root and root not in full.parents:
-            raise DataError(f"getter path {str(rel)!r} leaves the state folder {root}")
-        return full
+        """``rel`` inside ``root``, named without following links (an absolute path inside
+        ``root`` is accepted); ``..`` or a path outside is a task-file error (:class:`DataError`).
+        A name only: read the state's files with :meth:`read_bytes` / :meth:`read_text`."""
+        return Path(self.root) / self.rel(rel)
+
+    def rel(self, rel: str | Path) -> str:
+        """``rel`` relative to ``root``, checked without touching the file system."""
+        root = Path(self.root)
+        p = Path(rel)
+        if p.is_absolute():
+            try:
+                p = p.relative_to(root)
+            except ValueError:
+                raise DataError(f"getter path {str(rel)!r} leaves the state folder {root}") from None
+        try:
+            return "/".join(parts_of(p))
+        except DataError:
+            raise DataError(f"getter path {str(rel)!r} leaves the state folder {root}") from None
+
+    @property
+    def safe(self) -> SafeFolder:
+        return SafeFolder(self.root)
+
+    def read_bytes(self, rel: str | Path) -> bytes:
+        """The bytes of the regular file ``rel``; missing, a link, a FIFO or a folder is a
+        :class:`GetterError` saying what is there (the agent's failure)."""
+        name = self.rel(rel)
+        try:
+            return self.safe.read_bytes(name)
+        except FileNotFoundError:
+            raise GetterError(f"{rel}: file not found in {self.root}") from None
+        except UnsafePathError as exc:
+            raise GetterError(exc.message) from None
+        except OSError as exc:
+            raise GetterError(f"{rel}: cannot be read ({exc.strerror or exc})") from None
+
+    def read_text(self, rel: str | Path, errors: str = "strict") -> str:
+        """:meth:`read_bytes` as UTF-8; undecodable bytes (``errors="strict"``) are a :class:`GetterError`."""
+        try:
+            return self.read_bytes(rel).decode("utf-8", errors=errors)
+        except UnicodeDecodeError as exc:
+            raise GetterError(f"{rel}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+    def folder(self, rel: str | Path) -> str:
+        """``rel`` checked to be a folder of the state (not a link to one): its relative name."""
+        name = self.rel(rel)
+        if self.safe.kind(name) != "dir":
+            raise GetterError(f"{rel}: no such folder in {self.root}" + (
+                " (a symbolic link, not followed)" if self.safe.kind(name) == "link" else ""))
+        return name
 
 
 def getter(name: str) -> Callable[[Getter], Getter]:
@@ -94,13 +143,6 @@ def run_getter(state: FinalState, config: dict[str, Any]) -> Any:
     return get_getter(name)(state, **cfg)
 
 
-def _existing(state: FinalState, rel: str) -> Path:
-    p = state.path(rel)
-    if not p.is_file():
-        raise GetterError(f"{rel}: file not found in {state.root}")
-    return p
-
-
 # -- plain values and files -----------------------------------------------------------------
 @getter("literal")
 def literal(state: FinalState, value: Any) -> Any:
@@ -118,12 +160,12 @@ def state_value(state: FinalState, key: str) -> Any:
 
 @getter("file_exists")
 def file_exists(state: FinalState, path: str) -> bool:
-    return state.path(path).is_file()
+    return state.safe.is_file(state.rel(path))
 
 
 @getter("file_text")
 def file_text(state: FinalState, path: str, strip: bool = True) -> str:
-    text = _existing(state, path).read_text(encoding="utf-8", errors="replace")
+    text = state.read_text(path, errors="replace")
     return text.strip() if strip else text
 
 
@@ -137,9 +179,9 @@ def file_lines(state: FinalState, path: str, skip_empty: bool = True) -> list[st
 def _workbook(state: FinalState, path: str, formulas: bool):
     import openpyxl
 
-    p = _existing(state, path)
+    data = state.read_bytes(path)
     try:
-        return openpyxl.load_workbook(p, data_only=not formulas, read_only=False)
+        return openpyxl.load_workbook(io.BytesIO(data), data_only=not formulas, read_only=False)
     except Exception as exc:  # zipfile.BadZipFile, KeyError, InvalidFileException ...
         raise GetterError(f"{path}: not a readable .xlsx ({type(exc).__name__}: {exc})") from None
 
@@ -187,9 +229,9 @@ def xlsx_sheet_names(state: FinalState, path: str) -> list[str]:
 def _document(state: FinalState, path: str):
     import docx
 
-    p = _existing(state, path)
+    data = state.read_bytes(path)
     try:
-        return docx.Document(str(p))
+        return docx.Document(io.BytesIO(data))
     except Exception as exc:
         raise GetterError(f"{path}: not a readable .docx ({type(exc).__name__}: {exc})") from None
 
@@ -258,9 +300,9 @@ def docx_paragraph_style(state: FinalState, path: str, index: int | None = None,
 def _presentation(state: FinalState, path: str):
     import pptx
 
-    p = _existing(state, path)
+    data = state.read_bytes(path)
     try:
-        return pptx.Presentation(str(p))
+        return pptx.Presentation(io.BytesIO(data))
     except Exception as exc:
         raise GetterError(f"{path}: not a readable .pptx ({type(exc).__name__}: {exc})") from None
 
@@ -298,9 +340,9 @@ def image_properties(state: FinalState, path: str) -> dict[str, Any]:
     """Width, height, mode, format and mean colour (per RGB channel, 0-255) of an image."""
     from PIL import Image, ImageStat, UnidentifiedImageError
 
-    p = _existing(state, path)
+    data = state.read_bytes(path)
     try:
-        with Image.open(p) as im:
+        with Image.open(io.BytesIO(data)) as im:
             im.load()
             fmt, mode, size = im.format, im.mode, im.size
             mean = ImageStat.Stat(im.convert("RGB")).mean
@@ -330,10 +372,10 @@ def json_setting(state: FinalState, path: str, key: str, default: Any = _MISSING
     """A value from a JSON settings file; ``key`` is dotted (``"editor.fontSize"``, list
     indices as numbers, keys that contain dots work too). A missing key gives ``default``
     when one is set, else an error."""
-    p = _existing(state, path)
+    text = state.read_text(path)
     try:
-        obj: Any = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        obj: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise GetterError(f"{path}: not valid JSON ({exc})") from None
     found = _lookup(obj, key.split("."))
     if found is _MISSING:
@@ -366,7 +408,7 @@ def ini_setting(state: FinalState, path: str, section: str, key: str, default: A
     """A value from an INI file (as text, like the app would read it)."""
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read_string(_existing(state, path).read_text(encoding="utf-8"))
+        parser.read_string(state.read_text(path))
     except configparser.Error as exc:
         raise GetterError(f"{path}: not a valid INI file ({exc.__class__.__name__})") from None
     if not parser.has_option(section, key):

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentlab.safepath import SafeFolder, UnsafePathError
 from agentlab.tasks.decisions import PlanStep
 from agentlab.trajectory import StepRecord
 
@@ -48,20 +49,26 @@ class FileStamp:
 
 
 def snapshot(root: Path) -> dict[str, FileStamp]:
-    """Every file under ``root`` (paths relative to it, ``/``-separated) with its stamp."""
+    """Every regular file under ``root`` (paths relative to it, ``/``-separated) with its stamp.
+    Read through :class:`~agentlab.safepath.SafeFolder`: a link a program left is not a result
+    and is never followed (its target is not hashed, its size not looked at)."""
     out: dict[str, FileStamp] = {}
     if not root.is_dir():
         return out
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if not path.is_file() or any(p in _SKIP_PARTS for p in rel.parts) or rel.name.startswith(_SKIP_PREFIXES):
+    folder = SafeFolder(root)
+
+    def skipped(rel: str) -> bool:
+        parts = rel.split("/")
+        return any(p in _SKIP_PARTS for p in parts) or parts[-1].startswith(_SKIP_PREFIXES)
+
+    for e in folder.walk(skipped):
+        if not e.readable:
             continue
         try:
-            st = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest() if st.st_size <= HASH_LIMIT_BYTES else None
-        except OSError:  # vanished or unreadable between listing and reading: not a result
+            digest = hashlib.sha256(folder.read_bytes(e.rel)).hexdigest() if e.size <= HASH_LIMIT_BYTES else None
+        except (UnsafePathError, OSError):  # replaced or gone since the listing: not a result
             continue
-        out[rel.as_posix()] = FileStamp(st.st_size, st.st_mtime_ns, digest)
+        out[e.rel] = FileStamp(e.size, e.mtime_ns, digest)
     return out
 
 

@@ -166,7 +166,10 @@ def request_values(instruction: str) -> SlotValues:
 
 def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
     """What the workspace holds: its files and folders and, per file type the toolkit reads,
-    sheet names, headers and first-column values, slide titles, and setting keys."""
+    sheet names, headers and first-column values, slide titles, and setting keys.
+
+    Reads ``root`` by path, following links: a folder a sandboxed program wrote is given here as
+    its private copy (:meth:`agentlab.safepath.SafeFolder.private_copy`, as the tool agent does)."""
     files: list[str] = []
     folders: list[str] = []
     for p in sorted(root.rglob("*")):

@@ -27,6 +27,7 @@ from agentlab.dialogue.templates import load_template
 from agentlab.envs.snapshot import FolderChanges
 from agentlab.errors import ActionParseError
 from agentlab.llm.base import ChatMessage, LLMBackend
+from agentlab.safepath import SafeFolder, UnsafePathError
 
 PROMPTS = ("cola/reviewer", "cola/reviewer_correction")
 Verdict = Literal["yes", "no", "unsure"]
@@ -82,10 +83,13 @@ def check_step(view: StepView) -> Review | None:
 def previews(root: Path, changes: FolderChanges, chars: int = 400, files: int = 4) -> str:
     """The start of each added or changed text file (what the reviewer can read of the change)."""
     out = []
+    folder = SafeFolder(root)
     for rel in [*changes.added, *changes.changed][:files]:
-        path = root / rel
-        if path.suffix.lower() in TEXT_SUFFIXES and path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
+        if Path(rel).suffix.lower() in TEXT_SUFFIXES:
+            try:  # a link, a FIFO or a hard link to an outside file is never read
+                text = folder.read_text(rel)
+            except (UnsafePathError, OSError):
+                continue
             cut = f"\n[... {len(text) - chars} more characters]" if len(text) > chars else ""
             out.append(f"--- {rel} (start) ---\n{text[:chars]}{cut}")
     return "\n".join(out)

@@ -39,6 +39,7 @@ from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.snapshot import FolderStore, Snapshot
 from agentlab.envs.task_env import TaskEnv
 from agentlab.errors import ConfigError, EnvironmentUnavailableError
+from agentlab.safepath import SafeFolder
 
 from agentlab.tasks.decisions import PlanStep
 from agentlab.pool.document import AgentDocument
@@ -331,8 +332,8 @@ class ColaTeam:
 
 
 def _listing(root: Path, limit: int = 40) -> str:
-    """The task's files, as the planner sees them."""
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                   if p.is_file() and not p.relative_to(root).parts[0].startswith(".agentlab"))
+    """The task's files, as the planner sees them (regular files only; a link is never followed)."""
+    files = [e.rel for e in SafeFolder(root).walk(lambda rel: rel.split("/", 1)[0].startswith(".agentlab"))
+             if e.kind == "file"]
     more = [f"... and {len(files) - limit} more"] if len(files) > limit else []
     return "\n".join([f"- {f}" for f in files[:limit]] + more) or "(no files)"
