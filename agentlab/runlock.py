@@ -88,7 +88,11 @@ class RunLock:
             return self
         self.folder.mkdir(parents=True, exist_ok=True)
         # O_NOFOLLOW: a planted link must not make us lock (and truncate) some other file
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:  # a link (ELOOP), a folder, no permission
+            raise DataError(f"cannot lock the run folder ({exc.strerror}); {LOCK_FILE} must be a plain file",
+                            where=self.path) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
