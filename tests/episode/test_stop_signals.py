@@ -44,16 +44,17 @@ def _solve(task: ExecTask) -> str:
 
 
 class Endpoint:
-    """The loopback model: while ``sleep`` is set every answer is the sleeper, then each task's solution."""
+    """The loopback model: while ``sleep`` is set every answer is ``sleeper`` (default: a program
+    that sleeps, :func:`_sleeper`), then each task's solution."""
 
-    def __init__(self, chat_server, tasks: list[ExecTask], tag: str) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, chat_server, tasks: list[ExecTask], tag: str, sleeper: str | None = None) -> None:  # type: ignore[no-untyped-def]
         self.sleep, self.tag = True, tag
         answers = {t.instruction: _solve(t) for t in tasks if t.reference_solution}
 
         def reply(body: dict, k: int) -> str:
             text = "\n".join(str(m.get("content")) for m in body["messages"])
             if self.sleep:
-                return _sleeper(self.tag)
+                return sleeper or _sleeper(self.tag)
             if "Sum the amounts" in text:  # the gold plan's steps
                 return f"```python\n{REPORT if 'Earlier steps' in text else TOTAL}\n```\nDONE"
             return next((a for q, a in answers.items() if q in text), "I cannot tell which task this is.")
