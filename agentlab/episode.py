@@ -52,7 +52,7 @@ from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import ROUTERS, Router, build_router
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.parallel import Scale, WorkerRecipe, map_unordered
-from agentlab.runlock import RunLock, check_unlocked
+from agentlab.runlock import check_unlocked, holds_run_folder
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, PlanFn, RouteFn, team_class, team_name
 from agentlab.teams.cola.interaction import Ask
@@ -316,6 +316,7 @@ def check_out_dir(out_dir: Path, resume: bool) -> None:
                         where=path)
 
 
+@holds_run_folder  # one writer per run folder: a second run in out_dir is refused, naming this one
 def run_suite(
     tasks: Iterable[ExecTask],
     *,
@@ -357,57 +358,56 @@ def run_suite(
     atomically, so an interruption keeps either the old rows or the pruned ones.
     SIGTERM or Ctrl-C (:class:`~agentlab.errors.Stopped`) ends the suite: no new episode starts, the
     ones in flight leave no row (a resumed run carries them out again), finished rows stay.
-    The folder is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
+    ``out_dir`` is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
     """
     from tqdm import tqdm
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(out_dir):  # one writer per run folder: a second run here is refused, naming this one
-        check_out_dir(out_dir, resume)
-        tasks = list(tasks)
-        strict = manifest is not None
-        if manifest is None:  # every run folder records what made it, whoever assembled the run
-            manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent, roles=roles, sides=sides,
-                                      router=None if agent is not None else router_identity(options.router))
-        # a manifest the caller gave refuses a resume that differs (before anything in the folder is
-        # touched); one built here records the difference and goes on (a resume forced by its caller)
-        open_run(out_dir, manifest, resume=resume, force=force_resume or not strict)
-        path = results_path(out_dir)
-        rows = read_jsonl(path) if path.exists() else []
-        dropped = [r for r in rows if (retry_errors and r.get("error")) or _cut_off(r)]
-        if dropped:
-            log.info("exec: %d row(s) of harness errors or cut-off episodes dropped to run again", len(dropped))
-            gone = {id(r) for r in dropped}
-            rows = [r for r in rows if id(r) not in gone]
-            write_jsonl(path, rows)
-        done = {(r.get("id"), r.get("seed")) for r in rows}
-        todo = [(t, i) for i in range(options.seeds) for t in tasks if (t.id, options.seed + i) not in done]
-        skipped = len(done)
-        if limit is not None:
-            todo = todo[:limit]
-        log.info("exec: %d episode(s) to run, %d already in %s", len(todo), skipped, path)
-        scale = scale or Scale()
-        if scale.distributed and recipe is None:
-            raise HarnessError("running on several workers needs a recipe that builds each worker's model, pool "
-                               "and router (agentlab.episode_worker.EpisodeRecipe); loaded models are not shipped")
-        if recipe is None:
-            recipe = partial(_in_process, pool=pool, llm=llm, out_dir=out_dir, options=options, route=route, agent=agent,
-                             planner=planner, ask=ask, roles=roles, sides=sides)
-        lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
-        ran = 0
-        finished = map_unordered(recipe, todo, scale, lost=lost)
-        try:
-            # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
-            for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode",
-                                       disable=None if progress else True):
-                append_jsonl(path, row)
-                rows.append(row)
-                ran += 1
-                log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
-        except Stopped as stop:  # the episodes in flight were cleaned up on the way here; none left a row
-            raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
-                             f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
-        return SuiteSummary(rows=rows, ran=ran, skipped=skipped)
+    check_out_dir(out_dir, resume)
+    tasks = list(tasks)
+    strict = manifest is not None
+    if manifest is None:  # every run folder records what made it, whoever assembled the run
+        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent, roles=roles, sides=sides,
+                                  router=None if agent is not None else router_identity(options.router))
+    # a manifest the caller gave refuses a resume that differs (before anything in the folder is
+    # touched); one built here records the difference and goes on (a resume forced by its caller)
+    open_run(out_dir, manifest, resume=resume, force=force_resume or not strict)
+    path = results_path(out_dir)
+    rows = read_jsonl(path) if path.exists() else []
+    dropped = [r for r in rows if (retry_errors and r.get("error")) or _cut_off(r)]
+    if dropped:
+        log.info("exec: %d row(s) of harness errors or cut-off episodes dropped to run again", len(dropped))
+        gone = {id(r) for r in dropped}
+        rows = [r for r in rows if id(r) not in gone]
+        write_jsonl(path, rows)
+    done = {(r.get("id"), r.get("seed")) for r in rows}
+    todo = [(t, i) for i in range(options.seeds) for t in tasks if (t.id, options.seed + i) not in done]
+    skipped = len(done)
+    if limit is not None:
+        todo = todo[:limit]
+    log.info("exec: %d episode(s) to run, %d already in %s", len(todo), skipped, path)
+    scale = scale or Scale()
+    if scale.distributed and recipe is None:
+        raise HarnessError("running on several workers needs a recipe that builds each worker's model, pool "
+                           "and router (agentlab.episode_worker.EpisodeRecipe); loaded models are not shipped")
+    if recipe is None:
+        recipe = partial(_in_process, pool=pool, llm=llm, out_dir=out_dir, options=options, route=route, agent=agent,
+                         planner=planner, ask=ask, roles=roles, sides=sides)
+    lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
+    ran = 0
+    finished = map_unordered(recipe, todo, scale, lost=lost)
+    try:
+        # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
+        for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode",
+                                   disable=None if progress else True):
+            append_jsonl(path, row)
+            rows.append(row)
+            ran += 1
+            log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
+    except Stopped as stop:  # the episodes in flight were cleaned up on the way here; none left a row
+        raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
+                         f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
+    return SuiteSummary(rows=rows, ran=ran, skipped=skipped)
 
 
 def _cut_off(row: dict[str, Any]) -> bool:

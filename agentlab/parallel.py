@@ -33,7 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from agentlab.errors import ConfigError, EnvironmentUnavailableError, Stopped, install_stop_handlers, restore_handlers, stop_for
+from agentlab.errors import (
+    ConfigError,
+    EnvironmentUnavailableError,
+    Stopped,
+    Terminated,
+    install_stop_handlers,
+    restore_handlers,
+    stop_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -240,8 +248,9 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
                 result = lost(items[pos], why)
             except RayTaskError as exc:
                 original = _original(exc)
-                if isinstance(original, (Stopped, KeyboardInterrupt)):  # the worker had the signal first (Ctrl-C)
-                    raise stop_for(signals[0] if signals else signal.SIGINT) from None
+                if isinstance(original, (Stopped, KeyboardInterrupt)):  # a worker had a stop signal first
+                    theirs = signal.SIGTERM if isinstance(original, Terminated) else signal.SIGINT
+                    raise stop_for(signals[0] if signals else theirs) from None
                 raise original from None
             if queue:
                 submit(worker)

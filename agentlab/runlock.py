@@ -15,21 +15,27 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import json
 import logging
 import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import ParamSpec, TypeVar
 
 from agentlab.errors import DataError
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,7 @@ class LockOwner:
 
     @classmethod
     def me(cls) -> LockOwner:
-        return cls(os.getpid(), socket.gethostname(), time.strftime("%Y-%m-%d %H:%M:%S %z"),
-                   " ".join(["agentlab", *sys.argv[1:3]]) if sys.argv else "")
+        return cls(os.getpid(), socket.gethostname(), time.strftime("%Y-%m-%d %H:%M:%S %z"), _command())
 
     @classmethod
     def parse(cls, text: str) -> LockOwner | None:
@@ -108,8 +113,11 @@ class RunLock:
                      else "that pid is now another process")
             log.warning("%s: taking over the lock left by %s (%s): that run ended without releasing it; its "
                         "finished rows are kept", self.folder, left.describe(), state)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(LockOwner.me().__dict__).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(LockOwner.me().__dict__).encode(), 0)
+        except OSError:  # a full disk: the flock holds all the same; the text only names the owner
+            pass
         self._fd = fd
         RunLock._held[self.folder] = 1
         return self
@@ -127,6 +135,19 @@ class RunLock:
                 pass
             os.close(self._fd)  # closing drops the flock
             self._fd = None
+
+
+def holds_run_folder(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run ``fn`` holding the lock of the run folder it is given as ``out_dir=`` (made if missing)."""
+
+    @functools.wraps(fn)
+    def locked(*args: P.args, **kwargs: P.kwargs) -> R:
+        folder = Path(kwargs["out_dir"])  # type: ignore[arg-type]
+        folder.mkdir(parents=True, exist_ok=True)
+        with RunLock(folder):
+            return fn(*args, **kwargs)
+
+    return locked
 
 
 def check_unlocked(folder: Path) -> None:
@@ -154,6 +175,15 @@ def _in_use(folder: Path, text: str) -> DataError:
     who = owner.describe() if owner else "another process"
     return DataError(f"this run folder is in use by {who}; wait for that run to end, or choose another --out",
                      where=folder)
+
+
+def _command() -> str:
+    """What this process is, in a word or two: ``agentlab exec``, or the script's name."""
+    argv = sys.argv or [""]
+    name = Path(argv[0]).name
+    if name in ("agentlab", "__main__.py"):  # the console script, or python -m agentlab.cli
+        return " ".join(["agentlab", *argv[1:2]])
+    return name
 
 
 def _read(fd: int) -> str:

@@ -84,7 +84,7 @@ def test_a_second_exec_on_a_running_folder_refuses_in_one_line(tmp_path, chat_se
             assert second.returncode == 1, second.stderr
             assert second.stderr.strip().splitlines() == [
                 f"error: {out.resolve()}: this run folder is in use by pid {first.pid} on {socket.gethostname()} since "
-                + json.loads((out / LOCK_FILE).read_text())["since"] + " (agentlab exec --tasks); wait for that run "
+                + json.loads((out / LOCK_FILE).read_text())["since"] + " (agentlab exec); wait for that run "
                 "to end, or choose another --out"], second.stderr
         assert first.poll() is None, "the second exec disturbed the first"
     finally:
