@@ -43,7 +43,7 @@ from typing import Any
 from agentlab.agents.context import Models
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
-from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, TimeLimitExceeded
+from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, Stopped, TimeLimitExceeded
 from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
@@ -53,6 +53,7 @@ from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import ROUTERS, Router, build_router
 from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
 from agentlab.parallel import Scale, WorkerRecipe, map_unordered
+from agentlab.runlock import check_unlocked, holds_run_folder
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, PlanFn, RouteFn, team_class, team_name
 from agentlab.teams.cola.interaction import Ask
@@ -326,13 +327,16 @@ def results_path(out_dir: Path) -> Path:
 
 
 def check_out_dir(out_dir: Path, resume: bool) -> None:
-    """Refuse to mix runs: an existing non-empty results.jsonl needs ``resume``."""
+    """Refuse to mix runs: an existing non-empty results.jsonl needs ``resume``; a folder another
+    run is writing is refused whatever the flags (:class:`~agentlab.runlock.RunLock`)."""
+    check_unlocked(out_dir)
     path = results_path(out_dir)
     if not resume and path.exists() and path.stat().st_size > 0:
         raise DataError("results.jsonl already holds rows; pass --resume to continue this run or choose another --out",
                         where=path)
 
 
+@holds_run_folder  # one writer per run folder: a second run in out_dir is refused, naming this one
 def run_suite(
     tasks: Iterable[ExecTask],
     *,
@@ -372,6 +376,9 @@ def run_suite(
     ``retry_errors`` (with ``resume``) first drops the rows that ended in a harness error (an app
     that did not start, an unreachable model) so those tasks run again; the file is rewritten
     atomically, so an interruption keeps either the old rows or the pruned ones.
+    SIGTERM or Ctrl-C (:class:`~agentlab.errors.Stopped`) ends the suite: no new episode starts, the
+    ones in flight leave no row (a resumed run carries them out again), finished rows stay.
+    ``out_dir`` is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
     """
     from tqdm import tqdm
 
@@ -387,11 +394,12 @@ def run_suite(
     open_run(out_dir, manifest, resume=resume, force=force_resume or not strict)
     path = results_path(out_dir)
     rows = read_jsonl(path) if path.exists() else []
-    if retry_errors and any(r.get("error") for r in rows):
-        kept = [r for r in rows if not r.get("error")]
-        log.info("exec: %d harness-error row(s) dropped to run again", len(rows) - len(kept))
-        write_jsonl(path, kept)
-        rows = kept
+    dropped = [r for r in rows if (retry_errors and r.get("error")) or _cut_off(r)]
+    if dropped:
+        log.info("exec: %d row(s) of harness errors or cut-off episodes dropped to run again", len(dropped))
+        gone = {id(r) for r in dropped}
+        rows = [r for r in rows if id(r) not in gone]
+        write_jsonl(path, rows)
     done = {(r.get("id"), r.get("seed")) for r in rows}
     todo = [(t, i) for i in range(options.seeds) for t in tasks if (t.id, options.seed + i) not in done]
     skipped = len(done)
@@ -408,10 +416,21 @@ def run_suite(
     lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
     ran = 0
     finished = map_unordered(recipe, todo, scale, lost=lost)
-    # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
-    for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode", disable=None if progress else True):
-        append_jsonl(path, row)
-        rows.append(row)
-        ran += 1
-        log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
+    try:
+        # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
+        for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode",
+                                   disable=None if progress else True):
+            append_jsonl(path, row)
+            rows.append(row)
+            ran += 1
+            log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
+    except Stopped as stop:  # the episodes in flight were cleaned up on the way here; none left a row
+        raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
+                         f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
     return SuiteSummary(rows=rows, ran=ran, skipped=skipped)
+
+
+def _cut_off(row: dict[str, Any]) -> bool:
+    """A row that an older agentlab wrote for an episode SIGTERM cut off (as a harness error): not a
+    result, so a resumed run carries the episode out again."""
+    return str(row.get("error") or "").startswith("terminated (SIGTERM)")

@@ -6,7 +6,10 @@ into one line (``where: what is wrong; what to do``) and a non-zero exit, never 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 class AgentlabError(Exception):
@@ -87,27 +90,97 @@ class InvalidActionError(AgentlabError):
     nothing was sent to the device."""
 
 
-class Terminated(AgentlabError):
-    """The process was asked to stop (SIGTERM): raised where it was, so every ``finally`` runs
-    (programs, displays and Ray workers are stopped) and the CLI exits 143 with one line."""
+class Stopped(BaseException):
+    """The process was asked to stop (SIGTERM or Ctrl-C): raised where it was, so every ``finally``
+    runs (programs, displays and Ray workers are stopped), and the CLI exits with one line.
+
+    Not an :class:`AgentlabError`, not even an :class:`Exception`, for the reason
+    ``KeyboardInterrupt`` is not one: a stop is no task's failure, so nothing that turns errors into
+    rows (``run_task``) or retries them may catch it; it goes up to the command, and a resumed run
+    carries out the work it cut off."""
+
+    exit_code: int = 1
+    #: what the user did, the start of the line the CLI prints
+    what: str = "stopped"
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or f"{self.what}; finished results were kept and the run can be resumed"
+        super().__init__(self.message)
+
+
+class Terminated(Stopped):
+    """SIGTERM: the CLI exits 143 (128 + 15)."""
 
     exit_code = 143
+    what = "terminated (SIGTERM)"
 
 
-def raise_on_sigterm() -> None:
-    """Turn SIGTERM into :class:`Terminated` in this (main) thread; a no-op elsewhere. Called by
-    the CLI at start and again after libraries that install their own handler (Ray's prints a
-    native stack dump and exits 134)."""
+class Interrupted(Stopped):
+    """Ctrl-C (SIGINT): the CLI exits 130 (128 + 2)."""
+
+    exit_code = 130
+    what = "interrupted (Ctrl-C)"
+
+
+_stopping: list[int] = []
+
+
+def stop_for(signum: int) -> Stopped:
+    """The exception a stop signal raises (SIGINT: :class:`Interrupted`, else :class:`Terminated`),
+    noting that the process is stopping: :func:`stop_on_signals` then ignores a repeated signal.
+    For code that takes signals itself (the Ray driver loop) and raises the stop later."""
+    import signal
+
+    _stopping.append(signum)
+    return Interrupted() if signum == signal.SIGINT else Terminated()
+
+
+def install_stop_handlers() -> dict[int, Any]:
+    """Make SIGTERM raise :class:`Terminated` and SIGINT :class:`Interrupted` in this (main) thread;
+    the handlers that were there before (nothing off the main thread, where Python takes no signal).
+    SIGINT stays ignored when the shell started this process with it ignored (``cmd &``).
+
+    Only the first signal raises: one that comes while the stop unwinds is logged and ignored,
+    so it cannot cut short a ``finally`` that is ending programs (SIGKILL still stops at once;
+    workspace programs then die with their supervisor)."""
+    import logging
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return
+        return {}
+    _stopping.clear()
 
     def handler(signum: int, _frame: object) -> None:
-        raise Terminated("terminated (SIGTERM); finished results were kept and the run can be resumed")
+        if _stopping:
+            logging.getLogger(__name__).warning("%s again: already stopping, cleaning up first",
+                                                signal.Signals(signum).name)
+            return
+        raise stop_for(signum)
 
-    signal.signal(signal.SIGTERM, handler)
+    before: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    for sig, old in before.items():
+        if not (sig == signal.SIGINT and old == signal.SIG_IGN):
+            signal.signal(sig, handler)
+    return before
+
+
+def restore_handlers(before: dict[int, Any]) -> None:
+    """Put back signal handlers saved by :func:`install_stop_handlers` (or ``signal.getsignal``)."""
+    import signal
+
+    for sig, old in before.items():
+        signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """:func:`install_stop_handlers` while inside; the handlers there before come back at exit."""
+    before = install_stop_handlers()
+    try:
+        yield
+    finally:
+        restore_handlers(before)
 
 
 class ApplicationExitedError(HarnessError):

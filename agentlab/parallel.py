@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -32,7 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from agentlab.errors import ConfigError, EnvironmentUnavailableError, Terminated, raise_on_sigterm
+from agentlab.errors import (
+    ConfigError,
+    EnvironmentUnavailableError,
+    Stopped,
+    Terminated,
+    install_stop_handlers,
+    restore_handlers,
+    stop_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -93,15 +102,18 @@ def map_unordered(
 
 
 class _WorkerActor(Generic[T, R]):
-    """The Ray actor: builds its worker once (on :meth:`ready`), then runs one item per call."""
+    """The Ray actor: builds its worker once (on :meth:`ready`), then runs one item per call.
+
+    SIGTERM or SIGINT in a worker raises :class:`~agentlab.errors.Stopped` in the item it runs (as
+    in the CLI process), so the item's ``finally`` blocks end its programs and close its env: the
+    driver sends SIGTERM to its local workers when the run stops, before Ray kills them."""
 
     def __init__(self, make_worker: WorkerRecipe[T, R], index: int) -> None:
         self.make_worker, self.index = make_worker, index
         self.fn: Callable[[T], R] | None = None
+        install_stop_handlers()  # Ray's own SIGTERM handler would exit without running any finally
 
     def ready(self) -> int:
-        import os
-
         if self.fn is None:
             self.fn = self.make_worker(self.index)
         return os.getpid()
@@ -113,13 +125,31 @@ class _WorkerActor(Generic[T, R]):
 
 
 def private_ray_dir() -> Path:
-    """Where a Ray started here keeps its sessions: a folder only this user can enter (Ray makes its
-    session folders world-writable; inside a 0700 folder nobody else reaches them or their logs,
-    which hold prompts). Short, since Ray's socket paths must fit 107 characters."""
-    folder = Path(tempfile.gettempdir()) / f"agentlab-ray-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    os.chmod(folder, 0o700)
-    return folder
+    """Where a Ray started here keeps its sessions: ``<tmp>/agentlab-ray-<uid>/r``. Ray makes the
+    folder it is given world-writable (0777) at every start, and its session folders too; their
+    parent is ours and 0700, so nobody else reaches them or their logs, which hold prompts. A
+    parent that is not ours (planted by another user, or a link) is not used: a fresh one is made.
+    Short, since Ray's socket paths must fit 107 characters."""
+    home = Path(tempfile.gettempdir()) / f"agentlab-ray-{os.getuid()}"
+    try:
+        home.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(home)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        log.warning("parallel: %s is not a folder of yours; Ray keeps its sessions in a new one", home)
+        home = Path(tempfile.mkdtemp(prefix=f"agentlab-ray-{os.getuid()}-"))
+    os.chmod(home, 0o700)
+    return home / "r"
+
+
+def _keep_private(ray_dir: Path) -> None:
+    """After Ray started: its folder (made 0777 by Ray) and the parent back to 0700."""
+    for folder in (ray_dir.parent, ray_dir):
+        try:
+            os.chmod(folder, 0o700)
+        except OSError as exc:
+            log.warning("parallel: could not make %s private (%s)", folder, exc.strerror)
 
 
 def _start_ray(scale: Scale) -> bool:
@@ -136,7 +166,9 @@ def _start_ray(scale: Scale) -> bool:
         else:
             cpus = max(1, math.ceil(scale.workers * scale.cpus_per_worker))
             log.info("parallel: starting Ray here with %d worker(s), %d CPU(s)", scale.workers, cpus)
-            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING, _temp_dir=str(private_ray_dir()))
+            ray_dir = private_ray_dir()
+            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING, _temp_dir=str(ray_dir))
+            _keep_private(ray_dir)
     except Exception as exc:  # Ray raises a bare Exception when its node starts too slowly
         ray.shutdown()
         where = address or "this machine"
@@ -151,22 +183,29 @@ def _original(exc: Any) -> BaseException:
     return cause if isinstance(cause, BaseException) else exc.as_instanceof_cause()
 
 
+#: seconds the workers get to end their items' programs after a stop, before Ray kills them
+STOP_GRACE_S = 15.0
+
+
 def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
             lost: Callable[[T, str], R]) -> Iterator[tuple[T, R]]:
     import ray
     from ray.exceptions import RayActorError, RayTaskError
 
+    in_main = threading.current_thread() is threading.main_thread()
+    before: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if in_main else {}
     started = _start_ray(scale)
     # Ray's own SIGTERM handler dumps a native stack and exits 134; an exception raised from a
-    # handler while Ray's C++ waits turns into a SystemError. So SIGTERM only sets a flag here, and
-    # the loop below (waking every second) raises Terminated between waits: the finally shuts Ray down.
-    term = threading.Event()
-    in_main = threading.current_thread() is threading.main_thread()
-    if in_main:
-        signal.signal(signal.SIGTERM, lambda *_: term.set())
+    # handler while Ray's C++ waits turns into a SystemError. So SIGTERM and Ctrl-C only note the
+    # signal here, and the loop below (waking every second) raises the stop between waits.
+    signals: list[int] = []
+    for sig, old in before.items():
+        if not (sig == signal.SIGINT and old == signal.SIG_IGN):
+            signal.signal(sig, lambda signum, _frame: signals.append(signum))
     actor_cls = ray.remote(num_cpus=scale.cpus_per_worker, max_restarts=0, max_task_retries=0)(_WorkerActor)
     n = min(scale.workers, len(items))
     actors: dict[int, Any] = {}
+    pids: dict[int, Any] = {}  # worker index -> object ref of its pid (from ready(), run before any item)
     running: dict[Any, tuple[int, int]] = {}  # object ref -> (worker index, item position)
     queue = list(range(len(items)))
     queue.reverse()  # pop() from the end takes items in order
@@ -175,6 +214,7 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
     def submit(worker: int) -> None:
         if worker not in actors:
             actors[worker] = actor_cls.remote(make_worker, worker)
+            pids[worker] = actors[worker].ready.remote()
         pos = queue.pop()
         running[actors[worker].run.remote(items[pos])] = (worker, pos)
 
@@ -184,8 +224,8 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
                 submit(w)
         while running:
             ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # wakes up for signals
-            if term.is_set():
-                raise Terminated("terminated (SIGTERM); finished results were kept and the run can be resumed")
+            if signals:
+                raise stop_for(signals[0])
             if not ready:
                 continue
             ref = ready[0]
@@ -194,6 +234,7 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
                 result: R = ray.get(ref)
             except RayActorError as exc:
                 actors.pop(worker, None)  # dead: the next submit starts a fresh one at this index
+                pids.pop(worker, None)
                 init, cause = getattr(exc, "actor_init_failed", False), getattr(exc, "cause", None)
                 if init and isinstance(cause, RayTaskError):  # its recipe raised: not a death
                     raise _original(cause) from None
@@ -206,14 +247,39 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
                     continue
                 result = lost(items[pos], why)
             except RayTaskError as exc:
-                raise _original(exc) from None
+                original = _original(exc)
+                if isinstance(original, (Stopped, KeyboardInterrupt)):  # a worker had a stop signal first
+                    theirs = signal.SIGTERM if isinstance(original, Terminated) else signal.SIGINT
+                    raise stop_for(signals[0] if signals else theirs) from None
+                raise original from None
             if queue:
                 submit(worker)
             yield items[pos], result
     finally:
+        if running and started:  # the workers run here: let them end their items' programs first
+            _stop_workers(pids, list(running))
         for actor in actors.values():
             ray.kill(actor)
         if started:
             ray.shutdown()
-        if in_main:
-            raise_on_sigterm()
+        restore_handlers(before)
+
+
+def _stop_workers(pids: dict[int, Any], running: list[Any]) -> None:
+    """SIGTERM every worker of this machine, then wait (at most :data:`STOP_GRACE_S`) for the items
+    they run to end: each raises Stopped where it is, so its programs end and its env closes
+    (``ray.kill`` alone would SIGKILL the worker with its ``finally`` blocks unrun). Only for a Ray
+    started here: a pid of another node's worker means nothing on this one."""
+    import ray
+    from ray.exceptions import GetTimeoutError, RayError
+
+    for ref in pids.values():
+        try:
+            pid = ray.get(ref, timeout=1.0)  # a worker still building its models runs no program yet
+        except (GetTimeoutError, RayError):
+            continue
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    ray.wait(running, num_returns=len(running), timeout=STOP_GRACE_S)

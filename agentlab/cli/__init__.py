@@ -17,7 +17,7 @@ from types import ModuleType
 
 import typer
 
-from agentlab.errors import AgentlabError, raise_on_sigterm
+from agentlab.errors import AgentlabError, Stopped, stop_on_signals
 from agentlab.fileio import DISK_FULL
 
 app = typer.Typer(
@@ -79,18 +79,23 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    raise_on_sigterm()
     _mount()
     try:
-        # In non-standalone mode click returns typer.Exit's code instead of exiting.
-        rv = app(args=argv, prog_name="agentlab", standalone_mode=False)
+        # SIGTERM and Ctrl-C raise Stopped where they land (not KeyboardInterrupt, which typer would
+        # turn into a silent exit 130); the handlers there before are back once the command ends
+        with stop_on_signals():
+            # In non-standalone mode click returns typer.Exit's code instead of exiting.
+            rv = app(args=argv, prog_name="agentlab", standalone_mode=False)
         if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
             sys.exit(rv)
     except AgentlabError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted; partial results were kept and the run can be resumed", err=True)
+    except Stopped as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # raised where no handler of ours was installed
+        typer.echo("error: interrupted (Ctrl-C); finished results were kept and the run can be resumed", err=True)
         sys.exit(130)
     except SystemExit:
         raise

@@ -7,7 +7,11 @@ emptied environment with ``env -i``). Two kernel features cannot be shed:
 - ``PR_SET_CHILD_SUBREAPER``: every orphaned descendant of this supervisor is re-parented to
   it instead of to init, so "all my descendants" stays a list the supervisor can walk;
 - ``PR_SET_PDEATHSIG``: when the runner dies (``kill -9``, Ctrl-C, SIGTERM), the kernel sends
-  this supervisor SIGTERM, and it ends the whole tree before it exits.
+  this supervisor SIGTERM, and it ends the whole tree before it exits; the program itself gets
+  SIGKILL when this supervisor dies.
+
+The program can still kill or stop this supervisor (same user): the runner then ends what is left
+itself (:mod:`agentlab.envs.adoption`).
 
 Run as ``python -I -S reaper.py -- PROGRAM ARGS...``. It forks the program, waits for it, then
 kills whatever the program left running (background children included) and exits with the
@@ -83,10 +87,16 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, _on_signal)
     if os.getppid() != parent:  # the runner died before the death signal was armed
         return 128 + signal.SIGTERM
+    me = os.getpid()
     pid = os.fork()
     if pid == 0:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
+        # the program dies with its supervisor, should it kill it (what it started is the runner's
+        # to end then: the runner is a subreaper too, see agentlab/envs/adoption.py)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != me:
+            os._exit(128 + signal.SIGKILL)
         try:
             os.execvp(program[0], program)
         except OSError as exc:

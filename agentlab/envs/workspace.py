@@ -38,6 +38,7 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, Field
 
+from agentlab.envs.adoption import Adoption, process_state
 from agentlab.errors import ConfigError, DataError, EnvironmentUnavailableError
 from agentlab.safepath import Entry, SafeFolder
 
@@ -626,45 +627,41 @@ class Workspace:
         full = self._bwrap_argv(argv) if self._sandbox else self._supervised_argv(argv)
         self._hand_over()
         t0 = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                full,
-                cwd=self.root,
-                env=env,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # own process group, so a timeout kills the whole tree
-                preexec_fn=_limits(self.config),
-            )
-        except OSError as exc:
-            raise EnvironmentUnavailableError(f"cannot start {full[0]}: {exc}") from None
-        if stdin is not None and proc.stdin is not None:
-            try:
-                proc.stdin.write(stdin.encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        # bytes kept per stream from its start and its end (up to 4 per character); the rest is counted
         chars = self.config.max_output_chars
         head, tail = 4 * (chars // 3), 4 * (chars - chars // 3)
-        readers = [_Drain(proc.stdout, head, tail), _Drain(proc.stderr, head, tail)]
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            if not self._sandbox:  # the supervisor ends its tree on SIGTERM; the group kill below backs it up
-                try:
-                    proc.terminate()
-                    proc.wait(timeout=2)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    pass
-        # Whether it finished or not, children left running in the background belong to the
-        # episode: end the whole tree (they would otherwise also hold the output pipes open).
-        self._kill_tree(proc.pid, mark)
-        duration = time.monotonic() - t0
-        proc.wait()
+        adoption = Adoption()  # orphans of the program's tree come to this process, whoever killed their parent
+        with adoption:
+            try:
+                proc = subprocess.Popen(
+                    full,
+                    cwd=self.root,
+                    env=env,
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,  # own process group, so a timeout kills the whole tree
+                    preexec_fn=_limits(self.config),
+                )
+            except OSError as exc:
+                raise EnvironmentUnavailableError(f"cannot start {full[0]}: {exc}") from None
+            adoption.track(proc.pid)
+            try:
+                if stdin is not None and proc.stdin is not None:
+                    try:
+                        proc.stdin.write(stdin.encode())
+                        proc.stdin.close()
+                    except BrokenPipeError:
+                        pass
+                # bytes kept per stream from its start and its end (up to 4 per character); the rest is counted
+                readers = [_Drain(proc.stdout, head, tail), _Drain(proc.stderr, head, tail)]
+                timed_out = self._wait(proc, timeout)
+            finally:
+                # Whether it finished, timed out or this process is stopping (SIGTERM, Ctrl-C), what it
+                # left running belongs to the episode: end the whole tree, the processes that escaped
+                # its supervisor included (they would otherwise also hold the output pipes open).
+                self._kill_tree(proc.pid, mark, adoption)
+                duration = time.monotonic() - t0
+                proc.wait()
         out, err = (r.result() for r in readers)
         res = RunResult(
             returncode=proc.returncode if not timed_out else -signal.SIGKILL,
@@ -681,14 +678,41 @@ class Workspace:
         log.info("workspace %s: %s %s", self.root, language, "timed out" if timed_out else f"exit {res.returncode}")
         return res
 
+    def _wait(self, proc: subprocess.Popen[bytes], timeout: float) -> bool:
+        """Wait for the program; True when its time ran out. A supervisor found stopped (the program
+        ran ``kill -STOP $PPID``) is continued, so the run ends when the program does, or at its limit."""
+        deadline, told = time.monotonic() + timeout, False
+        while True:
+            try:
+                proc.wait(timeout=max(0.0, min(0.25, deadline - time.monotonic())))
+                return False
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    break
+                if not self._sandbox and process_state(proc.pid) in ("T", "t"):
+                    if not told:
+                        log.warning("workspace %s: the program stopped its supervisor; continuing it", self.root)
+                    told = True
+                    proc.send_signal(signal.SIGCONT)
+        if not self._sandbox:  # the supervisor ends its tree on SIGTERM; the kills after it back it up
+            try:
+                proc.terminate()
+                proc.send_signal(signal.SIGCONT)  # a stopped supervisor takes its SIGTERM only once continued
+                proc.wait(timeout=2)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        return True
+
     @staticmethod
-    def _kill_tree(pgid: int, mark: str) -> None:
-        """End the run's process group, then every process still carrying the run's mark in
-        its environment (one that started its own session escaped the group)."""
+    def _kill_tree(pgid: int, mark: str, adoption: Adoption) -> None:
+        """End the run's process group, every process of its tree (:class:`Adoption`: also one
+        whose supervisor was killed or stopped), then every process still carrying the run's mark
+        in its environment (a last look, should this process not be a subreaper)."""
         try:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        adoption.end_all()
         needle = f"{_RUN_MARK}={mark}".encode()
         for _ in range(3):  # a process may fork while we look; look again until none is left
             found = 0

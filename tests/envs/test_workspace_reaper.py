@@ -87,3 +87,61 @@ def test_killing_the_runner_ends_the_program(tmp_path: Path, sandbox: str, sig: 
         proc.kill()
         for pid in _alive(tag):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- a program that turns on its supervisor (issue #37, case 7): without bubblewrap the supervisor is
+# a process of the same user, which the program can kill or stop; the runner ends the tree itself
+def _turns_on_supervisor(tag: str, how: str) -> str:
+    return f"env -i setsid sleep {tag} </dev/null >/dev/null 2>&1 &\nsleep 0.2\n{how}"
+
+
+def test_a_program_that_kills_its_supervisor_leaves_nothing(tmp_path: Path) -> None:
+    tag = f"34{uuid.uuid4().int % 10**6}.5"
+    with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="none", timeout_s=20)) as w:
+        t0 = time.monotonic()
+        r = w.run_bash(_turns_on_supervisor(tag, f"kill -9 $PPID\nsleep {tag}"))
+    assert time.monotonic() - t0 < 10 and not r.timed_out  # the program died with its supervisor
+    assert not _wait_gone(tag, 2), "a setsid child outlived the supervisor its program killed"
+
+
+def test_a_program_that_stops_its_supervisor_ends_on_time_and_leaves_nothing(tmp_path: Path) -> None:
+    tag = f"35{uuid.uuid4().int % 10**6}.5"
+    with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="none", timeout_s=20)) as w:
+        t0 = time.monotonic()
+        r = w.run_bash(_turns_on_supervisor(tag, "kill -STOP $PPID\necho stopped it"))
+        took = time.monotonic() - t0
+        assert r.ok and "stopped it" in r.stdout and took < 10, (r, took)  # continued: not a wait for the limit
+        assert not _wait_gone(tag, 2), "a setsid child outlived the program that stopped its supervisor"
+        # stopping it again and again: the time limit still ends the run, and everything in it
+        t0 = time.monotonic()
+        r = w.run_bash(_turns_on_supervisor(tag, "while true; do kill -STOP $PPID; sleep 0.02; done"), timeout_s=2)
+        assert r.timed_out and time.monotonic() - t0 < 10
+    assert not _wait_gone(tag, 2), "a setsid child outlived the timeout of a program that kept its supervisor stopped"
+
+
+def test_a_runner_stopping_ends_a_program_that_keeps_its_supervisor_stopped(tmp_path: Path) -> None:
+    """SIGTERM raises in the runner while it waits for the program (as in ``agentlab exec``): on its
+    way out it ends the program's tree itself; the supervisor, stopped, could not take its own signal."""
+    tag = f"36{uuid.uuid4().int % 10**6}.5"
+    program = _turns_on_supervisor(tag, "while true; do kill -STOP $PPID; sleep 0.02; done")
+    runner = textwrap.dedent(f"""
+        import signal, sys
+        from agentlab.envs.workspace import Workspace, WorkspaceConfig
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # raises where the runner waits
+        with Workspace({str(tmp_path / 'ws')!r}, WorkspaceConfig(sandbox="none", timeout_s=120)) as w:
+            w.run_bash({program!r})
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", runner])
+    try:
+        deadline = time.monotonic() + 30
+        while not _alive(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _alive(tag), "the program never started"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+        assert not _wait_gone(tag), "the program's child outlived its runner"
+    finally:
+        proc.kill()
+        for pid in _alive(tag):
+            os.kill(pid, signal.SIGKILL)

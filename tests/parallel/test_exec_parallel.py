@@ -223,3 +223,86 @@ def test_sigterm_stops_ray_cleanly_with_one_line(tmp_path, chat_server) -> None:
     assert proc.returncode == 143, err[-2000:]
     assert "SIGTERM received" not in err and "PC: @" not in err, err[-2000:]
     assert lines and lines[-1].startswith("error: terminated (SIGTERM)"), err[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_stop_with_two_workers_leaves_no_program_and_ray_keeps_its_folder_private(tmp_path, chat_server, sig) -> None:  # type: ignore[no-untyped-def]
+    """Issue #37 (cases 4 and 7): ``exec --workers 2 --sandbox none`` whose programs keep their
+    supervisors stopped (which then cannot take the signal the kernel sends them when Ray kills
+    their worker) and leave children in sessions of their own: SIGTERM, or Ctrl-C to the whole
+    group, stops the run with one line and exit 143 / 130, and not one process of the run is left.
+    Meanwhile the folder holding Ray's sessions is 0700 (Ray makes the folder it is given 0777)."""
+    import shutil
+    import signal
+    import stat
+    import tempfile
+    import uuid
+
+    from tests.episode.test_stop_signals import Endpoint, _survivors, _tagged, send, start_exec, wait_for_programs
+
+    tag = f"38{uuid.uuid4().int % 10**6}.5"
+    tasks = [load_task(tasks_dir() / f"{i}.json") for i in IDS[:3]]
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    for t in tasks:
+        (folder / f"{t.id}.json").write_text((tasks_dir() / f"{t.id}.json").read_text())
+    stopper = f"(env -i setsid sleep {tag} </dev/null >/dev/null 2>&1 &)\nwhile true; do kill -STOP $PPID; sleep 0.05; done"
+    endpoint = Endpoint(chat_server, tasks, tag, sleeper=f"Running it.\n```bash\n{stopper}\n```\n")
+    tmp = tempfile.mkdtemp(prefix="h37-", dir="/tmp")  # short: Ray's socket paths must fit 107 characters
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"TMPDIR": tmp}  # a Ray of its own
+    out = tmp_path / "run"
+    proc = start_exec(tmp_path, endpoint.url, folder, out, "--agent", "CoderAgent", "--workers", "2", env=env)
+    try:
+        procs = wait_for_programs(proc, tag, n=2, timeout_s=240)
+        ray_home = Path(tmp) / f"agentlab-ray-{os.getuid()}"
+        assert stat.S_IMODE(ray_home.stat().st_mode) == 0o700 and any((ray_home / "r").glob("session_*"))
+        _, err = send(proc, getattr(signal, sig))
+        assert proc.returncode == (143 if sig == "SIGTERM" else 130), err[-3000:]
+        mine = [ln for ln in err.splitlines() if ln.startswith("error:")]
+        assert len(mine) == 1 and err.strip().splitlines()[-1] == mine[0], err[-3000:]
+        assert mine[0].startswith("error: terminated (SIGTERM): stopped after cleaning up" if sig == "SIGTERM"
+                                  else "error: interrupted (Ctrl-C): stopped after cleaning up"), err[-3000:]
+        assert not _survivors(procs, tag, timeout_s=10), "a program (or one of its processes) outlived the run"
+        assert not (out / "results.jsonl").exists() or read_jsonl(out / "results.jsonl") == []
+        assert stat.S_IMODE(ray_home.stat().st_mode) == 0o700
+    finally:
+        proc.kill()
+        for pid in _tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_the_ray_folder_is_private_and_ours(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Ray's folder sits in a 0700 folder of ours (a 0777 one left by an older run is closed
+    again); a planted one (a link, another user's folder) is not used. Ray's own start is covered
+    by the slow test above."""
+    import stat
+    import tempfile
+
+    from agentlab.parallel import _keep_private, private_ray_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    home = tmp_path / f"agentlab-ray-{os.getuid()}"
+    home.mkdir(mode=0o777)
+    home.chmod(0o777)
+    ray_dir = private_ray_dir()
+    assert ray_dir == home / "r" and stat.S_IMODE(home.stat().st_mode) == 0o700
+    ray_dir.mkdir(mode=0o777)
+    ray_dir.chmod(0o777)  # what ray.init does to the folder it is given
+    _keep_private(ray_dir)
+    assert stat.S_IMODE(ray_dir.stat().st_mode) == stat.S_IMODE(home.stat().st_mode) == 0o700
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    elsewhere.chmod(0o777)
+    home.rename(tmp_path / "old")
+    home.symlink_to(elsewhere)  # planted
+    fresh = private_ray_dir()
+    assert fresh.parent != home and fresh.parent.parent == tmp_path and stat.S_IMODE(fresh.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o777  # the link's target was left alone
+    if os.getuid() == 0:  # another user's folder
+        home.unlink()
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        assert private_ray_dir().parent != home

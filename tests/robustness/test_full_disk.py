@@ -97,7 +97,7 @@ def test_exec_on_a_disk_that_fills_up_is_one_line_and_keeps_its_rows(tmp_path: P
         cmd = [bwrap, "--dev-bind", "/", "/", "--size", "250000", "--tmpfs", "/full", "--", "sh", "-c", inside, "sh",
                sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(tasks), "--out", "/full/run",
                "--llm-config", str(cfg), "--device", "fake"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME_DIR": str(tmp_path)}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME_DIR": str(tmp_path), "OPENAI_API_KEY": "loopback"}
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
     finally:
         server.close()
