@@ -92,7 +92,8 @@ class RouterRoute:
         return self._acting[env]
 
     def __call__(self, task: ExecTask) -> str:
-        decided = self.router.route_task(task, self.acting(task.env))
+        env = getattr(task, "env", None)
+        decided = self.router.route_task(task, self.acting(env) if env else None)
         if decided.agent is None:
             why = f": {' '.join(decided.error.split())}" if decided.error else ""
             raise NoAgentChosen(f"router '{self.kind}' chose no agent{why}", where=task.source or task.id)

@@ -357,7 +357,8 @@ def open_run(
     """
     path = manifest_path(out_dir)
     if not resume or not path.exists():
-        if resume and out_dir.is_dir() and any(out_dir.iterdir()):
+        # the run folder's lock (agentlab.runlock) is this run's own file, not an older run's
+        if resume and out_dir.is_dir() and any(p.name != ".lock" for p in out_dir.iterdir()):
             log.warning("%s: no manifest (a run from before manifests); recording the current configuration", path)
         write_manifest(out_dir, current)
         return current

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentlab.errors import ModelNotFoundError
+from agentlab.errors import AgentlabError, ModelNotFoundError
 from agentlab.llm.embedded import MINILM_ID, minilm_path
 
 log = logging.getLogger(__name__)
@@ -100,20 +100,73 @@ class SentenceEncoder:
         except OSError as exc:
             raise ModelNotFoundError(f"sentence encoder not loadable from {path}: {exc}") from None
         self.model_id = MINILM_ID if model_path is None else str(path)
+        self._path = path
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Normalised embeddings of ``texts``. A large list (a router's thousands of demonstrations)
+        is kept on disk, keyed by the encoder's weights and the exact texts (:func:`_cache_file`), so
+        the next process that fits the same router reads it instead of encoding again (25 s here)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.asarray(
+        cached = _cache_file(self._path, texts) if len(texts) >= CACHE_MIN_TEXTS else None
+        if cached is not None and cached.is_file():
+            try:
+                out = np.load(cached, allow_pickle=False)
+                if out.shape == (len(texts), self.dim):
+                    return out
+            except (OSError, ValueError):
+                pass  # a torn or foreign file: encode again and replace it
+        out = np.asarray(
             self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False),
             dtype=np.float32,
         )
+        if cached is not None:
+            _save_array(cached, out)
+        return out
 
     @property
     def dim(self) -> int:
         dim = self._model.get_sentence_embedding_dimension()
         assert dim is not None  # MiniLM-style encoders always declare it
         return int(dim)
+
+
+#: lists shorter than this are encoded every time (a request, a few tools): not worth a file
+CACHE_MIN_TEXTS = 256
+
+
+def _cache_file(model: Path, texts: list[str]) -> Path | None:
+    """Where the embeddings of ``texts`` by the encoder at ``model`` are kept (``AGENTLAB_CACHE``),
+    or ``None`` when the cache cannot be written. The key covers the weights (their files' names,
+    sizes and first bytes) and every text, so a changed model or list is a different file."""
+    import hashlib
+
+    from agentlab.paths import cache_dir, unwritable
+
+    h = hashlib.sha256()
+    weights = sorted(p for p in Path(model).glob("*") if p.suffix in (".safetensors", ".bin", ".json") and p.is_file())
+    for w in weights:
+        h.update(f"{w.name}:{w.stat().st_size}:".encode())
+        with open(w, "rb") as fh:
+            h.update(fh.read(1 << 16))
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass") + b"\0")
+    folder = cache_dir() / "embeddings"
+    return None if unwritable(folder) else folder / f"{h.hexdigest()[:32]}.npy"
+
+
+def _save_array(target: Path, array: np.ndarray) -> None:
+    """``array`` written atomically (a crash leaves no half file for the next reader)."""
+    import io
+
+    from agentlab.fileio import atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=False)
+    try:
+        atomic_write_bytes(target, buf.getvalue())
+    except (OSError, AgentlabError) as exc:  # a full or read-only cache only costs the next process the encoding
+        log.info("embedding cache not written (%s): %s", target, exc)
 
 
 @lru_cache(maxsize=1)

@@ -42,3 +42,27 @@ def test_missing_scorer_model_is_clear(tmp_path) -> None:
 
     with pytest.raises(ModelNotFoundError, match="BERTScore model not found"):
         BertScorer(model_path=tmp_path)
+
+
+def test_a_long_list_is_encoded_once_across_processes(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A router's demonstrations are encoded once: the next encoder (another process, another
+    worker) reads the cached embeddings, identical; another list or a torn file encodes again."""
+    import numpy as np
+
+    from agentlab.similarity import CACHE_MIN_TEXTS, SentenceEncoder
+
+    monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path))
+    texts = [f"request number {i}" for i in range(CACHE_MIN_TEXTS)]
+    first = SentenceEncoder()
+    a = first.encode(texts)
+    second = SentenceEncoder()
+    calls: list[int] = []
+    real = second._model.encode
+    monkeypatch.setattr(second._model, "encode", lambda *a, **k: calls.append(1) or real(*a, **k))
+    b = second.encode(texts)
+    assert calls == [] and np.array_equal(a, b)
+    second.encode(texts[:-1] + ["something else"])
+    assert calls == [1]
+    for f in (tmp_path / "embeddings").glob("*.npy"):
+        f.write_bytes(b"torn")
+    assert np.array_equal(second.encode(texts), a) and calls == [1, 1]

@@ -438,8 +438,8 @@ class Workspace:
     # -- files -----------------------------------------------------------------------
     def path(self, rel: str | Path, *, must_exist: bool = False) -> Path:
         """Resolve ``rel`` inside the workspace; anything escaping it (``..``, absolute paths,
-        symlinks pointing out) raises :class:`DataError`. ``must_exist``: a regular file of the
-        workspace must be there, reached without a symbolic link (see :meth:`safe`).
+        symlinks pointing out) raises :class:`DataError`. ``must_exist``: a regular file or a
+        folder of the workspace must be there, reached without a symbolic link (see :meth:`safe`).
 
         A name for a program or a message, not for this process to open: read and write the
         workspace's files through :meth:`safe` (the program may have planted links)."""
@@ -452,8 +452,8 @@ class Workspace:
             what = self.safe.kind(self._rel(rel))
             if what is None:
                 raise DataError(f"declared output {str(rel)!r} does not exist in the workspace {self.root}")
-            if what != "file":
-                raise DataError(f"declared output {str(rel)!r} is not a regular file of the workspace "
+            if what not in ("file", "dir"):  # a folder the task makes is an output too (downloads/docs)
+                raise DataError(f"declared output {str(rel)!r} is not a regular file or folder of the workspace "
                                 f"({'a symbolic link, not followed' if what == 'link' else 'a ' + what})")
         return full
 
@@ -476,7 +476,7 @@ class Workspace:
 
     def check_outputs(self, declared: list[str | Path]) -> list[Path]:
         """Validate an agent's declared output paths: each must lie inside the workspace and be
-        a regular file there (not a link). Returns their resolved paths; the first bad one
+        a regular file or a folder there (never a link). Returns their resolved paths; the first bad one
         raises :class:`DataError`."""
         return [self.path(d, must_exist=True) for d in declared]
 
