@@ -100,7 +100,12 @@ class AgentDocument:
         )
 
     def render(self, max_demos: int = 3) -> str:
-        """The document as it appears in an ICL or manager prompt."""
+        """The document as it appears in an ICL or manager prompt. ``max_demos < 0`` is the brief
+        form, for a store whose full documents do not fit the model's context (an ICL prompt over
+        every agent): applications and capabilities only, no limitations and no examples."""
+        if max_demos < 0:
+            return (f"Agent: {self.name} ({self.interface}, {self.platform}, domain {self.domain})\n"
+                    f"Applications: {self.applications}\nCapabilities: {self.capabilities}")
         demos = "\n".join(f"  - {d.text}" for d in self.demonstrations[:max_demos])
         return (
             f"Agent: {self.name} ({self.interface}, {self.platform}, domain {self.domain})\n"

@@ -16,6 +16,9 @@ TOOLKITS: dict[str, str] = {
     "files": "agentlab.toolkits.files",
     "settings": "agentlab.toolkits.settings",
     "images": "agentlab.toolkits.images",
+    "browser": "agentlab.toolkits.browser",
+    "mail": "agentlab.toolkits.mail",
+    "media": "agentlab.toolkits.media",
 }
 
 

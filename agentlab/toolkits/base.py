@@ -51,18 +51,24 @@ class Slot:
     request named where the result goes), ``folder``, ``sheet``, ``header``, ``cell``, ``row_key`` (a value of the
     first columns), ``slide`` (a slide title), ``anchor`` (a run of the request found in the documents), ``section`` (an INI section), ``setting``
     (a key of the settings file or of the toolkit's catalogue), ``phrase`` (words of the
-    request), ``text`` (free text), ``number``, ``bool``, ``choice`` (one of ``choices``). ``new`` on
-    a named kind (a sheet's new name): never a sheet, slide or file that exists already.
+    request), ``value`` (what a setting is set to: the request's URLs, paths, quoted words, words
+    and numbers, ``true``/``false``, ``*`` for "all"), ``item`` (a thing named inside a file: a
+    bookmark or bookmark folder, a mail folder, a message subject, a playlist entry), ``text``
+    (free text), ``number``, ``bool``, ``choice`` (one of ``choices``). ``new`` on a named kind (a
+    sheet's new name): never a sheet, slide or file that exists already. ``names``: a file slot
+    also takes files with one of these base names whatever their extension (Chromium's
+    ``Preferences``, VLC's ``vlcrc``, an mbox folder named ``Inbox``).
     """
 
     kind: str
     extensions: tuple[str, ...] = ()
     new: bool = False
     choices: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
 
 
-def file_slot(*extensions: str, new: bool = False) -> Slot:
-    return Slot("file", tuple(e.lower() for e in extensions), new=new)
+def file_slot(*extensions: str, new: bool = False, names: tuple[str, ...] = ()) -> Slot:
+    return Slot("file", tuple(e.lower() for e in extensions), new=new, names=names)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,11 @@ class SlotValues:
     sections: list[str] = field(default_factory=list)
     #: the text of the workspace's documents (paragraphs, slide texts, lines), lower-cased
     texts: list[str] = field(default_factory=list)
+    #: things named inside files: bookmarks and bookmark folders, mail folders, message subjects,
+    #: playlist entries (slot kind ``item``)
+    items: list[str] = field(default_factory=list)
+    #: URLs and absolute or home paths the request names, whole (slot kind ``value``)
+    urls: list[str] = field(default_factory=list)
     #: the request itself (a named value it mentions narrows its slot to the mentioned ones)
     request: str = ""
 
@@ -55,10 +60,9 @@ class SlotValues:
         (only ``text`` slots; a named kind with no value here has none, so its tools cannot be called)."""
         kind = slot.kind
         if kind == "file":
-            files = [f for f in self.files if not slot.extensions or Path(f).suffix.lower() in slot.extensions]
+            files = [f for f in self.files if _fits_file(f, slot)]
             if slot.new:
-                fresh = [f for f in self.mentioned_files if f not in files
-                         and (not slot.extensions or Path(f).suffix.lower() in slot.extensions)]
+                fresh = [f for f in self.mentioned_files if f not in files and _fits_file(f, slot)]
                 if fresh:  # the request names a file that does not exist yet: that is where the result goes
                     return _quoted(fresh)
             named_here = [f for f in files if f in self.mentioned_files or Path(f).name in self.request]
@@ -71,6 +75,8 @@ class SlotValues:
             return ["True", "False"]
         if kind == "number":
             return _unique(self.numbers + list(DEFAULT_NUMBERS))
+        if kind == "value":  # a setting's new value: what the request says, or a yes/no, or "all"
+            return _quoted(self.urls + self.phrases + self.numbers + ["true", "false", "*"])
         if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
             return _quoted(self.spans) or None
         if kind == "anchor":  # existing text the request points at: its runs found in the documents
@@ -80,7 +86,7 @@ class SlotValues:
             return _quoted(titled + (found or self.phrases))
         named = {"sheet": self.sheets, "header": self.headers, "cell": self.cells, "row_key": self.row_keys,
                  "slide": self.slides, "setting": self.settings, "section": self.sections,
-                 "phrase": self.phrases}.get(kind)
+                 "phrase": self.phrases, "item": self.items}.get(kind)
         if named is None:
             return None  # free text
         if slot.new:  # a new name: not one that exists already (renaming a sheet onto another is an error)
@@ -89,6 +95,14 @@ class SlotValues:
         if kind != "phrase":  # the ones the request names, when it names any
             named = mentioned(named, self.request) or named
         return _quoted(named)  # none known: a call needing one is left out of the grammar
+
+
+def _fits_file(name: str, slot: Slot) -> bool:
+    """Whether a file suits a file slot: its extension, or its base name (``Preferences``)."""
+    if not slot.extensions and not slot.names:
+        return True
+    path = Path(name)
+    return path.suffix.lower() in slot.extensions or path.name in slot.names
 
 
 def _words(text: str) -> str:
@@ -160,8 +174,14 @@ def request_values(instruction: str) -> SlotValues:
     words = [w.rstrip(".'") for w in words if not re.fullmatch(r"[\w.-]+\.[A-Za-z]{2,4}", w)]
     tokens = re.findall(r"[A-Za-z0-9][\w'-]*", text)
     pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a.lower() not in STOP and b.lower() not in STOP]
+    # URLs and absolute paths stay whole (a value the request gives: a home page, a download folder)
+    urls = [u.rstrip(".,;:)'\"") for u in re.findall(r"\b(?:https?://|file://|www\.)[^\s'\"<>]+", text)]
+    urls += [m.rstrip(".,;:)") for m in re.findall(r"(?<![\w.])(?:~|/)[\w.-]+(?:/[\w.-]*[\w-])+/?", text)]
+    urls += re.findall(r"(?<![\w/])\.[A-Za-z][A-Za-z0-9]{1,4}\b", text)  # a file kind: ".mp3"
+    # a relative path without an extension names a file too (an mbox folder: Mail/Invoices)
+    files += [m for m in re.findall(r"(?<![\w/.~-])((?:[\w-]+/)+[\w-]+)(?![\w/.])", text) if m not in files]
     return SlotValues(mentioned_files=files, folders=folders, cells=cells, headers=columns, numbers=numbers,
-                      phrases=_unique(quoted + words + pairs), spans=_spans(text), request=text)
+                      phrases=_unique(quoted + words + pairs), spans=_spans(text), urls=_unique(urls), request=text)
 
 
 def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
@@ -181,6 +201,8 @@ def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
     for f in files:
         path, suffix = root / f, Path(f).suffix.lower()
         try:
+            if _app_file(path, values):  # a browser, mail or media player's own file (no telling suffix)
+                continue
             if suffix == ".xlsx":
                 _xlsx(path, values)
             elif suffix == ".pptx":
@@ -270,3 +292,65 @@ def _docx(path: Path, values: SlotValues) -> None:
     import docx
 
     values.texts += [p.text.lower() for p in docx.Document(str(path)).paragraphs if p.text.strip()]
+
+
+def _app_file(path: Path, values: SlotValues) -> bool:
+    """The values of an application's own file, recognised by its name or its first bytes:
+    Chromium's ``Preferences`` (every setting as a dotted key) and ``Bookmarks`` (bookmark and
+    folder names), a Gecko ``prefs.js`` (its pref keys), an mbox mail folder (the folder and its
+    message subjects), a VLC ``vlcrc`` (sections and keys, also the commented-out defaults) and a
+    playlist (its entries). ``False``: not one of these."""
+    import json
+
+    name = path.name
+    if name == "prefs.js":
+        values.settings += re.findall(r'user_pref\(\s*"([^"]+)"', path.read_text(encoding="utf-8", errors="replace"))
+        return True
+    if path.suffix.lower() in (".m3u", ".m3u8", ".pls"):
+        values.items += [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()
+                         if ln.strip() and not ln.startswith("#")]
+        return True
+    if path.suffix or path.stat().st_size > 2_000_000:
+        return False
+    head = path.read_bytes()[:64]
+    if head.lstrip().startswith(b"{"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("roots"), dict):  # Chromium Bookmarks
+            values.items += list(data["roots"])
+            _bookmark_names(data["roots"], values.items)
+        elif isinstance(data, dict):  # Chromium Preferences: every leaf as a dotted key
+            values.settings += _dotted(data)[:400]
+        return True
+    if head.startswith(b"From "):  # an mbox mail folder: its name and its messages' subjects
+        values.items.append(name)
+        values.items += re.findall(r"(?im)^Subject:\s*(.+?)\s*$", path.read_text(encoding="utf-8", errors="replace"))
+        return True
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if re.search(r"(?m)^\[[\w-]+\]", text):  # an INI-like rc file (vlcrc): sections, set and commented keys
+        values.sections += re.findall(r"(?m)^\[([\w-]+)\]", text)
+        values.settings += re.findall(r"(?m)^#?\s*([\w][\w.-]*)\s*=", text)
+        return True
+    return False
+
+
+def _dotted(data: dict[str, object], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out += _dotted(v, key + ".")
+        else:
+            out.append(key)
+    return out
+
+
+def _bookmark_names(node: object, out: list[str]) -> None:
+    if isinstance(node, dict):
+        if node.get("name"):
+            out.append(str(node["name"]))
+        for child in node.get("children", []) if isinstance(node.get("children"), list) else []:
+            _bookmark_names(child, out)
+        if "children" not in node:
+            for v in node.values():
+                if isinstance(v, dict):
+                    _bookmark_names(v, out)

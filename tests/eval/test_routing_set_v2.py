@@ -65,7 +65,11 @@ def test_domains_with_a_cli_and_a_gui_agent_have_gold_tasks_for_both(tasks, pool
         ifaces_in_set.setdefault(t.domain, set()).add(t.interface)
     both = [d for d, s in ifaces_in_pool.items() if s == {"CLI", "GUI"}]
     assert "calc" in both and "os" in both
-    assert {d: ifaces_in_set.get(d) for d in both if ifaces_in_set.get(d) != {"CLI", "GUI"}} == {}
+    # the set was written (134 tasks, the committed routing figures) before the browser, mail and
+    # media-player profile specialists joined (issue #38): their domains have GUI gold tasks only
+    joined_later = {"chrome", "thunderbird", "vlc"}
+    assert {d: ifaces_in_set.get(d) for d in both if ifaces_in_set.get(d) != {"CLI", "GUI"}
+            and d not in joined_later} == {}
 
 
 @needs_lists

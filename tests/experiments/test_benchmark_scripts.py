@@ -110,7 +110,9 @@ def test_pool_scale_smoke(tmp_path, capsys, pool):
     s = summary(out)
     n = len(pool)
     assert float(s[f"latency_ratio_1000_vs_{n}"]) > 0 and 0.0 <= float(s[f"agenttoken_acc_{n}"]) <= 1.0
-    assert n <= int(s["icl_max_agents"]) < 1000  # the real documents fit without demonstrations, 1,000 do not
+    # the paper's 30 agents' full documents fit without demonstrations (the 36-agent store's only in
+    # their brief form, AgentDocument.render), 1,000 do not
+    assert 30 <= int(s["icl_max_agents"]) < 1000
     text = res.read_text()
     assert f"## Pool scale: latency and accuracy from {n} to 1,000 agents" in text and f"Pool = {n} real agents" in text
     assert f"| {n} | " in text and "| 1000 | " in text

@@ -155,7 +155,8 @@ def test_pool_scale_grows_with_distractors(pool, data):
     assert set(res.agenttoken) == {len(pool), len(pool) + 2} and res.icl == {}
     assert res.latency_ratio() > 0 and all(0.0 <= a.acc <= 1.0 for a in res.agenttoken.values())
     fit0, tokens0 = res.icl_max_agents[0]
-    assert fit0 >= len(pool) and tokens0 <= res.context_length - res.reserve_tokens
+    # the paper's 30 agents fit whole; the 36-agent store's documents fit only in their brief form
+    assert 30 <= fit0 < len(pool) and tokens0 <= res.context_length - res.reserve_tokens
     # at the real pool's size the rebuilt router answers as the checkpoint does (rows keep the checkpoint's order)
     from agentlab.metaagent.agenttoken import AgentTokenRouter
 

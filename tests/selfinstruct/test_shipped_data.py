@@ -37,8 +37,10 @@ def test_schema_thresholds_and_seeds(shipped, pool) -> None:  # type: ignore[no-
         by_agent[a].append((t, s, r))
         assert d == pool.get(a).domain
         assert s in ("seed", "generated") and (r == 0) == (s == "seed")
-    # FileAgent (#24) joined after the dataset was generated: its token trains on its seed demonstrations
-    assert set(pool.names) - set(by_agent) == {"FileAgent"} and set(by_agent) <= set(pool.names)
+    # FileAgent (#24) and the profile specialists (#38) joined after the dataset was generated: their
+    # tokens train on their seed demonstrations
+    assert set(pool.names) - set(by_agent) == {"FileAgent", "BrowserAgent", "MailboxAgent", "MediaAgent"}
+    assert set(by_agent) <= set(pool.names)
     for name, rows in by_agent.items():
         assert [t for t, s, _ in rows if s == "seed"] == [d.text for d in pool.get(name).demonstrations]
         texts = [t for t, _, _ in rows]

@@ -156,7 +156,8 @@ class ICLRouter(Router):
 
     def _choose_demos(self) -> tuple[int, list[int], str]:
         limit = self.backend.context_length
-        candidates = [self.cfg.max_demos] if self.cfg.max_demos is not None else range(self.cfg.max_demos_cap, -1, -1)
+        # down to -1: the brief documents (no limitations, no examples) when even bare ones do not fit
+        candidates = [self.cfg.max_demos] if self.cfg.max_demos is not None else range(self.cfg.max_demos_cap, -2, -1)
         need = None
         for k in candidates:
             prefix, suffix = self._split(k)
@@ -167,7 +168,7 @@ class ICLRouter(Router):
         raise ContextOverflowError(
             f"{len(self.pool)} agent documents need {need} prompt tokens "
             f"(+{self.cfg.reserve_tokens} reserved for the task) with "
-            f"{candidates[-1] if isinstance(candidates, list) else 0} demonstration(s) each, "
+            f"{candidates[-1] if isinstance(candidates, list) else 'no'} demonstration(s) each (brief documents), "
             f"but the model's context is {limit}; use fewer agents or a longer-context backbone",
             where=self.template.path,
         )
@@ -258,7 +259,7 @@ class ICLRouter(Router):
         # The prefix cache needs the local model's weights and its chat template as text.
         local = caps.hidden_states and caps.chat_template
         need = 0
-        for demos in range(self.cfg.max_demos_cap, -1, -1):
+        for demos in range(self.cfg.max_demos_cap, -2, -1):  # -1: brief documents (AgentDocument.render)
             probe = manager.variant(max_demos=demos)
             plain = probe.prompt(_TASK, docs)
             with_state = probe.prompt(_TASK, docs, state=_STATE)
@@ -270,7 +271,7 @@ class ICLRouter(Router):
                 break
         else:
             raise ContextOverflowError(
-                f"the manager prompt with all {len(docs)} documents needs {need} tokens without demonstrations, "
+                f"the manager prompt with all {len(docs)} documents needs {need} tokens in their brief form, "
                 f"plus {2 * new + 200} for the answer and one retry; the model's context is {limit}",
                 where=manager.template.path,
             )
