@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arms", default="gt,generalist,unconstrained,agenttoken")
     ap.add_argument("--per-domain", type=int, default=2, help="sample size per domain for the slower arms")
     ap.add_argument("--max-steps", type=int, default=3)
+    ap.add_argument("--sample-only", action="store_true",
+                    help="every arm on the per-domain sample, even the whole-set ones (a quick look)")
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--quick", action="store_true", help="one task per domain, gt and the generalist only")
     ap.add_argument("--workspace-single", action="store_true",
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         for name in arms:
             arm = heldout.ARMS[name]
-            tasks = args.task_dir if arm.whole_set and not args.quick else sample
+            tasks = args.task_dir if arm.whole_set and not (args.quick or args.sample_only) else sample
             resume = (args.out / name / "results.jsonl").is_file()
             cmd = [sys.executable, "-m", "agentlab.cli", *heldout.exec_argv(
                 arm, tasks, args.out, max_steps=args.max_steps, max_new_tokens=args.max_new_tokens, resume=resume)]
@@ -65,9 +67,13 @@ def main(argv: list[str] | None = None) -> int:
         "ExecutionAcc % (tasks); harness errors count as failures. Arms: gt = each task's specialist "
         "(its toolkit, grammar-constrained decoding, its trained adapter when data/adapters has one); "
         "gt-noadapter = the same with -O adapter=none; agenttoken = the shipped router picks the agent; "
-        "generalist = Friday writes programs for every task; unconstrained = gt with -O constrained=false."
+        "generalist = Friday writes programs for every task; unconstrained = gt with -O constrained=false; "
+        "hybrid = the store's default routing."
         + (f" {args.note}" if args.note else ""),
-        "", *heldout.markdown(results)]
+        "", *heldout.markdown(results), "",
+        "Per arm (single-/multi-operation from the set's ops.csv; routed to gold = the row's first agent is the "
+        "task's ground-truth agent; medians per task):", "",
+        *heldout.details(results, gold=heldout.gold_agents(args.task_dir), ops=heldout.ops_counts(args.task_dir))]
     by_arm = {r.arm: r.by_domain().get("all") for r in results}
     summary = summary_line({f"{arm}_acc": (v[0] if v else None) for arm, v in by_arm.items()}
                            | {f"{r.arm}_median_s": r.median_s for r in results})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,8 @@ ARMS: dict[str, Arm] = {
     "gt-noprior": Arm("gt-noprior", ("--router", "gt", "-O", "tool_prior=none"), whole_set=True),
     "agenttoken": Arm("agenttoken", ("--router", "agenttoken")),
     "embedding": Arm("embedding", ("--router", "embedding")),
+    #: the store's default routing (hybrid) on every task: the arm issue #38's goals are about
+    "hybrid": Arm("hybrid", ("--router", "hybrid"), whole_set=True),
     "generalist": Arm("generalist", ("--agent", "Friday")),
     #: the generalist on every task (about a minute per task on 2 cores: an hour for the held-out set)
     "generalist-all": Arm("generalist-all", ("--agent", "Friday"), whole_set=True),
@@ -149,6 +151,64 @@ def markdown(results: Sequence[ArmResult]) -> list[str]:
                    [[res.arm, len(res.rows), "-" if res.median_s is None else f"{res.median_s:.1f}", res.harness_errors]
                     for res in results])
     return lines
+
+
+def ops_counts(task_dir: Path) -> dict[str, int]:
+    """Operations each task needs, from the set's ``ops.csv`` (``id,domain,ops``; written with the
+    tasks, before any run), or ``{}`` when the set has none."""
+    import csv
+
+    path = task_dir / "ops.csv"
+    if not path.is_file():
+        return {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        return {row["id"]: int(row["ops"]) for row in csv.DictReader(fh)}
+
+
+def gold_agents(task_dir: Path) -> dict[str, str]:
+    """Each task's ground-truth agent (``gt_agent`` over the shipped pool): what routing accuracy
+    compares a routed row's first agent with."""
+    from agentlab.metaagent.ground_truth import gt_agent
+    from agentlab.pool import AgentPool
+
+    pool = AgentPool.from_dir()
+    return {t.id: gt_agent(t, pool) for t in load_tasks(task_dir)}
+
+
+def details(results: Sequence[ArmResult], *, gold: dict[str, str], ops: dict[str, int]) -> list[str]:
+    """Per arm, the figures issue #38 asks beside ExecutionAcc: its Wilson 95 % interval, routing
+    accuracy (the row's first agent is the task's gold agent), tasks routed to an agent that cannot
+    act on their env (``wrong_env``), cost per task (model calls, tokens in + out, seconds; medians)
+    and the share of single- and multi-operation tasks solved."""
+    from agentlab.eval.variance import wilson_interval
+
+    out: list[list[str]] = []
+    for res in results:
+        rows = res.rows
+        if not rows:
+            continue
+        wins = sum(bool(r.get("success")) for r in rows)
+        low, high = wilson_interval(wins, len(rows))
+        routed = [r for r in rows if r.get("id") in gold]
+        to_gold = sum(1 for r in routed if (r.get("agents") or [None])[0] == gold[str(r["id"])])
+        wrong = sum(1 for r in rows if r.get("status") == "wrong_env")
+
+        def solved(pred: Callable[[int], bool]) -> str:
+            part = [r for r in rows if str(r.get("id")) in ops and pred(ops[str(r["id"])])]
+            return "-" if not part else f"{sum(bool(r.get('success')) for r in part)}/{len(part)}"
+
+        def med(key: Callable[[dict[str, Any]], float]) -> str:
+            return f"{statistics.median(key(r) for r in rows):.1f}"
+
+        out.append([
+            res.arm, str(len(rows)), f"{pct(wins / len(rows))} [{pct(low)}, {pct(high)}]",
+            "-" if not routed else pct(to_gold / len(routed)), str(wrong),
+            solved(lambda n: n <= 1), solved(lambda n: n >= 2),
+            med(lambda r: float(r.get("llm_calls") or 0)),
+            med(lambda r: float((r.get("tokens_in") or 0) + (r.get("tokens_out") or 0))),
+            med(lambda r: float(r.get("seconds") or 0))])
+    return table(["arm", "tasks", "ExecutionAcc % [95 % CI]", "routed to gold %", "wrong env",
+                  "single-op solved", "multi-op solved", "median calls", "median tokens", "median s"], out)
 
 
 def _cell(value: tuple[float, int] | None) -> str:

@@ -93,3 +93,28 @@ def test_a_record_keeps_each_arms_rows_and_gives_the_notebook_its_heatmap(tmp_pa
     rates, counts = heldout.heatmap(back)
     assert rates["gt"] == {"calc": 0.5, "os": 1.0, "all": 2 / 3} and counts["gt-noprior"]["all"] == 3
     assert rates["gt-noprior"]["calc"] == 0.0
+
+
+def test_details_give_intervals_routing_wrong_env_and_the_multi_op_share() -> None:
+    rows = [
+        {"id": "a", "success": True, "agents": ["SheetAgent"], "status": "done", "llm_calls": 2, "tokens_in": 10,
+         "tokens_out": 5, "seconds": 3.0},
+        {"id": "b", "success": False, "agents": ["ChromeAgent"], "status": "wrong_env", "llm_calls": 0,
+         "tokens_in": 0, "tokens_out": 0, "seconds": 1.0},
+        {"id": "c", "success": True, "agents": ["DocAgent"], "status": "done", "llm_calls": 4, "tokens_in": 30,
+         "tokens_out": 9, "seconds": 5.0},
+    ]
+    gold = {"a": "SheetAgent", "b": "MailboxAgent", "c": "SlideAgent"}
+    lines = heldout.details([heldout.ArmResult("hybrid", rows)], gold=gold, ops={"a": 1, "b": 2, "c": 2})
+    cells = [c.strip() for c in lines[2].strip("|").split("|")]
+    assert cells[0] == "hybrid" and cells[1] == "3"
+    assert cells[2].startswith("66.7 [") and cells[3] == "33.3" and cells[4] == "1"
+    assert cells[5] == "1/1" and cells[6] == "1/2" and cells[7] == "2.0" and cells[8] == "15.0" and cells[9] == "3.0"
+
+
+def test_the_v2_set_counts_its_operations_and_every_task_has_a_gold_agent() -> None:
+    v2 = ROOT / "data" / "tasks_heldout_v2"
+    ops = heldout.ops_counts(v2)
+    gold = heldout.gold_agents(v2)
+    assert set(ops) == set(gold) and sum(n >= 2 for n in ops.values()) * 2 >= len(ops)
+    assert heldout.ops_counts(ROOT / "data" / "tasks_heldout") == {}
