@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="fit the priors only on pairs at most this close (MiniLM cosine) to any evaluation instruction")
     ap.add_argument("--agents", default="", help="comma-separated agent names (default: every tool specialist)")
     ap.add_argument("--candidates", type=int, default=300, help="candidates synthesized per agent")
+    ap.add_argument("--two-ops", type=int, default=200,
+                    help="candidates per agent asking for two operations (two drafts joined, both checked)")
+    ap.add_argument("--two-share", type=float, default=0.4, help="share of the trained pairs that ask for two operations")
     ap.add_argument("--max-pairs", type=int, default=48, help="pairs trained on per agent (0: all)")
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--rank", type=int, default=8)
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.quick:  # a smoke run: never over the shipped pairs, adapters or results
-        args.candidates, args.max_pairs, args.epochs = 12, 8, 1
+        args.candidates, args.max_pairs, args.epochs, args.two_ops = 12, 8, 1, 6
         quick = ROOT / "runs" / "specialist_adapters_quick"
         if args.pairs_dir == ROOT / "data" / "demos" / "calls":
             args.pairs_dir = quick / "calls"
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
 
         t0 = time.perf_counter()
         leak = NearCopyFilter(default_encoder(), evaluation_instructions())
-        build([Specialist.from_document(d) for d in docs], args.candidates, args.pairs_dir, leakage=leak, seed=args.seed)
+        build([Specialist.from_document(d) for d in docs], args.candidates, args.pairs_dir, leakage=leak, seed=args.seed,
+              two_ops=args.two_ops)
         log(f"synthesis took {time.perf_counter() - t0:.0f} s")
     if args.train or both:
         from agentlab.agents.tools import ToolAgent
@@ -87,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
 
         backend = load_local()
         settings = FitSettings(r=args.rank, alpha=2 * args.rank, lr=args.lr, epochs=args.epochs,
-                               max_pairs=args.max_pairs, accumulate=args.accumulate, seed=args.seed)
+                               max_pairs=args.max_pairs, accumulate=args.accumulate, seed=args.seed,
+                               two_share=args.two_share)
         for d in docs:
             pairs = args.pairs_dir / f"{d.name}.jsonl"
             if not pairs.is_file():

@@ -41,6 +41,7 @@ from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.paths import data_dir
 from agentlab.pool.document import AgentDocument
 from agentlab.toolkits import load_toolkit
+from agentlab.tasks.requests import split_pieces
 from agentlab.toolkits.base import Call, Toolkit, parse_calls
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.prior import CARD as PRIOR_CARD
@@ -136,7 +137,12 @@ class ToolAgent:
         """The toolkit's tools this request gets (tool retrieval): the ``tools_shown`` whose
         name and summary are most similar to the request, in the toolkit's order; with a tool
         ``prior`` (probabilities), its most likely tool is always among them (in place of the
-        least similar one). ``vector``: the request's embedding when the caller has it."""
+        least similar one). ``vector``: the request's embedding when the caller has it.
+
+        A request that asks for several things ("write Average in A6, and put the mean below the
+        March column") is also cut into its asks (:func:`~agentlab.tasks.requests.split_pieces`):
+        each ask's nearest tool is shown first, so the second operation's tool is not crowded
+        out by tools similar to the whole sentence."""
         names = list(self.kit.tools)
         k = self.options.tools_shown
         if not k or k >= len(names):
@@ -144,7 +150,15 @@ class ToolAgent:
         query = _encoder().encode([task])[0] if vector is None else vector
         sims = self._tool_vectors @ query
         ranked = [names[i] for i in sorted(range(len(names)), key=lambda i: -float(sims[i]))]
-        keep = ranked[:k]
+        keep: list[str] = []
+        pieces = split_pieces(task)
+        if len(pieces) > 1:
+            per_piece = self._tool_vectors @ _encoder().encode(pieces).T  # tools x pieces
+            for j in range(per_piece.shape[1]):
+                nearest = names[int(np.argmax(per_piece[:, j]))]
+                if nearest not in keep and len(keep) < k - 1:
+                    keep.append(nearest)
+        keep += [n for n in ranked if n not in keep][: k - len(keep)]
         best = max((n for n in (prior or {}) if n in self.kit.tools), key=lambda n: (prior or {})[n], default=None)
         if best is not None and best not in keep:
             keep = [*keep[:-1], best]

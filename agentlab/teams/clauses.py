@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from agentlab.tasks.decisions import PlanStep, RouteResult
-from agentlab.metaagent.multiapp import cut_at_joints
+from agentlab.tasks.requests import cut_at_joints
 from agentlab.metaagent.device import restrict
 from agentlab.metaagent.router import Router
 

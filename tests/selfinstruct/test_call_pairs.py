@@ -133,3 +133,44 @@ def test_exact_match_counts_replies_with_the_target_calls(pool) -> None:
     assert exact_match(agent, right, pairs, progress=False) == 1.0
     assert all(g is not None and pairs[0]["reply"].split("(")[0] in g.tools for g in right.grammars[:1])
     assert exact_match(agent, Replies(["done()", pairs[1]["reply"]]), pairs, progress=False) == 0.5
+
+
+def test_two_operation_pairs_join_two_asks_and_keep_both_calls_in_order(tmp_path) -> None:
+    """A composed candidate asks for two things in one request; it is kept only when both calls run
+    on the combined start state and both postconditions hold afterwards."""
+    from agentlab.selfinstruct.calls.compose import compose, join_requests
+
+    assert join_requests("Put 5 in A1 of x.xlsx.", "Sort the Name column", random.Random(0)).count("x.xlsx") == 1
+    joined = {join_requests("Do A.", "Do B", random.Random(s)) for s in range(40)}
+    assert len(joined) >= 4 and all(j.startswith("Do A") and j.rstrip().endswith(("do B", "Do B")) for j in joined)
+    assert "CSV" in join_requests("Do A", "CSV files go to data", random.Random(1))  # an acronym keeps its case
+
+    spec = _spec("files")
+    kept, report = synthesize(spec, 0, two_ops=12, progress=False)
+    assert report.generated == 12 and len(kept) >= 6, report.as_dict()
+    for pair in kept:
+        calls = [line for line in pair.reply.splitlines() if line != "done()"]
+        assert pair.family.startswith("two:") and len(calls) == 2 and pair.reply.endswith("done()")
+    pair = kept[0]
+    folder = tmp_path / "again"
+    folder.mkdir()
+    draft = compose(DOMAINS["files"], random.Random(pair.seed), folder)
+    assert draft.request == pair.request and reply(spec.kit, draft) == pair.reply
+    assert all(r["ok"] for r in run_reply(spec.kit, pair.reply, folder)) and draft.check(folder) is None
+
+
+def test_a_composed_pair_whose_second_check_fails_is_dropped(monkeypatch) -> None:
+    monkeypatch.setitem(DOMAINS, "sheets", {"a": _good, "c": _wrong})
+    kept, report = synthesize(_spec("sheets"), 0, two_ops=6, progress=False)
+    assert kept == [] and report.dropped["postcondition"] == 6
+
+
+def test_training_gives_two_operation_pairs_their_share() -> None:
+    from agentlab.selfinstruct.calls.fit import choose
+
+    pairs = [{"family": f"f{i % 5}", "i": i} for i in range(100)] + [{"family": f"two:f{i % 5}+f{(i + 1) % 5}", "i": 100 + i}
+                                                                      for i in range(60)]
+    got = choose(pairs, 50, seed=0, two_share=0.4)
+    assert len(got) == 50 and sum(str(p["family"]).startswith("two:") for p in got) == 20
+    assert {p["family"] for p in got if not str(p["family"]).startswith("two:")} == {f"f{i}" for i in range(5)}
+    assert sum(str(p["family"]).startswith("two:") for p in choose(pairs, 50, seed=0)) > 0  # no share: families alone

@@ -205,3 +205,17 @@ def test_the_shipped_tool_prior_reaches_the_grammar_and_can_be_switched_off(tmp_
     agent = build_agent(dataclasses.replace(doc, runner_options={**doc.runner_options, "tool_prior": str(tmp_path / "priors")}), {})
     prior = agent.tool_prior()
     assert prior is not None and "rename_sheet" in prior.names
+
+
+def test_each_ask_of_a_two_part_request_gets_its_nearest_tool_shown(pool) -> None:
+    """Tool retrieval per ask: with three tools shown, a request asking to rename a sheet and then
+    delete a row shows both tools, in the toolkit's order; a one-ask request is ranked as a whole."""
+    from agentlab.agents.tools import ToolAgent
+
+    doc = pool.get("SheetAgent")
+    agent = ToolAgent(doc, {**doc.runner_options, "tools_shown": 3})
+    two = agent.shown_tools("Rename the Data tab of budget.xlsx to Results, and then delete the row of Oslo")
+    assert {"rename_sheet", "delete_row"} <= set(two) and len(two) == 3
+    assert two == [n for n in agent.kit.tools if n in two]
+    one = agent.shown_tools("Rename the Data tab of budget.xlsx to Results")
+    assert "rename_sheet" in one and len(one) == 3

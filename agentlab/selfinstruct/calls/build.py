@@ -38,6 +38,7 @@ from tqdm import tqdm
 from agentlab.errors import ActionParseError
 from agentlab.fileio import atomic_write_json, atomic_write_text, write_jsonl
 from agentlab.selfinstruct.calls import documents, files, images, settings, sheets, slides
+from agentlab.selfinstruct.calls.compose import TWO_OPS, compose
 from agentlab.selfinstruct.calls.draft import Draft, Generator, call_literals, reply
 from agentlab.selfinstruct.calls.leakage import NearCopyFilter
 from agentlab.toolkits.base import Toolkit, parse_calls
@@ -153,22 +154,25 @@ def seed_of(agent: str, index: int, base: int) -> int:
     return zlib.crc32(f"{agent}/{index}/{base}".encode())
 
 
-def synthesize(spec: Specialist, n: int, *, seed: int = 0, progress: bool = True) -> tuple[list[CallPair], AgentReport]:
-    """``n`` candidates for ``spec`` (families in turn, each with its own seed); the ones kept,
-    before the leakage filter and deduplication (:func:`build`)."""
+def synthesize(spec: Specialist, n: int, *, seed: int = 0, progress: bool = True,
+               two_ops: int = 0) -> tuple[list[CallPair], AgentReport]:
+    """``n`` candidates for ``spec`` (families in turn, each with its own seed), then ``two_ops``
+    candidates asking for two operations (:mod:`.compose`); the ones kept, before the leakage
+    filter and deduplication (:func:`build`)."""
     gens = DOMAINS[spec.kit.name]
     names = sorted(gens)
     report = AgentReport(spec.name, spec.kit.name)
     kept: list[CallPair] = []
-    for i in tqdm(range(n), desc=f"pairs {spec.name}", disable=not progress):
-        family = names[i % len(names)]
+    for i in tqdm(range(n + two_ops), desc=f"pairs {spec.name}", disable=not progress):
+        family = names[i % len(names)] if i < n else TWO_OPS
         s = seed_of(spec.name, i, seed)
         report.generated += 1
         with tempfile.TemporaryDirectory(prefix="agentlab-calls-") as tmp:
             start, run = Path(tmp) / "start", Path(tmp) / "run"
             start.mkdir()
             try:
-                draft = gens[family](random.Random(s), start)
+                draft = (compose(gens, random.Random(s), start) if family == TWO_OPS
+                         else gens[family](random.Random(s), start))
                 text = reply(spec.kit, draft)
             except Exception as exc:  # a generator bug is counted, not fatal
                 report.drop("generator_error", f"{family}: {type(exc).__name__}: {exc}")
@@ -200,13 +204,14 @@ def synthesize(spec: Specialist, n: int, *, seed: int = 0, progress: bool = True
 
 
 def build(specs: Sequence[Specialist], n: int, out: Path, *, leakage: NearCopyFilter | None, seed: int = 0,
-          progress: bool = True) -> dict[str, AgentReport]:
-    """Synthesize ``n`` candidates per specialist, drop duplicates and near-copies of evaluation
-    tasks, write ``out/<Agent>.jsonl``, ``out/report.json`` and ``out/report.md``."""
+          progress: bool = True, two_ops: int = 0) -> dict[str, AgentReport]:
+    """Synthesize ``n`` candidates per specialist (and ``two_ops`` two-operation ones), drop
+    duplicates and near-copies of evaluation tasks, write ``out/<Agent>.jsonl``,
+    ``out/report.json`` and ``out/report.md``."""
     reports: dict[str, AgentReport] = {}
     cos_all: list[float] = []
     for spec in specs:
-        pairs, report = synthesize(spec, n, seed=seed, progress=progress)
+        pairs, report = synthesize(spec, n, seed=seed, progress=progress, two_ops=two_ops)
         seen: set[str] = set()
         unique = []
         for p in pairs:
@@ -233,7 +238,7 @@ def build(specs: Sequence[Specialist], n: int, out: Path, *, leakage: NearCopyFi
         reports[spec.name] = report
         log.info("%s: %d generated, %d kept (%s)", spec.name, report.generated, report.kept,
                  ", ".join(f"{r} {c}" for r, c in report.dropped.items()))
-    meta = {"candidates_per_agent": n, "seed": seed,
+    meta = {"candidates_per_agent": n, "two_operation_candidates_per_agent": two_ops, "seed": seed,
             "leakage": None if leakage is None else {"encoder": "all-MiniLM-L6-v2 cosine", "threshold": leakage.threshold,
                                                      "references": len(leakage.references),
                                                      "above": {str(t): sum(c > t for c in cos_all) for t in (0.7, 0.8, 0.85, 0.9)}},

@@ -54,6 +54,9 @@ class FitSettings:
     #: examples per optimiser step (gradients accumulated)
     accumulate: int = 4
     seed: int = 0
+    #: share of the chosen pairs that ask for two operations (``two:`` families, :mod:`.compose`),
+    #: when the file has them: the adapter must see enough of them to write more than one call
+    two_share: float = 0.4
 
 
 def reply_tokens(reply: str, tokenizer: Any) -> list[int]:
@@ -79,11 +82,18 @@ def reply_tokens(reply: str, tokenizer: Any) -> list[int]:
     return [*out, int(tokenizer.eos_token_id)]
 
 
-def choose(pairs: Sequence[dict[str, Any]], k: int, seed: int) -> list[dict[str, Any]]:
-    """Up to ``k`` pairs spread evenly over their families (all when ``k`` is 0)."""
+def choose(pairs: Sequence[dict[str, Any]], k: int, seed: int, two_share: float = 0.0) -> list[dict[str, Any]]:
+    """Up to ``k`` pairs spread evenly over their families (all when ``k`` is 0); the pairs asking
+    for two operations (families ``two:…``) are one group that gets ``two_share`` of ``k``."""
     if not k or k >= len(pairs):
         return list(pairs)
     rng = random.Random(seed)
+    two = [p for p in pairs if str(p["family"]).startswith("two:")]
+    if two and two_share > 0:
+        rng.shuffle(two)
+        k_two = min(len(two), round(k * two_share))
+        single = [p for p in pairs if not str(p["family"]).startswith("two:")]
+        return [*choose(single, k - k_two, seed), *two[:k_two]]
     by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pairs:
         by_family[p["family"]].append(p)
@@ -111,7 +121,7 @@ def fit(agent: ToolAgent, backend: LocalHFBackend, pairs_file: Path, out: Path, 
     """Train ``agent``'s adapter on the pairs in ``pairs_file`` and save it in ``out``."""
     s = settings or FitSettings()
     rows = read_jsonl(pairs_file)
-    chosen = choose(rows, s.max_pairs, s.seed)
+    chosen = choose(rows, s.max_pairs, s.seed, s.two_share)
     if not chosen:
         raise ValueError(f"{pairs_file}: no pairs to train on")
     t0 = time.perf_counter()
