@@ -36,6 +36,7 @@ from agentlab.llm.base import (
     truncate_at_stop,
 )
 from agentlab.llm.config import LLMConfig
+from agentlab.llm.loops import cut_text_loop
 from agentlab.llm.deadline import bound_client, call_deadline, task_time_left
 from agentlab.llm.plan_grammar import refuse_grammar
 
@@ -161,6 +162,9 @@ class OpenAICompatBackend(LLMBackend):
         #: tokens the server reported so far (prompt, completion); agents read the difference
         self.tokens_in = 0
         self.tokens_out = 0
+        #: replies cut for repeating themselves (:func:`~agentlab.llm.loops.cut_text_loop`): a
+        #: server decodes to the token cap, so the guard applies to the reply once it has arrived
+        self.loop_cuts = 0
         #: what a failure names: the endpoint and the model
         self.endpoint = f"{config.base_url} (model '{config.model}')"
         # the client's own retries are off: a server that accepted the connection and never
@@ -291,8 +295,16 @@ class OpenAICompatBackend(LLMBackend):
             else:
                 kwargs.update(self._guided(params))
             text = self._call(self.client.chat.completions.with_raw_response.create, chat_text, **kwargs)
-            out.append(truncate_at_stop(text, params.stop))
+            out.append(self._unlooped(truncate_at_stop(text, params.stop), params))
         return out
+
+    def _unlooped(self, text: str, params: SamplingParams) -> str:
+        """``text`` with a repeated tail cut (``params.loop_guard``), counted in :attr:`loop_cuts`."""
+        if not params.loop_guard:
+            return text
+        text, cut = cut_text_loop(text)
+        self.loop_cuts += int(cut)
+        return text
 
     def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
         """Raw completion via ``/completions`` when enabled, else the prompt as one user turn."""
@@ -312,7 +324,7 @@ class OpenAICompatBackend(LLMBackend):
                 stop=list(params.stop) or None,
                 **self._guided(params),
             )
-            out.append(truncate_at_stop(text, params.stop))
+            out.append(self._unlooped(truncate_at_stop(text, params.stop), params))
         return out
 
     def close(self) -> None:

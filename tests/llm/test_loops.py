@@ -53,3 +53,25 @@ def test_the_embedded_model_stops_a_looping_reply_early_and_counts_it(backend) -
     assert backend.loop_cuts == before_cuts + 1
     assert spent < 120  # stopped once the loop was certain, not at the 200-token cap
     assert len(guarded) < len(unguarded) and unguarded.startswith(guarded.rstrip()[:20])
+
+
+def test_an_endpoint_reply_that_loops_is_cut_and_counted_through_the_meter(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A server decodes to its token cap; the reply that arrives repeating a line is cut after its
+    first copy, the episode's meter counts the cut, and a reply without a loop passes unchanged
+    (as does a looping one when the guard is off)."""
+    from agentlab.llm import load_backend
+    from agentlab.llm.base import ChatMessage, Metered, SamplingParams
+    from agentlab.llm.config import LLMConfig
+    from agentlab.llm.testing import LoopbackChatServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    looping = "x = load('a.csv')\n" + "print(x.sum())\n" * 40
+    replies = [looping, "fine\nDONE", looping]
+    with LoopbackChatServer(lambda body, k: replies[k]) as srv:
+        meter = Metered(load_backend(LLMConfig(kind="openai", base_url=srv.url, model="m")))
+        ask = [ChatMessage("user", "go")]
+        first = meter.chat(ask, SamplingParams(max_new_tokens=64))[0]
+        assert first.split() == ["x", "=", "load('a.csv')", "print(x.sum())"] and meter.loop_cuts == 1
+        assert meter.chat(ask, SamplingParams(max_new_tokens=64))[0] == "fine\nDONE" and meter.loop_cuts == 1
+        assert meter.chat(ask, SamplingParams(max_new_tokens=64, loop_guard=False))[0] == looping
+        assert meter.loop_cuts == 1
