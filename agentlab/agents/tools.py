@@ -13,11 +13,14 @@ request and the workspace hold (:mod:`agentlab.toolkits.grammar`); an endpoint w
 calling gets the toolkit as OpenAI ``tools``; one with regex-guided decoding gets the grammar
 as a regex; any other is asked plainly (said once in the log). ``-O constrained=false`` is the
 ablation; ``-O mode=code`` runs the code agent instead, with the toolkit importable and
-documented in its prompt, so a strong model can mix both.
+documented in its prompt, so a strong model can mix both. ``-O best_of=K`` tries K candidate
+replies per step on scratch copies of the workspace and runs the one whose result best reflects
+the request (:mod:`agentlab.agents.best_of`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -29,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.best_of import Candidate, choose, sample
 from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.agents.code import CodeAgent
 from agentlab.agents.context import RunContext
@@ -108,6 +112,10 @@ class ToolAgentOptions(BaseModel):
     #: the prior's exponent in the product of experts (0: ignore it; 1: as fitted)
     prior_weight: float = Field(1.0, ge=0.0)
     libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
+    #: candidate replies per step (:mod:`agentlab.agents.best_of`): the greedy one and ``best_of - 1``
+    #: sampled at ``retry_temperature``, each tried on a scratch copy of the workspace and scored
+    #: against the request alone; the best runs. 1: the greedy reply runs, as it always did
+    best_of: int = Field(1, ge=1)
 
 
 class ToolAgent:
@@ -307,63 +315,105 @@ class ToolAgent:
         messages = self.first_messages(task_instruction, self.observation(env), shown)
         steps, status, error = 0, "max_steps", None
         sent = 0
-        while steps < ctx.max_steps:
-            extra = self._constraint(llm, env, task_instruction, shown, first=steps == 0, prior=name_prior)
+        keep = contextlib.ExitStack()
+        # best of K scores every candidate against the workspace as the episode found it
+        start = (keep.enter_context(env.workspace.safe.private_copy(_is_scratch))  # type: ignore[attr-defined]
+                 if o.best_of > 1 else None)
+        try:
+            while steps < ctx.max_steps:
+                extra = self._constraint(llm, env, task_instruction, shown, first=steps == 0, prior=name_prior)
 
-            def params(attempt: int) -> SamplingParams:
-                return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
-                                      temperature=o.temperature if attempt == 0 else o.retry_temperature, **extra)
+                def params(attempt: int) -> SamplingParams:
+                    return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
+                                          temperature=o.temperature if attempt == 0 else o.retry_temperature, **extra)
 
-            def record_rejected(a: Attempt[list[Call] | Reply]) -> None:
-                nonlocal sent
-                if not a.ok:
-                    rec.record(None, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
-                               info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
-                    sent = len(a.messages)
+                def record_rejected(a: Attempt[list[Call] | Reply]) -> None:
+                    nonlocal sent
+                    if not a.ok:
+                        rec.record(None, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
+                                   info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
+                        sent = len(a.messages)
 
-            t_step = time.perf_counter()
-            asked = ask_until_parsed(
-                llm, messages, self.parse, max_attempts=o.max_attempts, params=params,
-                correction=self.templates["tools/correction"], correction_fields={"example": self._example()},
-                on_attempt=record_rejected, label="tool calls")
-            model_s = time.perf_counter() - t_step
-            last = asked.attempts[-1]
-            if asked.value is None:
-                status, error = "failed", f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
-                break
-            new = [m.as_dict() for m in last.messages[sent:]]
-            messages = [*last.messages, ChatMessage("assistant", last.reply)]
-            sent = len(messages)
-            steps += 1
-            if isinstance(asked.value, Reply):  # a program (and/or DONE/FAIL) instead of calls
-                action, report, ok, end_name, ran = self._run_program(env, asked.value)
-                calls: list[Call] = []
-            else:
-                calls = asked.value
-                tools = [c for c in calls if c.name not in ("done", "fail")]
-                ends = [c for c in calls if c.name in ("done", "fail")]
-                action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
-                report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
-                end_name = ends[0].name if ends else None
-                if ends and ends[0].name == "fail":
-                    error = f"the agent gave up: {ends[0].args.get('reason', '')}"
-            finished = end_name == "fail" or (end_name == "done" and ok)
-            rec.record(None, action, action_text=last.reply, done=finished,
-                       info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
-                             "calls": [c.as_json() for c in calls], "results": report, "program": ran,
-                             "end": end_name, "timing": {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - t_step, 6),
-                                                         "program_s": float(ran.get("duration_s", 0.0))}})
-            if finished:
-                status = "done" if end_name == "done" else "failed"
-                error = None if status == "done" else (error or "the agent gave up (FAIL)")
-                break
-            error = None if ok else f"step {steps}: a call failed"
-            messages.append(ChatMessage("user", self.templates["tools/step"].render(
-                results=report or "(no calls)", observation=self.observation(env), task=task_instruction).strip()))
+                t_step = time.perf_counter()
+                asked = ask_until_parsed(
+                    llm, messages, self.parse, max_attempts=o.max_attempts, params=params,
+                    correction=self.templates["tools/correction"], correction_fields={"example": self._example()},
+                    on_attempt=record_rejected, label="tool calls")
+                model_s = time.perf_counter() - t_step
+                last = asked.attempts[-1]
+                if asked.value is None:
+                    status, error = "failed", f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
+                    break
+                new = [m.as_dict() for m in last.messages[sent:]]
+                value, reply, best, t_best = asked.value, last.reply, None, time.perf_counter()
+                if start is not None and isinstance(value, list):  # calls: try K candidates, keep the best
+                    value, reply, best = self._best_of(llm, env, ctx, task_instruction, start, last, value, extra, steps)
+                best_s = time.perf_counter() - t_best
+                messages = [*last.messages, ChatMessage("assistant", reply)]
+                sent = len(messages)
+                steps += 1
+                if isinstance(value, Reply):  # a program (and/or DONE/FAIL) instead of calls
+                    action, report, ok, end_name, ran = self._run_program(env, value)
+                    calls: list[Call] = []
+                else:
+                    calls = value
+                    tools = [c for c in calls if c.name not in ("done", "fail")]
+                    ends = [c for c in calls if c.name in ("done", "fail")]
+                    action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
+                    report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
+                    end_name = ends[0].name if ends else None
+                    if ends and ends[0].name == "fail":
+                        error = f"the agent gave up: {ends[0].args.get('reason', '')}"
+                finished = end_name == "fail" or (end_name == "done" and ok)
+                timing = {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - t_step, 6),
+                          "program_s": float(ran.get("duration_s", 0.0))}
+                info: dict[str, Any] = {
+                    "attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": reply}],
+                    "calls": [c.as_json() for c in calls], "results": report, "program": ran, "end": end_name, "timing": timing}
+                if best is not None:
+                    info["best_of"], timing["best_of_s"] = best, round(best_s, 6)
+                rec.record(None, action, action_text=reply, done=finished, info=info)
+                if finished:
+                    status = "done" if end_name == "done" else "failed"
+                    error = None if status == "done" else (error or "the agent gave up (FAIL)")
+                    break
+                error = None if ok else f"step {steps}: a call failed"
+                messages.append(ChatMessage("user", self.templates["tools/step"].render(
+                    results=report or "(no calls)", observation=self.observation(env), task=task_instruction).strip()))
+        finally:
+            keep.close()
         if status != "done" and not (rec.steps and rec.steps[-1].done):
             rec.record(None, None, done=True, error=error)
         final: Status = status  # type: ignore[assignment]
         return AgentResult(status=final, steps=steps, error=error)
+
+    def _best_of(self, llm: LLMBackend, env: Env, ctx: RunContext, task: str, start: Path, last: Attempt[Any],
+                 greedy: list[Call], extra: dict[str, Any], step: int) -> tuple[list[Call], str, list[dict[str, Any]]]:
+        """The step's kept calls, its reply text and every candidate with its score
+        (:mod:`agentlab.agents.best_of`): the greedy reply is candidate 0; ``best_of - 1`` more are
+        asked with the accepted attempt's messages and constraint at ``retry_temperature``, seed
+        ``seed + 10 * step + 1000 * j`` (none of the step's own attempts has it). Nothing here
+        touches the workspace: the candidates run on private copies. What it cost beyond K = 1 is
+        added up in the episode's ``meta.extra["best_of"]`` (the model calls are metered anyway)."""
+        o = self.options
+
+        def params(j: int) -> SamplingParams:
+            return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + 10 * step + 1000 * j,
+                                  temperature=o.retry_temperature, **extra)
+
+        t0 = time.perf_counter()
+        cands = [Candidate(0, last.reply, last.params.seed, greedy), *sample(llm, last.messages, params, o.best_of, self.parse)]
+        kept = choose(cands, instruction=task, start=start, ws=env.workspace, kit=self.kit,  # type: ignore[attr-defined]
+                      deadline=ctx.deadline)
+        cost = ctx.recorder.meta.extra.setdefault("best_of", {"k": o.best_of, "steps": 0, "extra_llm_calls": 0,
+                                                              "candidates_run": 0, "seconds": 0.0, "kept_sampled": 0})
+        cost["steps"] += 1
+        cost["extra_llm_calls"] += len(cands) - 1
+        cost["candidates_run"] += sum(1 for c in cands if c.score is not None and not c.why.startswith("same calls"))
+        cost["seconds"] = round(cost["seconds"] + time.perf_counter() - t0, 6)
+        cost["kept_sampled"] += kept.index != 0
+        assert isinstance(kept.value, list)  # only candidates with calls are scored; candidate 0 has them
+        return kept.value, kept.reply, [c.record(kept.index) for c in cands]
 
     def _run_program(self, env: Env, reply: Reply) -> tuple[RunProgram | None, str, bool, str | None, dict[str, Any]]:
         """A program reply: (its action, what it printed, whether it succeeded, 'done'/'fail'/None,

@@ -1,0 +1,230 @@
+"""How well a workspace's resulting files reflect the request: the score best-of-K keeps a candidate by.
+
+A tool specialist with ``best_of=K`` runs K candidate replies on scratch copies of its workspace
+and keeps the one scoring highest here (:mod:`agentlab.agents.best_of`). The score reads only
+the request's own words (:func:`~agentlab.toolkits.slots.request_values`: quoted phrases,
+numbers, cell references, file names, words) and two folders: the workspace at the episode's
+start and a candidate's result. It never reads a task's evaluator, expected values or reference
+solution, and is never given a task: selection by the benchmark's own judgement would be
+grading with the answer key, and the lift measured over K = 1 would be the key's, not the agent's.
+
+What counts (in score units):
+
+* each call that failed (or a reply that gives up): -:data:`ERROR`; a candidate that errs loses
+  to any that does not;
+* each file that opened before (its toolkit's ``describe``; a JSON file also parses) and no
+  longer does, or a new file of a kind that opened before that does not: -:data:`BROKEN`;
+* nothing changed since the start: -:data:`UNCHANGED`;
+* each value the request names whose occurrences in the changed files went up: +its weight
+  (:data:`EXACT` for a quoted phrase, a number, a file name or a URL; :data:`WORD` for a plain
+  word or pair of words); went down (a row deleted, a name replaced): half that; a cell reference
+  counts when that cell of a changed spreadsheet changed.
+
+The folders must be private copies (:meth:`~agentlab.safepath.SafeFolder.private_copy`): files
+are listed without following links, but ``describe`` and the readers open them by path.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentlab.safepath import SafeFolder
+from agentlab.toolkits.base import Toolkit
+from agentlab.toolkits.slots import request_values
+
+ERROR = 10.0
+BROKEN = 5.0
+UNCHANGED = 1.0
+EXACT = 1.0
+WORD = 0.5
+#: a named value that went away scores this share of its weight (it may be what was asked, or collateral)
+GONE = 0.5
+#: files read in full at most (a bigger one is compared by its description alone)
+MAX_READ = 4 * 1024 * 1024
+_SHEETS = (".xlsx", ".xlsm")
+_QUOTES = (("'", "'"), ('"', '"'), ("‘", "’"), ("“", "”"))
+
+
+@dataclass(frozen=True)
+class FileView:
+    """One file as the checker compares it: its bytes' digest, its text, whether it opens."""
+
+    digest: str
+    text: str
+    opens: bool
+
+
+@dataclass(frozen=True)
+class Named:
+    """A value the request names, and what it is worth when the result reflects it."""
+
+    value: str
+    kind: str  #: ``cell``, ``number``, ``exact`` or ``word``
+    weight: float
+
+
+def named_values(instruction: str) -> list[Named]:
+    """The values ``instruction`` names, each once (case-insensitive), the most exact kind first."""
+    said = request_values(instruction)
+    out: dict[str, Named] = {}
+
+    def add(value: str, kind: str, weight: float) -> None:
+        if value and value.casefold() not in out:
+            out[value.casefold()] = Named(value, kind, weight)
+
+    for c in said.cells:
+        add(c, "cell", EXACT)
+    for n in said.numbers:
+        add(n, "number", EXACT)
+    for v in [*said.mentioned_files, *said.urls]:
+        add(v, "exact", EXACT)
+    for p in said.phrases:
+        quoted = any(f"{a}{p}{b}" in instruction for a, b in _QUOTES)
+        add(p, "exact" if quoted else "word", EXACT if quoted else WORD)
+    return list(out.values())
+
+
+def snapshot(folder: Path, kit: Toolkit) -> dict[str, FileView]:
+    """Every regular file of ``folder`` (its ``.agentlab`` scratch left out, links not followed)."""
+    out = {}
+    for e in SafeFolder(folder).walk(lambda rel: rel.split("/", 1)[0].startswith(".agentlab")):
+        if e.kind == "file":
+            out[e.rel] = _view(folder, e.rel, kit)
+    return out
+
+
+def request_score(instruction: str, before: Path, after: Path, kit: Toolkit,
+                  call_results: list[dict[str, Any]]) -> tuple[float, str]:
+    """(score, why): how well ``after`` reflects ``instruction`` compared with ``before``, given
+    what each call of the candidate returned (``{"ok": bool, "error": ...}`` per call)."""
+    start, end = snapshot(before, kit), snapshot(after, kit)
+    score, why = 0.0, []
+    failed = [r for r in call_results if not r.get("ok")]
+    if failed:
+        score -= ERROR * len(failed)
+        why.append(f"call error: {str(failed[0].get('error', ''))[:120]}")
+    changed = sorted(rel for rel in start.keys() | end.keys() if _digest(start, rel) != _digest(end, rel))
+    if not changed:
+        score -= UNCHANGED
+        why.append("nothing changed")
+    opened_kinds = {Path(rel).suffix.lower() for rel, v in start.items() if v.opens}
+    broken = [rel for rel in changed if rel in end and not end[rel].opens
+              and (start[rel].opens if rel in start else Path(rel).suffix.lower() in opened_kinds)]
+    if broken:
+        score -= BROKEN * len(broken)
+        why.append(f"no longer opens: {', '.join(broken)}")
+    was = "\n".join(f"{rel}\n{start[rel].text}" for rel in changed if rel in start)
+    now = "\n".join(f"{rel}\n{end[rel].text}" for rel in changed if rel in end)
+    sheets = [rel for rel in changed if Path(rel).suffix.lower() in (*_SHEETS, ".csv")]
+    hits = []
+    for v in named_values(instruction):
+        if v.kind == "cell" and sheets:
+            if any(_cells(before / rel, v.value) != _cells(after / rel, v.value) for rel in sheets):
+                score += v.weight
+                hits.append(f"{v.value} changed")
+            continue
+        c0, c1 = _count(v, was), _count(v, now)
+        if c1 > c0:
+            score += v.weight
+            hits.append(f"{v.value!r} appeared")
+        elif c1 < c0:
+            score += v.weight * GONE
+            hits.append(f"{v.value!r} gone")
+    if changed:
+        why.append("changed " + ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else ""))
+    why.append("reflects " + ", ".join(hits[:6]) + (" ..." if len(hits) > 6 else "") if hits else "reflects nothing named")
+    return round(score, 4), "; ".join(why)
+
+
+def _digest(files: dict[str, FileView], rel: str) -> str | None:
+    return files[rel].digest if rel in files else None
+
+
+def _view(folder: Path, rel: str, kit: Toolkit) -> FileView:
+    path = folder / rel
+    data = path.read_bytes()  # a private copy holds no file over its size limit
+    digest = hashlib.sha256(data).hexdigest()
+    described, opens = "", True
+    if kit.describe is not None:
+        try:
+            described = kit.describe(path).replace(str(folder), ".")
+        except Exception:  # a file the toolkit cannot read, whatever the library raised
+            opens = False
+    if opens and path.suffix.lower() == ".json" and data:
+        try:
+            json.loads(data)
+        except ValueError:
+            opens = False
+    return FileView(digest, (_content(path, data) if len(data) <= MAX_READ else "") or described, opens)
+
+
+def _content(path: Path, data: bytes) -> str:
+    """All of a file's text (a description shows only its start): every cell, paragraph or shape
+    text of an Office file, the text of a text file; '' when it cannot be read so."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in _SHEETS:
+            import openpyxl
+
+            wb = openpyxl.load_workbook(path)
+            return "\n".join(f"sheet {ws.title}\n" + "\n".join(" | ".join("" if v is None else str(v) for v in row)
+                                                               for row in ws.iter_rows(values_only=True))
+                             for ws in wb.worksheets)
+        if suffix == ".docx":
+            import docx
+
+            doc = docx.Document(str(path))
+            cells = [c.text for t in doc.tables for r in t.rows for c in r.cells]
+            return "\n".join([p.text for p in doc.paragraphs] + cells)
+        if suffix == ".pptx":
+            import pptx
+
+            prs = pptx.Presentation(str(path))
+            return "\n".join(sh.text_frame.text for s in prs.slides for sh in s.shapes if sh.has_text_frame)
+        return data.decode("utf-8")
+    except Exception:  # unreadable this way: the description stands in
+        return ""
+
+
+def _cells(path: Path, ref: str) -> list[str]:
+    """The value at ``ref`` (``B4``) in every sheet of a spreadsheet (a CSV: its one table); [] when
+    the file is not there or does not open."""
+    if not path.is_file():
+        return []
+    try:
+        if path.suffix.lower() == ".csv":
+            m = re.fullmatch(r"([A-Z]{1,2})(\d+)", ref.upper())
+            if m is None:
+                return []
+            col = sum((ord(ch) - 64) * 26 ** i for i, ch in enumerate(reversed(m.group(1)))) - 1
+            rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+            row = int(m.group(2)) - 1
+            return [rows[row][col] if row < len(rows) and col < len(rows[row]) else ""]
+        import openpyxl
+
+        wb = openpyxl.load_workbook(path)
+        return [repr(ws[ref.upper()].value) for ws in wb.worksheets]
+    except Exception:  # an unreadable file has no cells to compare
+        return []
+
+
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?!\d|\.\d)")
+
+
+def _count(v: Named, text: str) -> int:
+    """Occurrences of ``v`` in ``text``: a number by value (``41`` is ``41.0``, not ``141``), any
+    other value as a whole word or phrase, case-insensitive."""
+    if v.kind == "number":
+        try:
+            want = abs(float(v.value))
+        except ValueError:
+            return 0
+        return sum(1 for m in _NUMBER.finditer(text) if float(m.group()) == want)
+    return len(re.findall(rf"(?<!\w){re.escape(v.value)}(?!\w)", text, re.IGNORECASE))
