@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     body = [
         f"Tasks: `{args.task_dir.relative_to(ROOT) if args.task_dir.is_relative_to(ROOT) else args.task_dir}`"
         f"{' (its single-domain workspace tasks)' if args.workspace_single else ''}"
-        f"{' (written before the toolkits, never used to tune them)' if 'heldout' in args.task_dir.name else ''}; slower arms on the first {per_domain} task(s) of each domain. "
+        f"{' (written blind before the changes of issue #38, never used to tune anything)' if 'heldout_v2' in args.task_dir.name else ' (written before the toolkits, never used to tune them)' if 'heldout' in args.task_dir.name else ''}; slower arms on the first {per_domain} task(s) of each domain. "
         f"Max {args.max_steps} steps, replies capped at {args.max_new_tokens} new tokens, greedy. "
         "ExecutionAcc % (tasks); harness errors count as failures. Arms: gt = each task's specialist "
         "(its toolkit, grammar-constrained decoding, its trained adapter when data/adapters has one); "
