@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams
+
 #: the assistant text for one request: ``reply(request_json, k)`` (k: the request's number, from 0)
 ReplyFn = Callable[[dict[str, Any], int], str]
 
@@ -229,3 +231,28 @@ class RawReplyServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ScriptedChat(LLMBackend):
+    """An in-process backend answering from a list, in order, and keeping every call's sampling
+    parameters (``params``): for tests of an agent's loop where the replies are the input."""
+
+    model_id = "scripted"
+
+    def __init__(self, replies: list[str], caps: Capabilities | None = None) -> None:
+        self.replies = list(replies)
+        self.params: list[SamplingParams] = []
+        self.caps = caps or Capabilities()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.caps
+
+    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
+        self.params.append(params or SamplingParams())
+        if not self.replies:
+            raise AssertionError("scripted backend ran out of replies")
+        return [self.replies.pop(0)]
+
+    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
+        raise AssertionError("chat only")

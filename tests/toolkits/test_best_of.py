@@ -20,7 +20,7 @@ from agentlab.agents.best_of import Candidate, choose, tried
 from agentlab.agents.tools import ToolAgent
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
 from agentlab.episode import run_task
-from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.testing import ScriptedChat as Scripted
 from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_task
 from agentlab.teams.base import ExecOptions
@@ -43,29 +43,6 @@ TASK = {
 WRONG = "set_cell('budget.xlsx', 'Budget', 'A4', 'Total')\nset_cell('budget.xlsx', 'Budget', 'B4', '50')"
 RIGHT = "set_cell('budget.xlsx', 'Budget', 'A4', 'Total')\nset_cell('budget.xlsx', 'Budget', 'B4', '60')"
 BROKEN = "set_cell('budget.xlsx', 'Sheet1', 'B4', '60')"  # no such sheet: the call fails
-
-
-class Scripted(LLMBackend):
-    """Replies from a list; remembers the sampling parameters of every call."""
-
-    model_id = "scripted"
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.params: list[SamplingParams] = []
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return Capabilities()
-
-    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
-        self.params.append(params or SamplingParams())
-        if not self.replies:
-            raise AssertionError("scripted backend ran out of replies")
-        return [self.replies.pop(0)]
-
-    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
-        raise AssertionError("chat only")
 
 
 @pytest.fixture(scope="module")

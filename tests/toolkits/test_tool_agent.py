@@ -16,36 +16,13 @@ import pytest
 from agentlab.agents.base import build_agent
 from agentlab.errors import ConfigError
 from agentlab.episode import run_task
-from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import Capabilities
+from agentlab.llm.testing import ScriptedChat as Scripted
 from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.teams.base import ExecOptions
 from agentlab.trajectory import load_trajectory
 from agentlab.viz.trajectory import tool_calls_frame
-
-
-class Scripted(LLMBackend):
-    """Replies from a list; remembers what it was asked with (grammar, tools)."""
-
-    model_id = "scripted"
-
-    def __init__(self, replies: list[str], caps: Capabilities | None = None) -> None:
-        self.replies = list(replies)
-        self.params: list[SamplingParams] = []
-        self.caps = caps or Capabilities()
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.caps
-
-    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
-        self.params.append(params or SamplingParams())
-        if not self.replies:
-            raise AssertionError("scripted backend ran out of replies")
-        return [self.replies.pop(0)]
-
-    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
-        raise AssertionError("chat only")
 
 
 @pytest.fixture(scope="module")
