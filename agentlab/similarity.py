@@ -126,7 +126,9 @@ class SentenceEncoder:
 
     @property
     def dim(self) -> int:
-        dim = self._model.get_sentence_embedding_dimension()
+        # sentence-transformers 6 renamed the method (the old name warns); accept either release
+        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = getter()
         assert dim is not None  # MiniLM-style encoders always declare it
         return int(dim)
 
