@@ -73,9 +73,21 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             return usage_error(f"not a tool specialist: {', '.join(unknown)}; they are {', '.join(d.name for d in docs)}")
         docs = [d for d in docs if d.name in wanted]
+    from agentlab.selfinstruct.calls.build import DOMAINS, Specialist
+
+    # only a toolkit with request generators can be synthesized for (the browser, mail and media
+    # toolkits have none yet: their specialists run on the prompt and the prior alone)
+    kits = {d.name: Specialist.from_document(d).kit.name for d in docs}
+    without = sorted(n for n, k in kits.items() if k not in DOMAINS)
+    if without and args.agents:
+        return usage_error(f"no request generators for the toolkit of {', '.join(without)}; "
+                           f"synthesis covers {', '.join(sorted(DOMAINS))}")
+    if without:
+        log(f"left out (no request generators for their toolkit): {', '.join(without)}")
+    docs = [d for d in docs if kits[d.name] in DOMAINS]
     summary: dict[str, float | int | str | None] = {}
     if args.pairs or both:
-        from agentlab.selfinstruct.calls.build import Specialist, build
+        from agentlab.selfinstruct.calls.build import build
         from agentlab.selfinstruct.calls.leakage import NearCopyFilter, evaluation_instructions
         from agentlab.similarity import default_encoder
 

@@ -75,10 +75,24 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at IN
     )
 
 
+def _dump_stacks_on_sigusr1() -> None:
+    """``kill -USR1 <pid>`` prints every thread's Python stack to stderr: a run that seems stuck
+    (a stop that does not end, a step that never returns) shows where it waits without a debugger."""
+    import faulthandler
+    import signal
+
+    if hasattr(signal, "SIGUSR1"):
+        try:
+            faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+        except (ValueError, RuntimeError, OSError):  # not the main thread, or stderr has no file descriptor
+            pass
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    _dump_stacks_on_sigusr1()
     _mount()
     try:
         # SIGTERM and Ctrl-C raise Stopped where they land (not KeyboardInterrupt, which typer would

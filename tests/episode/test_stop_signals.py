@@ -117,6 +117,13 @@ def send(proc: subprocess.Popen, sig: int) -> tuple[str, str]:
         proc.send_signal(sig)
     try:
         return proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        # a stop that did not end: ask the CLI for every thread's stack (faulthandler on SIGUSR1)
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"the run did not stop within 60 s; its stacks:\n{err[-6000:]}") from None
     finally:
         proc.kill()
 
