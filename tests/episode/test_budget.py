@@ -59,8 +59,8 @@ class Model:
         return out
 
 
-@pytest.fixture
-def model():  # type: ignore[no-untyped-def]
+def loopback_models():  # type: ignore[no-untyped-def]
+    """The ``model`` fixture's body: ``model(ids, solves, delay_s)`` starts a :class:`Model`; all are closed after."""
     made: list[Model] = []
 
     def make(ids: list[str] = IDS, solves: set[str] | None = None, delay_s: float = 0.0) -> Model:
@@ -71,6 +71,11 @@ def model():  # type: ignore[no-untyped-def]
     yield make
     for m in made:
         m.server.close()
+
+
+@pytest.fixture(name="model")
+def _model():  # type: ignore[no-untyped-def]
+    yield from loopback_models()
 
 
 def task_folder(tmp_path: Path, ids: list[str] = IDS) -> Path:

@@ -18,10 +18,15 @@ from agentlab.rerun import HISTORY_FILE, retire
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.viz.report import build_report
 
-from .test_budget import IDS, model, run_exec  # noqa: F401  (the loopback model fixture)
+from .test_budget import IDS, loopback_models, run_exec
 from .test_episode import Down
 
 THREE = IDS[:3]
+
+
+@pytest.fixture(name="model")
+def _model():  # type: ignore[no-untyped-def]
+    yield from loopback_models()
 
 
 def _by_id(out: Path, name: str = "results.jsonl") -> dict[str, dict]:
