@@ -276,6 +276,7 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
         pos = queue.pop()
         running[actors[worker].run.remote(items[pos])] = (worker, pos)
 
+    eager = gate.admit is _always
     try:
         for w in range(n):
             if queue and gate.admit(len(running)):
@@ -312,8 +313,10 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
                     theirs = signal.SIGTERM if isinstance(original, Terminated) else signal.SIGINT
                     raise stop_for(signals[0] if signals else theirs) from None
                 raise original from None
-            yield items[pos], result  # the caller counts it before the gate is asked about the next item
-            if queue and gate.admit(len(running)):
+            if eager and queue:  # no gate: the worker gets its next item at once
+                submit(worker)
+            yield items[pos], result  # with a gate, the caller counts this result before it is asked
+            if not eager and queue and gate.admit(len(running)):
                 submit(worker)
     finally:
         if running and started:  # the workers run here: let them end their items' programs first
