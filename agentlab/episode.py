@@ -35,24 +35,28 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agentlab.agents.context import Models
+from agentlab.budget import Budget, BudgetMeter, BudgetOutcome
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
-from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, Stopped, TimeLimitExceeded
+from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, OutOfBudget, Stopped, TimeLimitExceeded
 from agentlab.tasks.spec import ExecTask, id_problem
 from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.deadline import task_deadline
+from agentlab.llm.prices import PriceTable
 from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import ROUTERS, Router, build_router
-from agentlab.manifest import Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run
-from agentlab.parallel import Scale, WorkerRecipe, map_unordered
+from agentlab.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run,
+                               record_budget)
+from agentlab.parallel import Gate, Scale, WorkerRecipe, map_unordered
+from agentlab.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
 from agentlab.runlock import check_unlocked, holds_run_folder
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, PlanFn, RouteFn, team_class, team_name
@@ -306,6 +310,12 @@ class SuiteSummary:
     rows: list[dict[str, Any]]
     ran: int
     skipped: int
+    #: how the run's budget went (None: it had none)
+    budget: BudgetOutcome | None = None
+    #: the episodes of this call that reran a replaced row (:mod:`agentlab.rerun`), and how they changed
+    reruns: list[RerunChange] = field(default_factory=list)
+    #: replaced rows whose rerun has not finished yet (a resumed run carries them out)
+    rerun_pending: int = 0
 
     @property
     def harness_errors(self) -> int:
@@ -359,6 +369,9 @@ def run_suite(
     recipe: WorkerRecipe[WorkItem, dict[str, Any]] | None = None,
     roles: Mapping[str, LLMBackend] | None = None,
     sides: ImageSides | None = None,
+    budget: Budget | None = None,
+    prices: PriceTable | None = None,
+    rerun: frozenset[str] = frozenset(),
 ) -> SuiteSummary:
     """Run every (task, seed) not yet in ``results.jsonl``, appending a row as each one ends.
 
@@ -374,9 +387,14 @@ def run_suite(
     built by ``recipe`` (an :class:`agentlab.episode_worker.EpisodeRecipe`: loaded models are not
     shipped); the rows arrive in the order items finish. An item whose worker died twice gets a
     harness-error row (:func:`lost_row`).
-    ``retry_errors`` (with ``resume``) first drops the rows that ended in a harness error (an app
-    that did not start, an unreachable model) so those tasks run again; the file is rewritten
-    atomically, so an interruption keeps either the old rows or the pruned ones.
+    ``rerun`` (with ``resume``): ``{"failed"}`` runs again the episodes whose rows failed,
+    ``{"errors"}`` (or ``retry_errors``) those that ended in a harness error (an app that did not
+    start, an unreachable model); the replaced rows and their episode folders move to the run's
+    history (:mod:`agentlab.rerun`, crash-safe), the new rows carry ``attempt``.
+    Every new row gets ``usd``: its tokens at ``prices`` (default :meth:`PriceTable.load`).
+    ``budget`` (:mod:`agentlab.budget`): no episode starts once one would pass a limit; the
+    seconds limit cuts the episodes in flight (no row); how it went is in the summary and the
+    manifest's ``budget`` block.
     SIGTERM or Ctrl-C (:class:`~agentlab.errors.Stopped`) ends the suite: no new episode starts, the
     ones in flight leave no row (a resumed run carries them out again), finished rows stay.
     ``out_dir`` is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
@@ -395,12 +413,19 @@ def run_suite(
     open_run(out_dir, manifest, resume=resume, force=force_resume or not strict)
     path = results_path(out_dir)
     rows = read_jsonl(path) if path.exists() else []
-    dropped = [r for r in rows if (retry_errors and r.get("error")) or _cut_off(r)]
+    kinds = rerun | ({"errors"} if retry_errors else set())
+    again = [r for r in rows if not _cut_off(r) and wanted(r, kinds)]
+    dropped = again + [r for r in rows if _cut_off(r)]
     if dropped:
-        log.info("exec: %d row(s) of harness errors or cut-off episodes dropped to run again", len(dropped))
+        log.info("exec: %d row(s) to run again (%s), %d cut-off episode(s)", len(again), ", ".join(sorted(kinds)) or "-",
+                 len(dropped) - len(again))
+        retire(out_dir, [(r, _row_folder(out_dir, r, options)) for r in again])  # before the rows leave results.jsonl
         gone = {id(r) for r in dropped}
         rows = [r for r in rows if id(r) not in gone]
         write_jsonl(path, rows)
+    history = read_history(out_dir)
+    attempts = last_attempts(history)
+    prices = prices if prices is not None else PriceTable.load()
     done = {(r.get("id"), r.get("seed")) for r in rows}
     todo = [(t, i) for i in range(options.seeds) for t in tasks if (t.id, options.seed + i) not in done]
     skipped = len(done)
@@ -416,19 +441,65 @@ def run_suite(
                          planner=planner, ask=ask, roles=roles, sides=sides)
     lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
     ran = 0
-    finished = map_unordered(recipe, todo, scale, lost=lost)
+    meter = BudgetMeter(budget, earlier=rows) if budget is not None else None
+    gate = Gate(admit=meter.admit, deadline=meter.deadline,
+                expired=lambda: OutOfBudget("the seconds budget ran out")) if meter is not None else None
+    finished = map_unordered(recipe, todo, scale, lost=lost, gate=gate)
+    fresh: list[dict[str, Any]] = []
+    unpriced: set[str] = set()
     try:
         # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
         for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode",
                                    disable=None if progress else True):
+            _price(row, prices, unpriced, warn=budget is not None and budget.usd is not None)
+            if earlier := attempts.get(key(row)):
+                row["attempt"] = earlier + 1
             append_jsonl(path, row)
             rows.append(row)
+            fresh.append(row)
             ran += 1
+            if meter is not None:
+                meter.add(row)
             log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
+    except OutOfBudget:  # the seconds limit cut the episodes in flight (cleaned up on the way here, no row)
+        assert meter is not None
+        meter.stopped_by = "seconds"
     except Stopped as stop:  # the episodes in flight were cleaned up on the way here; none left a row
+        if meter is not None:
+            record_budget(out_dir, _outcome(meter, len(todo) - ran).record() | {"stopped_by": stop.what})
         raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
                          f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
-    return SuiteSummary(rows=rows, ran=ran, skipped=skipped)
+    outcome = _outcome(meter, len(todo) - ran) if meter is not None else None
+    record_budget(out_dir, outcome.record() if outcome is not None else None)
+    if outcome is not None and outcome.stopped_by:
+        log.info("exec: %s", outcome.line())
+    have = {key(r) for r in rows}
+    return SuiteSummary(rows=rows, ran=ran, skipped=skipped, budget=outcome, reruns=changes(fresh, history),
+                        rerun_pending=sum(1 for k in attempts if k not in have))
+
+
+def _outcome(meter: BudgetMeter, left: int) -> BudgetOutcome:
+    return BudgetOutcome(meter.budget, meter.spent(), meter.episodes, meter.stopped_by, left)
+
+
+def _price(row: dict[str, Any], prices: PriceTable, unpriced: set[str], *, warn: bool) -> None:
+    """Put the row's ``usd`` beside its tokens; under a dollar budget, warn once per model without a price."""
+    row["usd"] = prices.row_usd(row)
+    if warn:
+        for model in sorted(prices.unpriced(row) - unpriced):
+            log.warning("exec: model %r has no price (data/prices.yaml, --prices, AGENTLAB_PRICES): its tokens count "
+                        "as 0 USD against the budget", model)
+            unpriced.add(model)
+
+
+def _row_folder(out_dir: Path, row: dict[str, Any], options: ExecOptions) -> Path | None:
+    """The episode folder a row of this run was written to (None: its id names none)."""
+    seed = row.get("seed")
+    index = seed - options.seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+    try:
+        return episode_folder(out_dir, str(row.get("id")), options, index)
+    except HarnessError:
+        return None
 
 
 def _cut_off(row: dict[str, Any]) -> bool:

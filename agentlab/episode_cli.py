@@ -2,7 +2,8 @@
 
 Mounted as a single top-level command by :mod:`agentlab.cli`. The last line printed is
 ``execution_acc=<x> n=<n> harness_errors=<k>``; the exit status is 0 whenever the run
-completed, whatever the success rate (see ``docs/execution.md``). With ``--seeds K`` (K > 1) the
+completed, whatever the success rate, and when ``--budget`` stopped it (a ``budget: stopped by ...``
+line says so; see ``docs/execution.md``). With ``--seeds K`` (K > 1) the
 lines before it give each domain's mean with its 95 % interval, pass@K and pass^K
 (:mod:`agentlab.eval.variance`). The run folder's ``manifest.json`` is checked on ``--resume``
 (``docs/reproducibility.md``).
@@ -123,7 +124,10 @@ def exec_tasks(
     max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", min=16, help="Cap every model reply at N new tokens (default: each runner's own)."),
     resume: bool = typer.Option(False, "--resume", help="Skip (task, seed) pairs already in results.jsonl; refused when manifest.json differs."),
     force_resume: bool = typer.Option(False, "--force-resume", help="Resume even when the manifest differs (the difference is recorded in it)."),
-    retry_errors: bool = typer.Option(False, "--retry-errors", help="With --resume: run the harness-error rows again."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="With --resume: run the harness-error rows again (the same as --rerun errors)."),
+    rerun: str | None = typer.Option(None, "--rerun", help="With --resume: run again the episodes whose rows failed (failed), ended in a harness error (errors), or both (failed,errors); the replaced rows move to history.jsonl."),
+    budget: str | None = typer.Option(None, "--budget", help="Stop starting episodes once one would pass a limit: tokens=N,usd=X,seconds=S (any subset); with --resume, a new budget for the rest (docs/execution.md)."),
+    prices: Path | None = typer.Option(None, "--prices", help="YAML price table (USD per million tokens per model id) over data/prices.yaml and AGENTLAB_PRICES; rows get usd."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
     tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
     agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
@@ -161,6 +165,16 @@ def exec_tasks(
     from agentlab.teams.planning import MANAGERS, ManagerOptions
 
     check_router(router)
+    from agentlab.budget import Budget
+    from agentlab.llm.prices import PriceTable
+    from agentlab.rerun import parse_rerun
+
+    run_budget = Budget.parse(budget) if budget is not None else None
+    price_table = PriceTable.load(prices)  # every price file checked now, before anything slow
+    rerun_kinds = parse_rerun(rerun, retry_errors=retry_errors)
+    if rerun_kinds and not (resume or force_resume):
+        raise ConfigError(f"--{'rerun' if rerun is not None else 'retry-errors'} runs rows of an earlier run again; "
+                          "it needs --resume")
     if mode not in ("single", "manager"):
         raise ConfigError(f"--mode must be single or manager, not '{mode}'")
     if manager not in MANAGERS:
@@ -198,7 +212,8 @@ def exec_tasks(
     recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
                            agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options,
                            roles=agent_roles)
-    spec = RunSpec(recipe, scale=scale, resume=resume, force_resume=force_resume, retry_errors=retry_errors, limit=limit)
+    spec = RunSpec(recipe, scale=scale, resume=resume, force_resume=force_resume, limit=limit, budget=run_budget,
+                   prices=price_table, rerun=rerun_kinds)
     summary = execute(spec, items, ask=ask, pool=pool)
     for domain, (acc, n) in summary.by_domain().items():
         typer.echo(f"{domain}: ExecutionAcc={acc:.3f} (n={n})")
@@ -208,4 +223,10 @@ def exec_tasks(
         for stats in seed_stats(summary.rows):
             typer.echo(stats.line())
     typer.echo(f"results: {out / 'results.jsonl'} ({summary.ran} run, {summary.skipped} kept from before)")
+    if summary.reruns or summary.rerun_pending:
+        from agentlab.rerun import summary as rerun_summary
+
+        typer.echo(rerun_summary(summary.reruns, pending=summary.rerun_pending))
+    if summary.budget is not None:
+        typer.echo(summary.budget.line())
     typer.echo(f"execution_acc={summary.execution_acc:.4f} n={len(summary.rows)} harness_errors={summary.harness_errors}")

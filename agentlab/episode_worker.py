@@ -31,6 +31,8 @@ from agentlab.episode import (
     run_suite,
     suite_manifest,
 )
+from agentlab.budget import Budget
+from agentlab.llm.prices import PriceTable
 from agentlab.tasks.spec import ExecTask
 from agentlab.parallel import Scale
 from agentlab.teams.cola.interaction import Ask
@@ -162,6 +164,12 @@ class RunSpec:
     retry_errors: bool = False
     #: run at most this many new episodes (the rest stay for a resumed run)
     limit: int | None = None
+    #: the limits of this run, or of the resumed part (:mod:`agentlab.budget`)
+    budget: Budget | None = None
+    #: the price table for rows' ``usd`` (None: :meth:`PriceTable.load`, the shipped one and ``AGENTLAB_PRICES``)
+    prices: PriceTable | None = None
+    #: with ``resume``: run again the episodes whose rows ``failed`` and/or ended in harness ``errors``
+    rerun: frozenset[str] = frozenset()
 
     @property
     def out(self) -> Path:
@@ -192,4 +200,4 @@ def execute(spec: RunSpec, tasks: list[ExecTask], *, ask: Ask | None = None, pro
                      route=worker.route, agent=recipe.agent, planner=worker.planner, ask=ask, resume=resume,
                      limit=spec.limit, retry_errors=spec.retry_errors, manifest=manifest, force_resume=spec.force_resume,
                      progress=progress, scale=spec.scale, recipe=recipe if spec.scale.distributed else None,
-                     roles=worker.roles, sides=recipe.sides)
+                     roles=worker.roles, sides=recipe.sides, budget=spec.budget, prices=spec.prices, rerun=spec.rerun)

@@ -122,6 +122,16 @@ class Interrupted(Stopped):
     what = "interrupted (Ctrl-C)"
 
 
+class OutOfBudget(Stopped):
+    """The run's wall-clock budget (``agentlab exec --budget seconds=S``) ran out while episodes were
+    in flight: raised where they run (a SIGALRM in a serial run, the driver's loop on Ray) so they
+    are cut as a stop signal cuts them -- every ``finally`` runs, they leave no row -- and the run
+    ends as a budget stop (:mod:`agentlab.budget`), not as an error."""
+
+    exit_code = 0
+    what = "budget reached"
+
+
 _stopping: list[int] = []
 
 

@@ -94,6 +94,12 @@ class Manifest(BaseModel):
     tasks: dict[str, str | None] = Field(default_factory=dict)
     #: one record per resume: when, at which commit, and what was forced past (if anything)
     resumes: list[dict[str, Any]] = Field(default_factory=list)
+    #: the budget of the latest part of the run (the first, or a resume) when it had one
+    #: (``agentlab exec --budget``, :mod:`agentlab.budget`): its limits, what it spent, the limit that
+    #: stopped it (``stopped_by``, null: none did) and the episodes left; not compared on resume
+    budget: dict[str, Any] | None = None
+    #: the budget blocks of earlier parts, oldest first
+    budget_history: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def _now() -> str:
@@ -331,6 +337,19 @@ def write_manifest(out_dir: Path, manifest: Manifest) -> Path:
     path = manifest_path(out_dir)
     atomic_write_json(path, manifest.model_dump(mode="json"))
     return path
+
+
+def record_budget(out_dir: Path, block: dict[str, Any] | None) -> None:
+    """Record the budget of the run's latest part (``None``: it had none) in ``manifest.json``; the
+    block there before moves to ``budget_history``. A folder without a manifest is left alone."""
+    path = manifest_path(out_dir)
+    if not path.exists():
+        return
+    recorded = read_manifest(path)
+    if block is None and recorded.budget is None:
+        return
+    history = recorded.budget_history + ([recorded.budget] if recorded.budget is not None else [])
+    write_manifest(out_dir, recorded.model_copy(update={"budget": block, "budget_history": history}))
 
 
 FORCE_HINT = "pass --force-resume to continue anyway or choose another --out"

@@ -28,7 +28,9 @@ import signal
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -79,26 +81,82 @@ class Scale:
         return self.workers > 1 or self.address is not None
 
 
+def _always(in_flight: int) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Gate:
+    """When a new item may start, and when the items in flight are cut (a run's budget,
+    :mod:`agentlab.budget`).
+
+    Why here: only the loop that hands items out knows when one is about to start; on Ray the next
+    item is handed to a worker as soon as its previous one ends, before the caller sees the result.
+    """
+
+    #: asked before each item starts, with the number of items running then; False: start no more
+    #: (the items not started are not yielded)
+    admit: Callable[[int], bool] = _always
+    #: ``time.monotonic()`` at which the items in flight are cut by raising ``expired()`` where they
+    #: run (serial, main thread: a SIGALRM; Ray: the driver's loop, whose stop ends the workers' items)
+    deadline: float = math.inf
+    expired: Callable[[], BaseException] | None = None
+
+    @property
+    def cuts(self) -> bool:
+        return self.expired is not None and self.deadline < math.inf
+
+
+@contextmanager
+def _alarm(gate: Gate) -> Iterator[None]:
+    """SIGALRM at ``gate.deadline`` raising ``gate.expired()`` in this (main) thread while inside;
+    nothing off the main thread (Python takes signals only there: the item then runs to its end)."""
+    if not gate.cuts or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    assert gate.expired is not None
+    expired = gate.expired
+
+    def ring(_signum: int, _frame: object) -> None:
+        raise expired()
+
+    before = signal.signal(signal.SIGALRM, ring)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(gate.deadline - time.monotonic(), 1e-3))
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
 def map_unordered(
     make_worker: WorkerRecipe[T, R],
     items: Sequence[T],
     scale: Scale | None = None,
     *,
     lost: Callable[[T, str], R],
+    gate: Gate | None = None,
 ) -> Iterator[tuple[T, R]]:
     """``(item, fn(item))`` for every item, each once, in the order they finish (serial: in order).
 
     ``lost(item, why)`` is the result of an item whose worker died ``scale.retries + 1`` times.
+    ``gate``: items it does not admit are not started (nor yielded); at its deadline the items in
+    flight are cut (its ``expired()`` is raised).
     """
     scale = scale or Scale()
+    gate = gate or Gate()
     if not items:
         return
     if not scale.distributed:
         fn = make_worker(0)
         for item in items:
-            yield item, fn(item)
+            if not gate.admit(0):
+                return
+            with _alarm(gate):  # armed only while the item runs, never while the caller writes its result
+                result = fn(item)
+            yield item, result
         return
-    yield from _on_ray(make_worker, items, scale, lost)
+    yield from _on_ray(make_worker, items, scale, lost, gate)
 
 
 class _WorkerActor(Generic[T, R]):
@@ -188,7 +246,7 @@ STOP_GRACE_S = 15.0
 
 
 def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
-            lost: Callable[[T, str], R]) -> Iterator[tuple[T, R]]:
+            lost: Callable[[T, str], R], gate: Gate) -> Iterator[tuple[T, R]]:
     import ray
     from ray.exceptions import RayActorError, RayTaskError
 
@@ -218,14 +276,17 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
         pos = queue.pop()
         running[actors[worker].run.remote(items[pos])] = (worker, pos)
 
+    eager = gate.admit is _always
     try:
         for w in range(n):
-            if queue:
+            if queue and gate.admit(len(running)):
                 submit(w)
         while running:
-            ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # wakes up for signals
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=min(1.0, max(gate.deadline - time.monotonic(), 0.01)))
             if signals:
                 raise stop_for(signals[0])
+            if gate.expired is not None and time.monotonic() >= gate.deadline:
+                raise gate.expired()
             if not ready:
                 continue
             ref = ready[0]
@@ -252,9 +313,11 @@ def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
                     theirs = signal.SIGTERM if isinstance(original, Terminated) else signal.SIGINT
                     raise stop_for(signals[0] if signals else theirs) from None
                 raise original from None
-            if queue:
+            if eager and queue:  # no gate: the worker gets its next item at once
                 submit(worker)
-            yield items[pos], result
+            yield items[pos], result  # with a gate, the caller counts this result before it is asked
+            if not eager and queue and gate.admit(len(running)):
+                submit(worker)
     finally:
         if running and started:  # the workers run here: let them end their items' programs first
             _stop_workers(pids, list(running))

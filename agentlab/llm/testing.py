@@ -64,8 +64,10 @@ class _QuietServer(ThreadingHTTPServer):
 class LoopbackChatServer:
     """``with LoopbackChatServer(reply) as srv: LLMConfig(kind="openai", base_url=srv.url, ...)``."""
 
-    def __init__(self, reply: ReplyFn, *, delay_s: float = 0.0) -> None:
+    def __init__(self, reply: ReplyFn, *, delay_s: float = 0.0, usage: tuple[int, int] = (1, 1)) -> None:
         self.reply, self.delay_s = reply, delay_s
+        #: the (prompt, completion) token counts every answer reports (what a run's budget counts)
+        self.usage = usage
         #: every request received (its JSON body plus ``path``), in arrival order
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -89,7 +91,8 @@ class LoopbackChatServer:
         return json.dumps({
             "id": f"c{k}", "object": "chat.completion", "created": 0, "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1],
+                      "total_tokens": sum(self.usage)},
         }).encode()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

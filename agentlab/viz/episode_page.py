@@ -209,7 +209,8 @@ def _facts(row: RunRow, task: str | None) -> str:
     success = None if row.success is None else ("yes" if row.success else "no")
     facts = [("task", task), ("domain", row.domain), ("router", row.router), ("agents", ", ".join(row.agents) or None),
              ("model", row.model_id), ("seed", row.seed), ("status", row.status), ("success", success), ("score", row.score),
-             ("steps", row.steps), ("model calls", row.llm_calls), ("tokens", tokens), ("seconds", row.seconds),
+             ("steps", row.steps), ("model calls", row.llm_calls), ("tokens", tokens),
+             ("USD", None if row.usd is None else f"{row.usd:.4f}"), ("attempt", row.attempt), ("seconds", row.seconds),
              ("harness error", row.error), ("agent error", row.agent_error)]
     return '<table class="facts">' + "".join(f"<tr><th>{k}</th><td>{absent(v)}</td></tr>" for k, v in facts) + "</table>"
 

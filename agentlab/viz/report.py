@@ -2,8 +2,8 @@
 
 Per run: ExecutionAcc per domain and overall with its 95 % interval (:func:`agentlab.eval.variance.seed_stats`:
 Wilson over the tasks for one seed; the t-interval over the seeds with pass@k / pass^k for several),
-the cost per task (model calls, tokens, seconds: means over its episodes), how episodes ended and
-every harness error. Across runs: what their manifests differ in (:func:`agentlab.manifest.differences`)
+the cost per task (model calls, tokens, dollars, seconds: means over its episodes, and the totals),
+the reruns and what they changed (:mod:`agentlab.rerun`), how episodes ended and every harness error. Across runs: what their manifests differ in (:func:`agentlab.manifest.differences`)
 and, when two runs share everything a manifest records but the seeds or the code commit, whether the
 later run reproduces the first: its ExecutionAcc lies within the first run's 95 % interval, per
 domain and overall. Why that rule: the interval is what the first run claims about repeating it;
@@ -22,6 +22,7 @@ from agentlab.errors import ConfigError, DataError
 from agentlab.eval.variance import OVERALL, SeedStats, seed_stats
 from agentlab.fileio import atomic_write_text
 from agentlab.manifest import Manifest, differences
+from agentlab.rerun import changes, summary
 from agentlab.viz.document import Bullets, Document, Heading, Paragraph, Table
 from agentlab.viz.runs import RunFolder, RunRow, load_run
 
@@ -86,9 +87,13 @@ def _how(s: SeedStats) -> str:
     return f"t over {s.seeds} seeds" if s.method == "t" else f"Wilson over {s.tasks} tasks"
 
 
-def _mean(values: list[float | int | None]) -> str:
+def _mean(values: list[float | int | None], fmt: str = "{:.1f}") -> str:
     got = [v for v in values if v is not None]
-    return f"{sum(got) / len(got):.1f}" if got else "—"
+    return fmt.format(sum(got) / len(got)) if got else "—"
+
+
+#: dollars: to a hundredth of a cent (a small model's episode costs fractions of a cent)
+USD = "{:.4f}"
 
 
 def _accuracy_table(stats: list[SeedStats]) -> Table:
@@ -114,10 +119,33 @@ def _cost_table(rows: list[RunRow]) -> Table:
     out = []
     for name, rs in [*sorted(groups.items()), (OVERALL, rows)]:
         out.append([name, str(len(rs)), _mean([r.llm_calls for r in rs]),
-                    _mean([r.tokens_in for r in rs]), _mean([r.tokens_out for r in rs]), _mean([r.seconds for r in rs]),
-                    _mean([r.steps for r in rs])])
-    return Table(["domain", "episodes", "model calls", "tokens in", "tokens out", "seconds", "steps"], out,
-                 numeric=frozenset(range(1, 7)))
+                    _mean([r.tokens_in for r in rs]), _mean([r.tokens_out for r in rs]), _mean([r.usd for r in rs], USD),
+                    _mean([r.seconds for r in rs]), _mean([r.steps for r in rs])])
+    return Table(["domain", "episodes", "model calls", "tokens in", "tokens out", "USD", "seconds", "steps"], out,
+                 numeric=frozenset(range(1, 8)))
+
+
+def _total_line(rows: list[RunRow]) -> str:
+    """What the run's result rows spent in all (rows of versions without ``usd`` count no dollars)."""
+    tin, tout = sum(r.tokens_in or 0 for r in rows), sum(r.tokens_out or 0 for r in rows)
+    priced = [r.usd for r in rows if r.usd is not None]
+    usd = (f"{USD.format(sum(priced))} USD" + (f" ({len(rows) - len(priced)} row(s) from before prices: no USD)"
+                                               if len(priced) < len(rows) else "")) if priced else "no USD recorded"
+    return f"In all: {tin + tout} tokens ({tin} in, {tout} out), {usd}, over {len(rows)} episode(s)."
+
+
+def _reruns(doc: Document, run: RunFolder, rows: list[RunRow]) -> None:
+    """How many episodes were rerun and what changed (``--rerun``, :mod:`agentlab.rerun`)."""
+    found = changes([r.raw for r in rows], [h.raw for h in run.history])
+    have = {(r.id, r.seed) for r in rows}
+    pending = len({(h.id, h.seed) for h in run.history} - have)
+    if not found and not pending:
+        return
+    doc.add(Heading("Reruns", 3), Paragraph(summary(found, pending=pending) + "."))
+    if found:
+        doc.add(Table(["episode", "seed", "attempt", "before", "now"],
+                      [[c.id, "—" if c.seed is None else str(c.seed), str(c.attempt), c.before, c.after] for c in found],
+                      numeric=frozenset({1, 2})))
 
 
 def _manifest_line(m: Manifest | None, note: str | None) -> str:
@@ -141,7 +169,8 @@ def _run_section(doc: Document, i: int, run: RunFolder, stats: list[SeedStats]) 
             Paragraph("95 % CI: Wilson score interval over the tasks for one seed; Student's t-interval over the per-seed "
                       "success rates for several (pass@k: at least one of k episodes succeeds, pass^k: all k do). "
                       "Harness errors count as failures, as in agentlab exec's execution_acc line."))
-    doc.add(Heading("Cost per task (mean per episode)", 3), _cost_table(rows))
+    doc.add(Heading("Cost per task (mean per episode)", 3), _cost_table(rows), Paragraph(_total_line(rows)))
+    _reruns(doc, run, rows)
     statuses = Counter(r.status or "(none recorded)" for r in rows)
     doc.add(Heading("How episodes ended", 3), Table(["status", "episodes"], [[k, str(v)] for k, v in statuses.most_common()],
                                                    numeric=frozenset({1})))

@@ -27,6 +27,7 @@ from typing import Any
 from agentlab.errors import DataError
 from agentlab.fileio import read_jsonl
 from agentlab.manifest import MANIFEST_FILE, Manifest, read_manifest
+from agentlab.rerun import HISTORY_FILE
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,10 @@ class RunRow:
     llm_calls: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    #: what the model calls cost (rows written since issue #43; older rows: None)
+    usd: float | None = None
+    #: 1 for a first run, n for the n-th rerun of the episode (rows without it: None, i.e. 1)
+    attempt: int | None = None
     seconds: float | None = None
     error: str | None = None  #: a harness error (the task was not judged)
     agent_error: str | None = None
@@ -100,7 +105,8 @@ class RunRow:
             agents=[str(a) for a in agents] if isinstance(agents, list) else ([str(agents)] if agents else []),
             success=success if isinstance(success, bool) else None, score=_float(d.get("score")),
             status=_str(d.get("status")), steps=_int(d.get("steps")), llm_calls=_int(d.get("llm_calls")),
-            tokens_in=_int(d.get("tokens_in")), tokens_out=_int(d.get("tokens_out")), seconds=_float(d.get("seconds")),
+            tokens_in=_int(d.get("tokens_in")), tokens_out=_int(d.get("tokens_out")), usd=_float(d.get("usd")),
+            attempt=_int(d.get("attempt")), seconds=_float(d.get("seconds")),
             error=_str(d.get("error")), agent_error=_str(d.get("agent_error")), seed=_int(d.get("seed")),
             model_id=_str(d.get("model_id")), trajectory=_str(d.get("trajectory")),
             verdict=verdict if isinstance(verdict, dict) else None,
@@ -129,6 +135,8 @@ class RunFolder:
     manifest: Manifest | None = None
     #: why the manifest is missing or unusable (shown, never fatal)
     manifest_note: str | None = None
+    #: rows replaced by reruns (``history.jsonl``, :mod:`agentlab.rerun`), oldest first
+    history: list[RunRow] = field(default_factory=list)
 
     @property
     def seeds(self) -> list[int]:
@@ -209,9 +217,21 @@ def load_run(run_dir: str | Path) -> RunFolder:
         except (DataError, OSError) as exc:
             note = f"manifest.json unreadable: {exc}"
             log.warning("%s", note)
-    folder = RunFolder(path=path, rows=rows, manifest=manifest, manifest_note=note)
+    folder = RunFolder(path=path, rows=rows, manifest=manifest, manifest_note=note, history=_history(path))
     folder.rows += _unfinished(folder)
     return folder
+
+
+def _history(path: Path) -> list[RunRow]:
+    """The rows reruns replaced; an unreadable history is a warning, never fatal (the results stand)."""
+    hist = path / HISTORY_FILE
+    if not hist.is_file():
+        return []
+    try:
+        return [RunRow.from_dict(d, i) for i, d in enumerate(read_jsonl(hist), 1)]
+    except (DataError, OSError) as exc:
+        log.warning("%s: history unreadable (%s); reruns are shown without it", hist, exc)
+        return []
 
 
 def _unfinished(run: RunFolder) -> list[RunRow]:

@@ -71,7 +71,8 @@ def _index_row(row: RunRow, href: str, seeds: bool) -> str:
     status = esc(row.status or "—") + (' <span class="bad" title="harness error">⚠</span>' if row.error else "")
     cells = [f'<td data-sort="{esc(row.id)}"><a href="{esc(href)}">{esc(row.id)}</a></td>', f"<td>{absent(row.domain)}</td>",
              f"<td>{absent(row.router)}</td>", f"<td>{absent(', '.join(row.agents))}</td>", f'<td data-sort="{ok}">{mark}</td>',
-             f"<td>{status}</td>", _num(row.steps), _num(row.llm_calls), _num(row.tokens), _num(row.seconds, "{:.1f}")]
+             f"<td>{status}</td>", _num(row.steps), _num(row.llm_calls), _num(row.tokens), _num(row.usd, "{:.4f}"),
+             _num(row.seconds, "{:.1f}")]
     if seeds:
         cells.insert(1, _num(row.seed))
     return f"<tr {data}>{''.join(cells)}</tr>"
@@ -111,7 +112,7 @@ def index_html(run: RunFolder, names: dict[int, str]) -> str:
         selects.append(f'<label>{label} <select name="{attr}"><option value="">all</option>{opts}</select></label>')
     filters = (f'<div class="filters">{"".join(selects)}<label>text <input type="search" placeholder="id, agent, error…"></label>'
                f'<span class="muted">showing <b id="shown">{len(run.rows)}</b> of {len(run.rows)}</span></div>')
-    heads = ["episode", "domain", "router", "agents", "success", "status", "steps", "model calls", "tokens", "seconds"]
+    heads = ["episode", "domain", "router", "agents", "success", "status", "steps", "model calls", "tokens", "USD", "seconds"]
     if seeds:
         heads.insert(1, "seed")
     body = "".join(_index_row(r, f"{PAGES}/{names[i]}.html", seeds) for i, r in enumerate(run.rows))

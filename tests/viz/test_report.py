@@ -84,7 +84,7 @@ def test_old_rows_and_harness_errors_without_a_manifest(tmp_path: Path) -> None:
     assert text.count("| (no domain) | 1 |") == 4 and "| calc | 2 |" in text  # a row without a domain is its own group
     assert "### Harness errors: 1" in text and "- b (seed 0): harness: calc is not installed" not in text
     assert "- b: harness: calc is not installed" in text
-    assert "| calc | 2 | 4.0 | — | — | 2.5 |" in text  # absent costs are absent, not zero
+    assert "| calc | 2 | 4.0 | — | — | — | 2.5 |" in text  # absent costs (tokens, USD) are absent, not zero
     assert "cannot tell" in text and "no manifest.json" in text
 
 
