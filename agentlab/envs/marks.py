@@ -102,7 +102,7 @@ def draw_marks(
         label = str(el.id)
         tb = draw.textbbox((0, 0), label, font=font)
         pad = 2
-        tw, th = tb[2] - tb[0] + 2 * pad, tb[3] - tb[1] + 2 * pad
+        tw, th = int(tb[2] - tb[0]) + 2 * pad, int(tb[3] - tb[1]) + 2 * pad
 
         def cost(spot: tuple[int, int]) -> int:
             rect = (spot[0], spot[1], spot[0] + tw, spot[1] + th)

@@ -8,7 +8,9 @@ Follows the AppAgent paper's two phases over any :class:`~agentlab.envs.base.Env
   recorded human demonstration (a trajectory) instead of acting;
 * **deployment** (:meth:`AppAgent.deploy`): each step, show the LLM the labelled screen,
   the documentation of the elements on it, the task and a running summary; parse its
-  Observation / Thought / Action / Summary reply and act, until it says FINISH.
+  Observation / Thought / Action / Summary reply and act, until it says FINISH. With
+  ``actions="typed"`` (the desktop GUI runner's default) the reply is one typed GUI call over
+  the screen's marks instead, decoded under a grammar (:mod:`agentlab.agents.appagent.typed`).
 
 The LLM is any :class:`~agentlab.llm.LLMBackend`: the screen reaches it as the numbered
 element list and, when the model takes images, as the screenshot with those numbers drawn on it. A weak model's unusable replies are
@@ -25,6 +27,7 @@ from typing import Any
 
 from agentlab.agents.appagent.core import AppAgentCore, EpisodeResult, NullRecorder, block
 from agentlab.agents.appagent.explore import learn_from_demo, run_exploration
+from agentlab.agents.appagent.typed import deploy_typed
 from agentlab.agents.response import ActReply, parse_act_reply
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.base import Env, StepResult
@@ -71,6 +74,8 @@ class AppAgent(AppAgentCore):
             rec.meta.extra.update(self.meta_extra())
         else:
             rec = self.recorder(episode_dir, task, env, "deploy")
+        if cfg.actions == "typed":
+            return deploy_typed(self, env, task, rec)
         summary = "nothing yet"
         steps = 0
         status, error = "max_steps", None

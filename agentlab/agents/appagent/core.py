@@ -9,12 +9,13 @@ at ``retry_temperature``, and at most ``max_retries`` retries follow an unusable
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +48,7 @@ PROMPT_NAMES = (
     "appagent/deploy_feedback",
     "appagent/docs_block",
     "appagent/old_doc",
+    "appagent/deploy_typed",
 )
 
 
@@ -66,6 +68,10 @@ class AppAgentConfig(BaseModel):
     retry_temperature: float = Field(0.7, ge=0.0, description="retries sample, so a retry can differ")
     seed: int = 0
     max_elements: int = Field(50, ge=1, description="elements listed in a prompt")
+    #: deployment's replies: ``raw`` (the env's own action space, a sectioned reply) or ``typed``
+    #: (:mod:`agentlab.agents.gui_actions`: one call over the screen's marks, decoded under a grammar
+    #: by a local model, asked as OpenAI tools of an endpoint)
+    actions: Literal["raw", "typed"] = Field("raw", description="deployment: raw env actions or typed GUI actions")
 
 
 @dataclass
@@ -157,11 +163,14 @@ class AppAgentCore:
         correction: str | None = None,
         on_attempt: Callable[[Attempt[T]], None] | None = None,
         images: tuple[Image.Image, ...] = (),
+        constraint: Mapping[str, Any] | None = None,
     ) -> AskResult[T]:
         """Ask with template ``prompt`` until ``parse`` and ``checks`` accept the reply (``max_retries`` retries).
 
         With ``correction`` (a template with ``{problems}``), a retry fills the prompt's
         ``{feedback}`` with it; without, a retry asks the same question again (sampled).
+        ``constraint``: :class:`~agentlab.llm.base.SamplingParams` fields every attempt gets (a
+        decoding ``grammar``, OpenAI ``tools``).
         """
 
         def build(feedback: str) -> list[ChatMessage]:
@@ -174,7 +183,7 @@ class AppAgentCore:
             parse,
             checks=checks,
             max_attempts=self.config.max_retries + 1,
-            params=self.sampling,
+            params=(lambda i: dataclasses.replace(self.sampling(i), **constraint)) if constraint else self.sampling,
             correction=load_template(correction) if correction else None,
             on_attempt=on_attempt,
             label=prompt,

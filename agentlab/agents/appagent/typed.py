@@ -1,0 +1,115 @@
+"""AppAgent's deployment over typed GUI actions (``AppAgentConfig.actions = "typed"``).
+
+The same loop as :meth:`~agentlab.agents.appagent.AppAgent.deploy` — screen, documentation, task,
+what was done so far; one action per step; unusable replies fed back and bounded — but the reply
+is one call of :mod:`agentlab.agents.gui_actions` (``click(3)``, ``type(5, 'Ada')``, ``done()``)
+over the marks of *this* screen, and the model is held to it by what it offers: a local model
+decodes under the screen's grammar, an endpoint with function calling is given the screen's
+tools, any other is asked plainly and its reply parsed and checked. Under the grammar the
+embedded model can no longer answer with the prompt's placeholder or a number that is not on
+screen: every reply is an action. ``done()`` and ``fail()`` are not offered on the first step
+(nothing is done yet). Each step records the typed call and the env actions it expanded to.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
+from agentlab.agents.gui_actions import Carried, GuiCall, GuiChoices, GuiScreen, carry_out, parse_gui_reply
+from agentlab.dialogue.ask import Attempt
+from agentlab.envs.actions.phone import PHONE
+from agentlab.envs.base import Env
+from agentlab.envs.marks import draw_marks
+from agentlab.llm.base import LLMBackend
+from agentlab.trajectory import TrajectoryRecorder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.agents.appagent.core import AppAgentCore
+
+
+def constraint(llm: LLMBackend, choices: GuiChoices, *, allow_end: bool) -> dict[str, Any]:
+    """What keeps a reply to the typed calls with this backend: its grammar, its tools, or nothing."""
+    caps = llm.capabilities
+    if caps.tool_calls:
+        return {"tools": choices.tools(allow_end=allow_end)}
+    if caps.plan_grammar:
+        return {"grammar": choices.grammar(allow_end=allow_end)}
+    return {}
+
+
+class _Act:
+    """The last check on a reply: carry the typed call out (an env refusal is fed back)."""
+
+    def __init__(self, env: Env, screen: GuiScreen) -> None:
+        self.env, self.screen = env, screen
+        self.carried: Carried | None = None
+
+    def __call__(self, call: GuiCall) -> None:
+        self.carried = carry_out(self.env, call, self.screen)
+
+
+def _said(call: GuiCall, screen: GuiScreen) -> str:
+    """``click(2) on "Add one"``: the call and what it aimed at, for the running summary."""
+    n = call.args.get("element")
+    el = next((e for e in screen.marks if e.id == n), None) if n is not None else None
+    return f'{call.render()} on "{el.text}"' if el is not None and el.text else call.render()
+
+
+def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecorder | NullRecorder) -> EpisodeResult:
+    """Carry ``task`` out with typed GUI actions, recording into ``rec`` (see the module docstring)."""
+    cfg = agent.config
+    phone = env.actions is PHONE
+    done_so_far: list[str] = []
+    steps, status, error = 0, "max_steps", None
+    with agent.episode(rec):
+        obs = env.reset(task)
+        while steps < cfg.max_steps:
+            screen = GuiScreen.of(obs, cfg.max_elements, ocr=not phone)
+            choices = GuiChoices.build(screen, task, phone=phone)
+            allow_end = steps > 0
+            docs = agent.docs.for_screen(screen.marks) if cfg.use_docs and not screen.ocr else ""
+            act = _Act(env, screen)
+
+            def record_failure(a: Attempt[GuiCall]) -> None:
+                if not a.ok:
+                    rec.record(obs, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
+                               save_images=False, info={"attempt": a.index + 1})
+
+            images = ((draw_marks(obs.screenshot, screen.marks),)
+                      if obs.screenshot is not None and agent.llm.capabilities.images else ())
+            asked = agent.ask(
+                "appagent/deploy_typed", agent.platform(env), lambda reply: parse_gui_reply(reply, choices),
+                dict(task=task, app=cfg.app, ui=screen.listing(),
+                     docs=block("appagent/docs_block", docs=docs) if docs else "",
+                     actions=choices.doc(allow_end=allow_end), example=choices.example(),
+                     last_summary="; ".join(done_so_far) or "nothing yet"),
+                checks=[act], correction="appagent/deploy_feedback", on_attempt=record_failure,
+                images=images, constraint=constraint(agent.llm, choices, allow_end=allow_end),
+            )
+            call = asked.value
+            if call is None:
+                status = "failed"
+                error = f"{len(asked.attempts)} unusable replies in a row; last: {asked.attempts[-1].problem}"
+                break
+            reply = asked.attempts[-1].reply
+            if call.terminal:
+                gave_up = call.name == "fail"
+                status, error = ("failed", f"the agent gave up: {call.args.get('reason', '')}") if gave_up else ("done", None)
+                rec.record(obs, env.actions.terminal(), action_text=reply, done=True, error=error,
+                           reflection="; ".join(done_so_far), info={"gui_call": call.render()})
+                break
+            carried = act.carried
+            assert carried is not None and carried.result is not None
+            steps += 1
+            error = None
+            done_so_far.append(_said(call, screen))
+            rec.record(obs, carried.actions[-1], action_text=reply, reflection="; ".join(done_so_far),
+                       info={"gui_call": call.render(), "expanded": [a.to_call() for a in carried.actions],
+                             **carried.result.info})
+            obs = carried.result.observation
+        summary = "; ".join(done_so_far) or "nothing yet"
+        if status not in ("done",) and not (status == "failed" and error and error.startswith("the agent gave up")):
+            rec.record(obs, None, done=True, error=error, reflection=summary)
+        rec.finish(status, error=error, steps=steps, llm_calls=agent.llm_calls)
+    return EpisodeResult(status, steps, summary, error, rec.path, agent.llm_calls)

@@ -1,0 +1,409 @@
+"""A typed GUI action space over what is on screen, the same for a local model and an endpoint.
+
+Seven operations, each a typed signature (:data:`GUI_OPS`)::
+
+    click(element)            type(element, text)        key(combo)
+    scroll(element, direction)   select(path)   done()   fail(reason)
+
+``element`` is one of the numbered marks of the current screen (:class:`GuiScreen`: the
+accessibility tree's elements; OCR text lines when the tree is empty and the env fell back to
+its grid). For one screen and one request, :class:`GuiChoices` gives every parameter its
+candidates — the visible marks' numbers (for ``type``, the editable ones when there are any),
+text drawn from the request (quoted words, names, numbers, paths, URLs:
+:func:`agentlab.toolkits.slots.request_values`), keys from :data:`DESKTOP_KEYS`, a direction,
+the visible menus — and from those one table both constraints are generated:
+
+* a local model decodes under :meth:`GuiChoices.grammar`, a
+  :class:`~agentlab.toolkits.grammar.CallGrammar` of one call (CallGrammar expresses this
+  space as it is: per operation, per parameter, a list of literal candidates or free quoted
+  text; the reply is one line, so a placeholder, prose or an element that is not on screen
+  cannot be decoded);
+* an endpoint with function calling gets :meth:`GuiChoices.tools`, OpenAI tools whose JSON
+  schemas carry the same candidates as ``enum`` (the element numbers, keys, directions, menus).
+
+:func:`parse_gui_reply` reads a reply (a grammar's line, a function call rendered as a call line,
+or a free model's prose) into a :class:`GuiCall` and checks it against the same choices;
+:func:`carry_out` maps it onto the env's own low-level actions (PC-Agent's desktop space or
+AppAgent's phone space) and performs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentlab.envs.actions.base import DIRECTIONS, Action, bind_arguments, is_int, lit
+from agentlab.envs.actions.desktop import Click, Hotkey, Scroll, Stop, Type
+from agentlab.envs.actions.parse import call_arguments
+from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
+from agentlab.envs.base import Element, Env, Observation, StepResult
+from agentlab.errors import ActionParseError, InvalidActionError
+from agentlab.toolkits.grammar import CallGrammar
+from agentlab.toolkits.slots import request_values
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["element", "text", "key", "direction", "menu", "reason"]
+
+#: keys and combinations ``key()`` may press on a desktop (names the desktop env knows)
+DESKTOP_KEYS = ("enter", "tab", "esc", "backspace", "delete", "space", "up", "down", "left", "right", "home", "end",
+                "pageup", "pagedown", "f2", "ctrl+a", "ctrl+c", "ctrl+v", "ctrl+x", "ctrl+z", "ctrl+s", "ctrl+shift+s",
+                "ctrl+o", "ctrl+n", "ctrl+f", "ctrl+w", "ctrl+q", "ctrl+p", "ctrl+t", "ctrl+l", "ctrl+h", "ctrl+b",
+                "ctrl+i", "ctrl+u", "ctrl+enter", "shift+tab", "alt+f4")
+#: a phone has one key the apps see
+PHONE_KEYS = ("back",)
+#: ``select("File > Save As...")``: the path's parts, clicked in turn
+MENU_SEP = ">"
+
+
+@dataclass(frozen=True)
+class GuiParam:
+    name: str
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class GuiOp:
+    """One typed operation: its parameters and the line the prompt shows for it."""
+
+    name: str
+    params: tuple[GuiParam, ...]
+    doc: str
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(p.name for p in self.params)})"
+
+
+GUI_OPS: tuple[GuiOp, ...] = (
+    GuiOp("click", (GuiParam("element", "element"),), "click the element with that number"),
+    GuiOp("type", (GuiParam("element", "element"), GuiParam("text", "text")), "click the field, then type the text"),
+    GuiOp("key", (GuiParam("combo", "key"),), "press a key or a combination"),
+    GuiOp("scroll", (GuiParam("element", "element"), GuiParam("direction", "direction")),
+          "scroll the content under the element"),
+    GuiOp("select", (GuiParam("path", "menu"),), "open a menu and pick through it, e.g. 'File > Save As'"),
+    GuiOp("done", (), "the task is complete"),
+    GuiOp("fail", (GuiParam("reason", "reason"),), "the task cannot be done"),
+)
+OPS: dict[str, GuiOp] = {op.name: op for op in GUI_OPS}
+#: what a free model may write for an operation (the raw spaces' names and AppAgent's FINISH)
+ALIASES = {"tap": "click", "press": "key", "hotkey": "key", "text": "type", "input_text": "type",
+           "stop": "done", "finish": "done", "exit": "done"}
+_CALL = re.compile(r"\b([A-Za-z_]+)\s*\(")
+_PLACEHOLDER = re.compile(r"<[^<>\n]*>")
+_BARE_DONE = re.compile(r"^\W*(finish|done|stop|exit)\W*$", re.I)
+
+
+@dataclass(frozen=True)
+class GuiCall:
+    """One typed action: an operation's name and its arguments by parameter name."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def terminal(self) -> bool:
+        return self.name in ("done", "fail")
+
+    def render(self) -> str:
+        op = OPS[self.name]
+        return f"{self.name}({', '.join(lit(self.args[p.name]) for p in op.params)})"
+
+
+# -- the screen's marks ------------------------------------------------------------------------
+def _editable(e: Element) -> bool:
+    return "editable" in e.state or (e.focusable and not e.clickable)
+
+
+def _is_menu(e: Element) -> bool:
+    return "menu" in e.role.lower() and bool(e.text.strip())
+
+
+@dataclass
+class GuiScreen:
+    """The marks one observation offers: the env's elements, or OCR lines where it only has a grid.
+
+    ``ocr`` is True when the marks are OCR text lines: a mark is then clicked at its centre (the
+    env only knows its grid cells by number)."""
+
+    observation: Observation
+    marks: list[Element]
+    ocr: bool = False
+    note: str = ""
+
+    @classmethod
+    def of(cls, obs: Observation, max_elements: int, *, ocr: bool = True) -> GuiScreen:
+        """The screen's marks: the first ``max_elements`` elements; when the env fell back to a grid
+        (no accessibility tree) and OCR can run, the screenshot's text lines instead (numbered from 1;
+        PC-Agent's perception reads them)."""
+        marks = obs.elements[:max_elements]
+        if ocr and obs.info.get("source") == "grid" and obs.screenshot is not None:
+            from agentlab.agents.pcagent.perception import perceive
+
+            seen = perceive(dataclasses.replace(obs, elements=[]), max_elements=0, ocr=True,
+                            max_ocr_lines=max_elements)
+            if seen.items:
+                return cls(obs, [i.as_element() for i in seen.items], ocr=True)
+            return cls(obs, marks, note=seen.note)
+        return cls(obs, marks)
+
+    def mark(self, number: int) -> Element:
+        m = next((e for e in self.marks if e.id == number), None)
+        if m is None:
+            raise InvalidActionError(f"no element {number} on this screen; the marks are "
+                                     f"{_ranges([e.id for e in self.marks])}")
+        return m
+
+    def listing(self) -> str:
+        lines = [e.label() for e in self.marks] or ["(no elements)"]
+        if self.ocr:
+            lines.insert(0, "(no accessibility tree: the numbered items are text read on the screen)")
+        return "\n".join(lines)
+
+
+def _ranges(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    return f"{min(ids)}..{max(ids)}" if len(ids) == max(ids) - min(ids) + 1 else ", ".join(map(str, ids))
+
+
+# -- the choices, the grammar and the tools --------------------------------------------------------
+@dataclass(frozen=True)
+class GuiChoices:
+    """Every parameter kind's candidates on one screen for one request (``None``: free quoted text)."""
+
+    elements: tuple[int, ...]
+    editable: tuple[int, ...]
+    texts: tuple[str, ...] | None
+    keys: tuple[str, ...]
+    menus: tuple[str, ...]
+    phone: bool = False
+
+    @classmethod
+    def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40) -> GuiChoices:
+        """Candidates from the screen's marks and the request: text is what the request says (its
+        URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing."""
+        ids = tuple(e.id for e in screen.marks)
+        editable = tuple(e.id for e in screen.marks if _editable(e)) or ids
+        v = request_values(request)
+        texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
+        menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
+        return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone)
+
+    def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
+        """The values of ``op``'s parameter ``p`` (``None``: any text)."""
+        if p.kind == "element":
+            return self.editable if op.name == "type" else self.elements
+        if p.kind == "text":
+            return self.texts
+        if p.kind == "key":
+            return self.keys
+        if p.kind == "direction":
+            return DIRECTIONS
+        if p.kind == "menu":
+            return self.menus
+        return None  # a reason is the model's own words
+
+    def ops(self, *, allow_end: bool = True) -> list[GuiOp]:
+        """The operations callable here: one whose parameter has no candidate is left out (it could
+        only be called with a made-up value); ``allow_end=False`` (an episode's first step, when
+        nothing is done yet) leaves out ``done`` and ``fail``."""
+        out = []
+        for op in GUI_OPS:
+            if op.name in ("done", "fail") and not allow_end:
+                continue
+            if all(self.values(op, p) is None or self.values(op, p) for p in op.params):
+                out.append(op)
+        return out
+
+    def grammar(self, *, allow_end: bool = True, max_text_tokens: int = 24) -> CallGrammar:
+        """One call of :meth:`ops`, each argument one of its candidates as written in a call
+        (``3``, ``'ctrl+s'``, ``'up'``) or free quoted text."""
+        tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
+        for op in self.ops(allow_end=allow_end):
+            args = []
+            for p in op.params:
+                vals = self.values(op, p)
+                args.append(None if vals is None else tuple(str(x) if is_int(x) else repr(x) for x in vals))
+            tools[op.name] = tuple(args)
+        return CallGrammar(tools, max_calls=1, max_text_tokens=max_text_tokens)
+
+    def tools(self, *, allow_end: bool = True) -> tuple[dict[str, Any], ...]:
+        """:meth:`ops` as OpenAI function-calling tools, the candidates as each parameter's ``enum``."""
+        out = []
+        for op in self.ops(allow_end=allow_end):
+            props: dict[str, Any] = {}
+            for p in op.params:
+                vals = self.values(op, p)
+                prop: dict[str, Any] = {"type": "integer" if p.kind == "element" else "string"}
+                if vals is not None:
+                    prop["enum"] = list(vals)
+                props[p.name] = prop
+            out.append({"type": "function", "function": {
+                "name": op.name, "description": op.doc,
+                "parameters": {"type": "object", "properties": props, "required": [p.name for p in op.params]}}})
+        return tuple(out)
+
+    def doc(self, *, allow_end: bool = True) -> str:
+        """The prompt's action list: one line per callable operation, with its choices where short."""
+        lines = []
+        for op in self.ops(allow_end=allow_end):
+            extra = ""
+            if op.name == "key":
+                extra = f"; combo one of {', '.join(self.keys[:12])}{', ...' if len(self.keys) > 12 else ''}"
+            elif op.name == "scroll":
+                extra = "; direction one of up, down, left, right"
+            lines.append(f"- {op.signature()}: {op.doc}{extra}")
+        return "\n".join(lines)
+
+    def example(self) -> str:
+        return f"click({self.elements[0]})" if self.elements else "done()"
+
+
+# -- reading a reply -------------------------------------------------------------------------------
+def _clip(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _check(op: GuiOp, values: dict[str, Any], choices: GuiChoices) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for p in op.params:
+        if p.name not in values:
+            raise ActionParseError(f"{op.signature()} needs {p.name}")
+        v = values[p.name]
+        if p.kind == "element":
+            if isinstance(v, str) and v.strip().strip("[]").isdigit():
+                v = int(v.strip().strip("[]"))
+            if not is_int(v) or v not in choices.values(op, p):  # type: ignore[operator]
+                allowed = choices.values(op, p) or ()
+                raise ActionParseError(f"{op.name}: element must be one of the numbers on screen "
+                                       f"({_ranges(list(allowed))}), got {v!r}")
+        elif not isinstance(v, str):
+            raise ActionParseError(f"{op.name}: {p.name} must be a quoted string, got {v!r}")
+        elif p.kind in ("key", "direction"):
+            v = v.strip().lower()
+            allowed = choices.values(op, p) or ()
+            if v not in allowed:
+                raise ActionParseError(f"{op.name}: {p.name} must be one of {', '.join(allowed)}, got {v!r}")
+        elif p.kind == "menu":
+            first = v.split(MENU_SEP)[0].strip().casefold()
+            if not any(first == m.casefold() for m in choices.menus):
+                raise ActionParseError(f"select: the path must start at a menu on screen "
+                                       f"({', '.join(choices.menus) or 'none is open'}), got {v!r}")
+        out[p.name] = v
+    return out
+
+
+def parse_gui_reply(reply: str, choices: GuiChoices) -> GuiCall:
+    """The reply's first typed call, checked against ``choices`` (elements on screen, known keys,
+    a direction, a menu on screen); raises :class:`ActionParseError` saying what is wrong. A free
+    model's ``tap(3)``, ``hotkey("ctrl", "s")``-style names and a bare FINISH are understood; a call
+    inside ``<...>`` (a copied placeholder) is not."""
+    if not reply or not reply.strip():
+        raise ActionParseError("the model returned an empty reply")
+    # a prompt's placeholder (``<one action call such as click(3) ...>``) is no call, whatever it holds
+    body = _PLACEHOLDER.sub(" ", reply.replace("`", " "))
+    if _BARE_DONE.match(body):
+        return GuiCall("done")
+    first: ActionParseError | None = None
+    for m in _CALL.finditer(body):
+        name = ALIASES.get(m.group(1).lower(), m.group(1).lower())
+        op = OPS.get(name)
+        if op is None:
+            continue
+        try:
+            _, args, kwargs = call_arguments(body, m)
+            if name == "key" and len(args) > 1 and all(isinstance(a, str) for a in args):
+                args = ["+".join(args)]  # hotkey("ctrl", "s")
+            if name == "type" and len(args) == 1 and "element" not in kwargs:  # text("...") types into the focus
+                focus = [e for e in choices.editable]
+                args = [focus[0] if len(focus) == 1 else None, *args]
+            if name == "fail" and not args and "reason" not in kwargs:
+                kwargs["reason"] = ""
+            values = bind_arguments(name, [p.name for p in op.params], args, kwargs)
+            return GuiCall(name, _check(op, values, choices))
+        except ActionParseError as exc:
+            first = first or exc
+    if first is not None:
+        raise ActionParseError(f"{first.message} (reply: {_clip(reply)!r})")
+    raise ActionParseError(f"no action call in the reply; write one of {', '.join(o.signature() for o in GUI_OPS)}, "
+                           f"e.g. {choices.example()} (reply: {_clip(reply)!r})")
+
+
+# -- carrying it out -------------------------------------------------------------------------------
+def expand(call: GuiCall, screen: GuiScreen, *, phone: bool) -> list[Action]:
+    """The env's own actions for ``call`` (``select`` is carried out by :func:`carry_out`, one
+    part at a time, since each part is found on the screen the previous click opened)."""
+    a = call.args
+    if call.name in ("done", "fail"):
+        return [Finish() if phone else Stop()]
+    if call.name == "key":
+        return [Back()] if phone else [Hotkey(a["combo"])]
+    mark = screen.mark(a["element"])
+    if phone:
+        if call.name == "click":
+            return [Tap(mark.id)]
+        if call.name == "type":
+            return [Tap(mark.id), Text(a["text"])]
+        if call.name == "scroll":  # to see what is below, the finger moves up
+            opposite = {"up": "down", "down": "up", "left": "right", "right": "left"}[a["direction"]]
+            return [Swipe(mark.id, opposite, "medium")]
+    else:
+        where: dict[str, Any] = {"x": mark.center[0], "y": mark.center[1]} if screen.ocr else {"element": mark.id}
+        if call.name == "click":
+            return [Click(**where)]
+        if call.name == "type":
+            if screen.ocr:
+                return [Click(**where), Type(a["text"])]
+            return [Type(a["text"], element=mark.id)]
+        if call.name == "scroll":
+            return [Scroll(a["direction"], 3, **where)]
+    raise InvalidActionError(f"{call.render()} cannot be carried out here")
+
+
+def _menu_match(elements: Sequence[Element], part: str) -> Element | None:
+    def norm(s: str) -> str:
+        return re.sub(r"[_.…\s]+", " ", s).strip().casefold()
+
+    want = norm(part)
+    return next((e for e in elements if norm(e.text) == want), None) or next(
+        (e for e in elements if want and norm(e.text).startswith(want)), None)
+
+
+@dataclass
+class Carried:
+    """What :func:`carry_out` did: the env's actions in order and the last step's result."""
+
+    actions: list[Action] = field(default_factory=list)
+    result: StepResult | None = None
+
+
+def carry_out(env: Env, call: GuiCall, screen: GuiScreen) -> Carried:
+    """Perform ``call`` on ``env`` through its own action space; nothing is sent for ``done``/``fail``.
+
+    ``select("A > B")`` clicks the element named A, then, on the screen that click opened, the
+    element named B (an :class:`InvalidActionError` names the part not found)."""
+    phone = env.actions is PHONE
+    out = Carried()
+    if call.terminal:
+        return out
+    if call.name == "select":
+        elements = screen.marks
+        for part in [p.strip() for p in call.args["path"].split(MENU_SEP) if p.strip()]:
+            el = _menu_match(elements, part)
+            if el is None:
+                raise InvalidActionError(f"select: no {part!r} on the screen"
+                                         + (f" after {out.actions[-1].describe()}" if out.actions else ""))
+            action = Click(element=el.id)
+            out.result = env.step(action)
+            out.actions.append(action)
+            elements = out.result.observation.elements
+        return out
+    for step in expand(call, screen, phone=phone):
+        out.result = env.step(step)
+        out.actions.append(step)
+    return out
