@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,14 @@ DESKTOP_KEYS = ("enter", "tab", "esc", "backspace", "delete", "space", "up", "do
 PHONE_KEYS = ("back",)
 #: ``select("File > Save As...")``: the path's parts, clicked in turn
 MENU_SEP = ">"
+#: A hand-set prior over the operations (not fitted on any task): most GUI steps are clicks. It is
+#: multiplied into the model's choice of the operation under the grammar (``CallGrammar.name_prior``),
+#: renormalised over the operations a screen offers; a fitted prior per application is #40's later part.
+OP_PRIOR = {"click": 0.5, "type": 0.15, "key": 0.1, "scroll": 0.05, "select": 0.1, "done": 0.08, "fail": 0.02}
+#: how strongly a mark whose words the request says is preferred (nats per shared word)
+GROUNDING_WEIGHT = 2.0
+#: words that name nothing on a screen (the request's glue)
+_GLUE = frozenset("a an the to of in on at for and or with into from by it is be this that please my your".split())
 
 
 @dataclass(frozen=True)
@@ -181,6 +190,8 @@ class GuiChoices:
     keys: tuple[str, ...]
     menus: tuple[str, ...]
     phone: bool = False
+    #: log-prior over the element numbers: marks whose words the request says first (:func:`grounding`)
+    element_prior: tuple[tuple[int, float], ...] = ()
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40) -> GuiChoices:
@@ -191,7 +202,8 @@ class GuiChoices:
         v = request_values(request)
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
-        return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone)
+        return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
+                   grounding(screen.marks, request))
 
     def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         """The values of ``op``'s parameter ``p`` (``None``: any text)."""
@@ -229,7 +241,14 @@ class GuiChoices:
                 vals = self.values(op, p)
                 args.append(None if vals is None else tuple(str(x) if is_int(x) else repr(x) for x in vals))
             tools[op.name] = tuple(args)
-        return CallGrammar(tools, max_calls=1, max_text_tokens=max_text_tokens)
+        prior = dict(self.element_prior)
+        arg_prior = tuple((name, i, tuple((c, prior[int(c)]) for c in args[i] or ()))
+                          for name, args in tools.items() for i, p in enumerate(OPS[name].params)
+                          if p.kind == "element" and prior)
+        total = sum(OP_PRIOR[n] for n in tools)
+        name_prior = tuple((n, math.log(OP_PRIOR[n] / total)) for n in tools)
+        return CallGrammar(tools, max_calls=1, max_text_tokens=max_text_tokens, name_prior=name_prior,
+                           arg_prior=arg_prior)
 
     def tools(self, *, allow_end: bool = True) -> tuple[dict[str, Any], ...]:
         """:meth:`ops` as OpenAI function-calling tools, the candidates as each parameter's ``enum``."""
@@ -261,6 +280,29 @@ class GuiChoices:
 
     def example(self) -> str:
         return f"click({self.elements[0]})" if self.elements else "done()"
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _GLUE}
+
+
+def grounding(marks: Sequence[Element], request: str) -> tuple[tuple[int, float], ...]:
+    """A log-prior over the marks: ``GROUNDING_WEIGHT`` per request word a mark's text shares
+    (a word also matches one it begins, "count" / "counter"), renormalised; every mark keeps some
+    mass. Generic grounding of the request on the screen's words, as Agent S2's textual expert
+    finds text: "Add one to the counter" prefers the "Add one" button."""
+    said = _words(request)
+
+    def shared(e: Element) -> int:
+        return sum(1 for w in _words(e.text) if any(w == s or (min(len(w), len(s)) >= 4 and (
+            w.startswith(s) or s.startswith(w))) for s in said))
+
+    scores = [GROUNDING_WEIGHT * shared(e) for e in marks]
+    if not scores or max(scores) == 0:
+        return ()
+    top = max(scores)
+    norm = top + math.log(sum(math.exp(v - top) for v in scores))
+    return tuple((e.id, v - norm) for e, v in zip(marks, scores))
 
 
 # -- reading a reply -------------------------------------------------------------------------------

@@ -46,6 +46,10 @@ class CallGrammar:
     #: a log-prior per tool name added to the logits of a reply's *first* call's name, along its
     #: trie (:mod:`agentlab.toolkits.prior`): the model and the prior multiply; empty: none
     name_prior: tuple[tuple[str, float], ...] = ()
+    #: a log-prior over one argument's candidates, per ``(tool, argument index)``, added along that
+    #: argument's trie in the same way (the GUI space's grounding of an element on the request's
+    #: words, :mod:`agentlab.agents.gui_actions`); empty: none
+    arg_prior: tuple[tuple[str, int, tuple[tuple[str, float], ...]], ...] = ()
 
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
@@ -167,6 +171,13 @@ class CallLogitsProcessor:
         self.prior_bias = _prior_bias(self.first_names, prior) if prior else {}
         self.args = {name: [None if a is None else _trie(list(a), self.enc) for a in args]
                      for name, args in grammar.tools.items()}
+        #: per argument trie node (by ``id``), the log-prior of each way on (see :func:`_prior_bias`)
+        self.arg_bias: dict[int, dict[int | None, float]] = {}
+        for name, index, values in grammar.arg_prior:
+            tries = self.args.get(name)
+            trie = tries[index] if tries is not None and index < len(tries) else None
+            if trie is not None:
+                self.arg_bias.update(_prior_bias(trie, dict(values)))
         texts = token_texts(tokenizer)
         special = set(getattr(tokenizer, "all_special_ids", []) or [])
         ok = [bool(t) and not any(c in t for c in _FORBIDDEN) and i not in special for i, t in enumerate(texts)]
@@ -274,7 +285,7 @@ class CallLogitsProcessor:
                 self._advance(row, int(tok))
         mask = torch.zeros_like(scores, dtype=torch.bool)
         free = self.free.to(scores.device)
-        bias = torch.zeros_like(scores) if self.prior_bias else None
+        bias = torch.zeros_like(scores) if self.prior_bias or self.arg_bias else None
         for i, row in enumerate(self.rows):
             allowed = self._allowed(row)
             if isinstance(allowed, str):
@@ -284,6 +295,12 @@ class CallLogitsProcessor:
                 mask[i, allowed] = True
                 if bias is not None and row.calls == 0 and row.seg[0] == "name" and row.node is not None:
                     self._add_prior(bias[i], row.node)
+                elif bias is not None and row.seg[0] == "choice" and row.node is not None and id(row.node) in self.arg_bias:
+                    stop = self._first_after(row)
+                    for tok, value in self.arg_bias[id(row.node)].items():
+                        tid = stop if tok is None else tok
+                        if tid is not None:
+                            bias[i, tid] = value if value > -math.inf else -1e4
         out = scores if bias is None else scores + bias
         return out.masked_fill(~mask, float("-inf"))
 

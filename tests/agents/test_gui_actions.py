@@ -63,11 +63,18 @@ def _walk(grammar, tokenizer, rng: random.Random, scores_fn=None, limit: int = 8
 def test_every_decoded_reply_is_a_valid_action_on_a_visible_mark(tokenizer) -> None:  # type: ignore[no-untyped-def]
     """Random scores (any model's worst case): every walk parses, aims at a mark on screen, types a
     phrase of the request, presses a listed key; the field is the only place text can go."""
+    import torch
+
     choices = _choices()
     grammar = choices.grammar(allow_end=True)
     seen: set[str] = set()
+    gen = torch.Generator().manual_seed(0)
+
+    def scores():  # type: ignore[no-untyped-def]
+        return 20 * torch.rand((1, len(tokenizer)), generator=gen)  # wide enough to overrule the priors
+
     for seed in range(60):
-        text = _walk(grammar, tokenizer, random.Random(seed))
+        text = _walk(grammar, tokenizer, random.Random(seed), scores_fn=scores)
         call = parse_gui_reply(text, choices)
         seen.add(call.name)
         if "element" in call.args:
@@ -102,6 +109,19 @@ def test_only_visible_marks_and_no_placeholder_can_be_decoded(tokenizer) -> None
     assert regex.fullmatch("click(7)\n") and regex.fullmatch("type(12, 'Ada Lovelace')\n")
     assert not regex.fullmatch("click(99)\n") and not regex.fullmatch(PLACEHOLDER + "\n")
     assert not regex.fullmatch("type(7, 'Ada Lovelace')\n")  # "Add one" is a button, not a field
+
+
+def test_the_priors_prefer_clicks_and_the_mark_the_request_names(tokenizer) -> None:  # type: ignore[no-untyped-def]
+    """A model with no preference (flat scores) clicks the mark whose words the request says;
+    the priors only weigh, every mark stays decodable (tested above)."""
+    import torch
+
+    choices = GuiChoices.build(_screen(), "Add one to the counter")
+    prior = dict(choices.element_prior)
+    assert max(prior, key=prior.__getitem__) == 7 and prior[3] > prior[15]  # "Add one", then "Count: 0"
+    text = _walk(choices.grammar(allow_end=False), tokenizer, random.Random(0),
+                 scores_fn=lambda: torch.zeros((1, len(tokenizer))))
+    assert parse_gui_reply(text, choices) == GuiCall("click", {"element": 7})
 
 
 def test_text_slots_come_from_the_request_and_end_calls_wait_for_a_first_step() -> None:
