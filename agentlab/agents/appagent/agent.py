@@ -9,7 +9,7 @@ Follows the AppAgent paper's two phases over any :class:`~agentlab.envs.base.Env
 * **deployment** (:meth:`AppAgent.deploy`): each step, show the LLM the labelled screen,
   the documentation of the elements on it, the task and a running summary; parse its
   Observation / Thought / Action / Summary reply and act, until it says FINISH. With
-  ``actions="typed"`` (the desktop GUI runner's default) the reply is one typed GUI call over
+  ``actions="typed"`` (a runner option) the reply is one typed GUI call over
   the screen's marks instead, decoded under a grammar (:mod:`agentlab.agents.appagent.typed`).
 
 The LLM is any :class:`~agentlab.llm.LLMBackend`: the screen reaches it as the numbered
