@@ -222,7 +222,7 @@ def _labels(runs: list[RunFolder]) -> list[str]:
 def _summary(run: RunFolder, label: str) -> RunSummary:
     rows = [r for r in run.rows if r.line]
     if not rows:
-        raise DataError("results.jsonl holds no rows; nothing to compare", where=run.path / "results.jsonl")
+        raise DataError("no result rows; nothing to compare", where=run.path / "results.jsonl")
     return RunSummary(label=label, path=str(run.path), tasks=len({r.id for r in rows}), episodes=len(rows),
                       seeds=sorted({r.seed if r.seed is not None else 0 for r in rows}),
                       harness_errors=sum(1 for r in rows if r.harness_error), stats=run_stats(run),
