@@ -398,7 +398,8 @@ def default_out(run_dirs: list[str | Path]) -> Path:
     name = "compare-" + "-vs-".join(names)
     if len(name) > 120:
         name = name[:100].rstrip("-_.") + f"-and-{len(names)}-runs"
-    return first.resolve().parent / name
+    # the path as given (what the user typed comes back), unless it ends in "." or ".."
+    return (first.parent if first.name not in ("", "..") else first.resolve().parent) / name
 
 
 def write_compare(run_dirs: list[str | Path], out: str | Path | None = None, *, resamples: int = DEFAULT_RESAMPLES,
@@ -410,6 +411,8 @@ def write_compare(run_dirs: list[str | Path], out: str | Path | None = None, *, 
     if folder.exists() and not folder.is_dir():
         raise ConfigError("--out must be a folder (compare.md, compare.html and compare.json are written into it)",
                           where=folder)
+    for line in warnings(cmp):  # on the terminal too, not only in the files
+        log.warning("%s", line)
     doc = build_document(cmp)
     md, page, data = doc.markdown(), doc.html(), to_json(cmp)
     folder.mkdir(parents=True, exist_ok=True)

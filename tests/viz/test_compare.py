@@ -139,10 +139,10 @@ def test_the_cli_writes_three_files_and_prints_the_pair_lines(tmp_path: Path, ca
     out, err = capsys.readouterr()
     assert code == 0, err
     folder = tmp_path / "runs" / "compare-base-vs-b-vs-c"
-    assert default_out([a, b, c]) == folder.resolve()
+    assert default_out([a, b, c]) == folder
     lines = out.splitlines()
     assert lines[0].startswith("b beats base by +35.0 points [") and lines[1].startswith("c beats base by +35.0 points [")
-    assert lines[2:] == [f"compare: {folder.resolve() / n}" for n in (MD_FILE, HTML_FILE, JSON_FILE)]
+    assert lines[2:] == [f"compare: {folder / n}" for n in (MD_FILE, HTML_FILE, JSON_FILE)]
     md = (folder / MD_FILE).read_text()
     assert "## Warnings" in md
     assert "- c against base: the manifests differ in 2 settings (option max_steps, seeds), so the difference cannot" in md
@@ -159,6 +159,13 @@ def test_the_cli_writes_three_files_and_prints_the_pair_lines(tmp_path: Path, ca
     assert exit_status(["compare", str(a), str(b), "--bootstrap", "500", "--out", str(tmp_path / "elsewhere")]) == 0
     again = json.loads((tmp_path / "elsewhere" / JSON_FILE).read_text())
     assert again["pairs"][0]["bootstrap"] == data["pairs"][0]["bootstrap"]
+
+
+def test_the_default_folder_lies_beside_the_first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = write_run(tmp_path / "runs" / "base", A_OUT), write_run(tmp_path / "runs" / "new model", B_OUT)
+    assert default_out([a, b]) == tmp_path / "runs" / "compare-base-vs-new_model"
+    monkeypatch.chdir(a)  # "agentlab compare . ../new\ model" from inside the first run: beside it, not in it
+    assert default_out([Path("."), Path("../new model")]) == (tmp_path / "runs" / "compare-base-vs-new_model").resolve()
 
 
 def test_every_field_is_escaped_in_the_page_and_the_markdown(tmp_path: Path) -> None:
