@@ -46,6 +46,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),
     ("view", "agentlab.viz.cli:view"),
     ("report", "agentlab.viz.cli:report"),
+    ("compare", "agentlab.viz.cli:compare"),
 ]
 
 

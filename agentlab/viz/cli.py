@@ -1,4 +1,4 @@
-"""``agentlab view`` and ``agentlab report``: look at a run folder, and compare runs, from the shell.
+"""``agentlab view``, ``agentlab report`` and ``agentlab compare``: look at a run folder, and compare runs, from the shell.
 
 Both read run folders of any version of the project (``agentlab.viz.runs``); a folder that is not
 a run is one ``error: ...`` line (the CLI turns :class:`~agentlab.errors.AgentlabError` into it).
@@ -33,3 +33,20 @@ def report(
     md, html = write_report(list(run_dirs), out)
     typer.echo(f"report: {md}")
     typer.echo(f"report: {html}")
+
+
+def compare(
+    run_dirs: list[Path] = typer.Argument(..., help="Two or more run folders; the first is the baseline the others are compared with."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for compare.md, compare.html and compare.json "
+                                    "(default: beside the first run, compare-<A>-vs-<B>)."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", help="Paired-bootstrap resamples for the 95 % interval of B − A."),
+    bootstrap_seed: int = typer.Option(0, "--bootstrap-seed", help="Seed of the resampling (same seed, same interval)."),
+) -> None:
+    """Compare runs task by task: ExecutionAcc per domain, McNemar's exact test / a paired bootstrap, one verdict per pair."""
+    from agentlab.viz.compare import HTML_FILE, JSON_FILE, MD_FILE, write_compare
+
+    cmp, folder = write_compare(list(run_dirs), out, resamples=bootstrap, seed=bootstrap_seed)
+    for pair in cmp.pairs:
+        typer.echo(pair.verdict)
+    for name in (MD_FILE, HTML_FILE, JSON_FILE):
+        typer.echo(f"compare: {folder / name}")
