@@ -18,16 +18,19 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 INDEX = ROOT / "docs" / "index.md"
@@ -98,15 +101,19 @@ def test_the_journeys_chain(tmp_path: Path) -> None:
     extra = {command: options.format(tiny_selfinstruct=tiny) for command, options in EXTRA.items()}
     for i, block in enumerate(blocks, start=1):
         script = shrink(block, extra)
+        start = time.monotonic()
         proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, (f"journey block {i} stopped (exit {proc.returncode}):\n{script}\n"
                                       f"--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}")
+        log.info("journey block %d: %.1f s", i, time.monotonic() - start)
     # What chaining means: each step took the previous one's output.
     assert (tmp_path / "data" / "agents" / "desktop" / "MyAgent.md").is_file()
     assert (tmp_path / "runs" / "demos-myagent" / "thresholds.json").is_file()
     tokens = json.loads((tmp_path / "runs" / "tokens" / "with-myagent" / "tokens.json").read_text(encoding="utf-8"))
     assert "MyAgent" in tokens["agents"]
+    # the store's hybrid settings travel with the new token (`agentlab train --add`)
+    assert (tmp_path / "runs" / "tokens" / "with-myagent" / "hybrid.json").is_file()
     preds = [json.loads(line) for line in (tmp_path / "runs" / "my-pred.jsonl").read_text(encoding="utf-8").splitlines()]
     assert preds and all(p["agent"] for p in preds)
     # the new token was routed with: without --tokens MyAgent has no row and is never ranked
