@@ -9,8 +9,8 @@
   The data the journeys read is the repository's (``AGENTLAB_DATA`` points at a copy: the agent
   documents are copied because enrolling writes there; prompts, tokens and the rest are linked;
   ``data/tasks`` holds only the task files the journeys name).
-* The README stays small (≤ 12 KB), every relative link in it and in ``docs/index.md`` resolves
-  (files and ``#anchors``), ``docs/index.md`` lists every page under ``docs/``, and the README's
+* The README stays small (≤ 12 KB), every relative link in it, in ``docs/index.md`` and in every
+  other page under ``docs/`` resolves (files and ``#anchors``), ``docs/index.md`` lists every page under ``docs/``, and the README's
   layout table lists exactly the units of ``agentlab/`` on the floors ``docs/architecture.md``
   gives them (which ``tests/test_architecture.py`` holds the code to).
 """
@@ -165,8 +165,12 @@ def broken_links(path: Path) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("doc", [README, INDEX], ids=["README.md", "docs/index.md"])
+DOCS = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[str(p.relative_to(ROOT)) for p in DOCS])
 def test_every_relative_link_resolves(doc: Path) -> None:
+    """README.md, docs/index.md and every page they lead to (sections moved out of the README keep their links)."""
     assert broken_links(doc) == []
 
 
