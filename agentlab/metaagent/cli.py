@@ -91,6 +91,9 @@ def train(
         router = AgentTokenRouter.load(base, pool)
         m = router.add_agent(add, data)
         router.save(out)
+        from agentlab.metaagent.hybrid import carry_sidecar
+
+        carry_sidecar(base, out)  # `--router hybrid --tokens OUT` keeps the store's λ and temperature
         typer.echo(f"added {add} to {base} -> {out}: train_acc={m['train_acc']:.3f} loss={m['loss']:.3f} seconds={m['seconds']:.1f}")
         return
     if hybrid:

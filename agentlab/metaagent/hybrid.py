@@ -104,6 +104,25 @@ def embedding_temperature(scores: np.ndarray, labels: np.ndarray) -> float:
     return fit_temperature(torch.from_numpy(scores), torch.from_numpy(labels), grid)
 
 
+def carry_sidecar(base: Path, out: Path) -> bool:
+    """After ``agentlab train --add`` wrote ``base`` plus one row to ``out``: give ``out`` the hybrid
+    settings of ``base`` (λ and the encoder temperature, ``hybrid.json``); True when there were some.
+
+    Why: the hybrid is the store's default router, and enrolment adds one row (and one encoder
+    centroid, fitted from the seeds on load) to the store it joins; without the sidecar the
+    hybrid on ``out`` would route with the default λ = 1 (the shipped Gemma tokens use 0.5) and a
+    re-fitted temperature, so enrolling an agent would silently change how every task is routed.
+    ``embedding/`` is not carried: the encoder fitted on ``base``'s agents has no centroid for the
+    new one."""
+    src, dst = Path(base) / SIDECAR, Path(out) / SIDECAR
+    if not src.is_file() or src.resolve() == dst.resolve():
+        return src.is_file()
+    from agentlab.fileio import atomic_write_text
+
+    atomic_write_text(dst, src.read_text(encoding="utf-8"))
+    return True
+
+
 class HybridRouter(Router):
     """AgentToken decoding with the embedding router's log-probabilities as a prior (see module doc)."""
 

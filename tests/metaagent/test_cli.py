@@ -203,3 +203,27 @@ def test_route_applies_the_store_policy_unless_told_open(tmp_path: Path, capsys)
     capsys.readouterr()
     assert _run([*base, "--policy", "nope", "--out", str(tmp_path / "x.jsonl")]) != 0
     assert "--policy must be one of store, open" in capsys.readouterr().err
+
+
+def test_train_add_keeps_the_hybrid_settings_of_the_store_it_joins(workdir: Path, capsys) -> None:
+    """Issue #39's README journey: `train --add X --out NEW` then `route --router hybrid --tokens NEW`.
+    NEW must route with the base's λ and encoder temperature (the shipped Gemma tokens use λ = 0.5),
+    not the defaults a checkpoint without hybrid.json falls back to."""
+    w = workdir
+    rc = _run(["train", "--out", str(w / "hy-base"), "--agents", str(w / "agents"), "--config", str(w / "cfg.yaml"), "--hybrid"])
+    assert rc == 0, capsys.readouterr().err
+    side = {"kind": "hybrid", "weight": 0.5, "embed_temperature": 0.07}
+    (w / "hy-base" / "hybrid.json").write_text(json.dumps(side))
+    more = w / "agents-more"
+    shutil.copytree(w / "agents", more)
+    shutil.copy(agents_dir() / "mobile" / "ClockAgent.md", more / "mobile" / "ClockAgent.md")
+    rc = _run(["train", "--add", "ClockAgent", "--tokens", str(w / "hy-base"), "--out", str(w / "hy-new"),
+               "--agents", str(more), "--config", str(w / "cfg.yaml")])
+    assert rc == 0, capsys.readouterr().err
+    assert json.loads((w / "hy-new" / "hybrid.json").read_text()) == side
+    assert "ClockAgent" in json.loads((w / "hy-new" / "tokens.json").read_text())["agents"]
+    from agentlab.metaagent.hybrid import HybridRouter
+    from agentlab.pool import AgentPool
+
+    loaded = HybridRouter.load(w / "hy-new", AgentPool.from_dir(more))
+    assert loaded.weight == 0.5 and loaded.embed_temperature == 0.07
