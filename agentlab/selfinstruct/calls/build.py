@@ -40,7 +40,7 @@ from agentlab.fileio import atomic_write_json, atomic_write_text, write_jsonl
 from agentlab.selfinstruct.calls import documents, files, images, settings, sheets, slides
 from agentlab.selfinstruct.calls.compose import TWO_OPS, compose
 from agentlab.selfinstruct.calls.draft import Draft, Generator, call_literals, reply
-from agentlab.selfinstruct.calls.leakage import NearCopyFilter
+from agentlab.selfinstruct.calls.leakage import EVAL_SETS, NearCopyFilter
 from agentlab.toolkits.base import Toolkit, parse_calls
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.runtime import results, run_calls
@@ -256,8 +256,8 @@ def markdown(meta: dict[str, Any]) -> str:
              "state, and the postcondition on the resulting files holds.", ""]
     if meta["leakage"]:
         lk = meta["leakage"]
-        lines += [f"Leakage filter: {lk['encoder']} against {lk['references']} evaluation instructions (data/tasks, "
-                  f"data/tasks_heldout), dropped above {lk['threshold']}; requests above 0.7/0.8/0.85/0.9: "
+        lines += [f"Leakage filter: {lk['encoder']} against {lk['references']} evaluation instructions ("
+                  f"{', '.join('data/' + name for name in EVAL_SETS)}), dropped above {lk['threshold']}; requests above 0.7/0.8/0.85/0.9: "
                   + "/".join(str(lk["above"][t]) for t in ("0.7", "0.8", "0.85", "0.9")) + ".", ""]
     lines += ["| agent | generated | " + " | ".join(REASONS) + " | kept |", "|---|" + "---|" * (len(REASONS) + 2)]
     for a, r in meta["agents"].items():

@@ -1,6 +1,7 @@
-"""Keeping synthesized requests away from the evaluation sets (the project tasks and the held-out set).
+"""Keeping synthesized requests away from the evaluation sets (the project tasks and the held-out sets).
 
-The specialists are measured on ``data/tasks``, ``data/tasks_heldout`` and ``data/tasks_heldout_v2``; a training request that
+The specialists are measured on ``data/tasks``, ``data/tasks_heldout``, ``data/tasks_heldout_v2`` and the
+blind desktop GUI set ``data/tasks_desktop_heldout`` (issue #40); a training request that
 is a near-copy of one of those instructions would measure memory, not skill. Each synthesized
 request is compared with every evaluation instruction by MiniLM cosine similarity, and dropped
 above ``threshold``. Only the ``instruction`` field of a task file is read (never its id,
@@ -23,8 +24,8 @@ from agentlab.paths import data_dir
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.similarity import SentenceEncoder
 
-#: the evaluation task folders (relative to the data folder)
-EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2")
+#: the evaluation task folders (relative to the data folder): nothing trains near their instructions
+EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2", "tasks_desktop_heldout")
 #: MiniLM cosine above which a request counts as a near-copy of an evaluation instruction
 THRESHOLD = 0.9
 
