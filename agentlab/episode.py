@@ -381,7 +381,7 @@ def run_suite(
     ones in flight leave no row (a resumed run carries them out again), finished rows stay.
     ``out_dir`` is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
     """
-    from tqdm import tqdm
+    from agentlab.progress import Progress, Tally, row_outcome
 
     out_dir.mkdir(parents=True, exist_ok=True)
     check_out_dir(out_dir, resume)
@@ -417,17 +417,23 @@ def run_suite(
     lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
     ran = 0
     finished = map_unordered(recipe, todo, scale, lost=lost)
+    # a bar on a terminal, one line per episode elsewhere (the running ExecutionAcc counts earlier rows too)
+    shown = Progress(len(todo), "exec", "episode", enabled=progress,
+                     tally=Tally(sum(bool(r.get("success")) for r in rows), len(rows)))
     try:
-        # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
-        for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode",
-                                   disable=None if progress else True):
+        for (task, _), row in finished:
             append_jsonl(path, row)
             rows.append(row)
             ran += 1
             log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
+            outcome, success = row_outcome(row)
+            shown.done(task.id if options.seeds == 1 else f"{task.id} (seed {row['seed']})", outcome, row.get("seconds"),
+                       success=success)
     except Stopped as stop:  # the episodes in flight were cleaned up on the way here; none left a row
         raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
                          f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
+    finally:
+        shown.close()
     return SuiteSummary(rows=rows, ran=ran, skipped=skipped)
 
 
