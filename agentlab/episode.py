@@ -283,9 +283,13 @@ def lost_row(item: WorkItem, why: str, *, out_dir: Path, options: ExecOptions, a
 
 
 def comparable_row(row: dict[str, Any]) -> dict[str, Any]:
-    """The row without its :data:`TIMING_FIELDS`: equal for serial and parallel runs of one
-    deterministic configuration."""
-    return {k: v for k, v in row.items() if k not in TIMING_FIELDS}
+    """The row without its :data:`TIMING_FIELDS` (a plan's ``step_outcomes`` too: each step times
+    itself): equal for serial and parallel runs of one deterministic configuration."""
+    out = {k: v for k, v in row.items() if k not in TIMING_FIELDS}
+    if isinstance(out.get("step_outcomes"), list):
+        out["step_outcomes"] = [{k: v for k, v in s.items() if k not in TIMING_FIELDS} if isinstance(s, dict) else s
+                                for s in out["step_outcomes"]]
+    return out
 
 
 def run_item(item: WorkItem, **kwargs: Any) -> dict[str, Any]:
