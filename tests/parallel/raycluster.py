@@ -1,6 +1,11 @@
 """A two-node Ray cluster on this machine that agentlab did not start: ``ray start --head`` and ``ray
-start --address`` as a worker node, both on the loopback address with ports of their own and a
+start --address`` as a worker node, both on loopback addresses with ports of their own and a
 temp folder of their own, the recipe of docs/scaling.md ("A cluster agentlab did not start").
+
+The head is 127.0.0.2 and the worker node 127.0.0.3 (the whole of 127/8 is loopback): Ray replaces
+``127.0.0.1`` given as a node's address by the machine's network address. The cluster requires a
+token (Ray's token authentication, ``RAY_AUTH_MODE=token``) kept in its temp folder; every process
+that connects -- ``agentlab exec --ray-address`` too -- gets :attr:`LocalCluster.env`.
 
 Each node's ``ray start --block`` runs in a session of its own; stopping sends it SIGTERM (it then
 stops its node's processes), then SIGKILLs what is left of that session and every process whose
@@ -11,6 +16,8 @@ command line names this cluster's temp folder -- only this cluster's processes, 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +29,7 @@ from pathlib import Path
 import psutil
 
 RAY = str(Path(sys.executable).with_name("ray"))
+HEAD_IP, WORKER_IP = "127.0.0.2", "127.0.0.3"
 
 
 def free_ports(n: int) -> list[int]:
@@ -54,12 +62,17 @@ class LocalCluster:
         self.temp = Path(tempfile.mkdtemp(prefix="rc-", dir="/tmp"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self.port = free_ports(1)[0]
-        self.address = f"127.0.0.1:{self.port}"
-        self.env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_USAGE_STATS_ENABLED": "0"}
+        self.address = f"{HEAD_IP}:{self.port}"
+        token = self.temp / "auth_token"
+        token.write_text(secrets.token_hex(32))
+        token.chmod(0o600)
+        #: the environment of every process that starts a node or connects to the cluster
+        self.env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {
+            "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
 
-    def _start(self, *args: str) -> None:
+    def _start(self, ip: str, *args: str) -> None:
         log = open(self.temp / f"node-{len(self.procs)}.log", "wb")  # kept open: the node writes to it
-        self.procs.append(subprocess.Popen([RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus",
+        self.procs.append(subprocess.Popen([RAY, "start", "--block", "--node-ip-address", ip, "--num-cpus",
                                             str(self.cpus), "--disable-usage-stats", *args, *node_ports()],
                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            env=self.env, start_new_session=True))
@@ -67,14 +80,18 @@ class LocalCluster:
     def alive_nodes(self) -> int:
         probe = (f"import ray; ray.init(address={self.address!r}, logging_level='ERROR'); "
                  "print(sum(n['Alive'] for n in ray.nodes())); ray.shutdown()")
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=self.env, timeout=120)
+        try:
+            out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=self.env, timeout=45)
+        except subprocess.TimeoutExpired:  # the head is not up yet
+            return 0
         return int(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 and out.stdout.strip() else 0
 
     def start(self) -> LocalCluster:
-        self._start("--head", "--port", str(self.port), "--temp-dir", str(self.temp), "--include-dashboard", "false",
-                    "--ray-client-server-port", str(free_ports(1)[0]), "--dashboard-port", str(free_ports(1)[0]))
+        # (no Ray client server: it needs ray[client]; the driver connects to the GCS address)
+        self._start(HEAD_IP, "--head", "--port", str(self.port), "--temp-dir", str(self.temp), "--include-dashboard", "false",
+                    "--dashboard-port", str(free_ports(1)[0]))
         self._wait(1)
-        self._start("--address", self.address)
+        self._start(WORKER_IP, "--address", self.address)
         self._wait(2)
         return self
 
@@ -120,6 +137,7 @@ class LocalCluster:
             except psutil.Error:
                 pass
         psutil.wait_procs(left, timeout=10)
+        shutil.rmtree(self.temp, ignore_errors=True)
 
     def __enter__(self) -> LocalCluster:
         try:

@@ -7,7 +7,6 @@ by the processes it started (never ``ray stop``: other Rays of this user may run
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,8 +43,9 @@ def endpoint():  # type: ignore[no-untyped-def]
         yield srv.url
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"OPENAI_API_KEY": "loopback"}
+def _cli(cluster: LocalCluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in its own process, with what connecting to the cluster takes (its token)."""
+    env = cluster.env | {"OPENAI_API_KEY": "loopback"}
     return subprocess.run([sys.executable, "-m", "agentlab.cli", "-v", *args], capture_output=True, text=True, env=env,
                           stdin=subprocess.DEVNULL, timeout=600)
 
@@ -59,9 +59,9 @@ def test_exec_on_a_cluster_it_did_not_start_gives_the_serial_rows(cluster, tmp_p
     for i in IDS:
         (folder / f"{i}.json").write_text((tasks_dir() / f"{i}.json").read_text())
     common = ["exec", "--tasks", str(folder), "--llm-config", str(cfg), "--max-steps", "3"]
-    serial = _cli(*common, "--out", str(tmp_path / "serial"))
+    serial = _cli(cluster, *common, "--out", str(tmp_path / "serial"))
     assert serial.returncode == 0, serial.stderr[-3000:]
-    on_cluster = _cli(*common, "--out", str(tmp_path / "cluster"), "--ray-address", cluster.address, "--workers", "2")
+    on_cluster = _cli(cluster, *common, "--out", str(tmp_path / "cluster"), "--ray-address", cluster.address, "--workers", "2")
     assert on_cluster.returncode == 0, on_cluster.stderr[-3000:]
     assert f"connecting to the Ray cluster at {cluster.address}" in on_cluster.stderr  # not a Ray of its own
     assert "starting Ray here" not in on_cluster.stderr
@@ -81,9 +81,9 @@ def test_selfinstruct_on_a_cluster_it_did_not_start_writes_the_serial_journal(cl
                 "torch_threads: 1\nleakage: false\n")
             return path
 
-        serial = _cli("selfinstruct", "--config", str(config("serial")))
+        serial = _cli(cluster, "selfinstruct", "--config", str(config("serial")))
         assert serial.returncode == 0, serial.stderr[-3000:]
-        sharded = _cli("selfinstruct", "--config", str(config("cluster")), "--workers", "2",
+        sharded = _cli(cluster, "selfinstruct", "--config", str(config("cluster")), "--workers", "2",
                        "--ray-address", cluster.address)
         assert sharded.returncode == 0, sharded.stderr[-3000:]
     assert f"connecting to the Ray cluster at {cluster.address}" in sharded.stderr
