@@ -273,8 +273,11 @@ def _start_ray(scale: Scale, preload: str | None = None) -> bool:
     except Exception as exc:  # Ray raises a bare Exception when its node starts too slowly
         ray.shutdown()
         where = address or "this machine"
+        # Ray 2.60: a cluster started where a Ray token exists requires it; a driver sends it only when told
+        token = ("; a cluster that requires a token needs RAY_AUTH_MODE=token (and its token) here"
+                 if address and "RAY_AUTH_MODE" not in os.environ else "")
         raise EnvironmentUnavailableError(f"Ray did not start ({' '.join(str(exc).split())[:200]}); check the "
-                                          "address, or retry when the machine is less busy", where=where) from None
+                                          f"address{token}, or retry when the machine is less busy", where=where) from None
     return True
 
 

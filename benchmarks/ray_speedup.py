@@ -6,7 +6,7 @@ the CLI in a fresh process twice -- serially, then with ``--workers N`` (Ray sta
 command) -- against a loopback OpenAI-compatible model that answers each task with its reference
 program after ``--delay`` seconds, and times each command from outside.
 
-    python benchmarks/ray_speedup.py [--quick] [--tasks 40] [--delay 1.0] [--workers 2] [--results PATH]
+    python benchmarks/ray_speedup.py [--quick] [--tasks 40] [--delay 1.0] [--workers 2] [--repeats N] [--results PATH]
 
 Writes ``benchmarks/results/ray_speedup.md`` and ends with one ``key=value`` line.
 """
@@ -29,12 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=int, default=None, help="workspace tasks (default 40; quick 8)")
     ap.add_argument("--delay", type=float, default=1.0, help="model latency per request, s (default 1.0)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=1, help="pairs of runs, in alternating order (default 1)")
     ap.add_argument("--results", type=Path, default=RESULTS / "ray_speedup.md")
     args = ap.parse_args(argv)
 
     from agentlab.experiments.ray_speedup import RaySpeedupConfig, run
 
-    res = run(RaySpeedupConfig(workers=args.workers, tasks=args.tasks or (8 if args.quick else 40), delay=args.delay))
+    res = run(RaySpeedupConfig(workers=args.workers, repeats=args.repeats, tasks=args.tasks or (8 if args.quick else 40), delay=args.delay))
     body, line = res.markdown(), summary_line(res.summary(), floats=".2f")
     write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
     print("\n".join(body))

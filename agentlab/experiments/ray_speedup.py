@@ -35,6 +35,9 @@ class RaySpeedupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     workers: int = Field(2, ge=2)
+    #: pairs of runs; the order alternates (serial first, then parallel first) so a machine whose
+    #: load drifts favours neither side
+    repeats: int = Field(1, ge=1)
     #: workspace tasks with a reference solution (the first N)
     tasks: int = Field(40, ge=1)
     #: the loopback model's latency per request, s
@@ -48,6 +51,8 @@ class Run:
     argv: list[str]
     wall_s: float
     rows: list[dict[str, Any]]
+    #: the 1-minute load average just before it started (the machine is shared)
+    load1: float = 0.0
 
     @property
     def acc(self) -> float:
@@ -57,40 +62,59 @@ class Run:
 @dataclass
 class RaySpeedup:
     config: RaySpeedupConfig
-    serial: Run
-    parallel: Run
-    #: rows sorted by id agree apart from the timing fields
-    same_rows: bool
-    load: tuple[float, float, float]
-    #: task id -> the fields (timings aside) whose values differ between the two runs
-    differences: dict[str, list[str]]
+    #: (serial, parallel) per repeat, in the order they were measured
+    pairs: list[tuple[Run, Run]]
+    #: task id -> (field, serial value, parallel value) for the fields (timings aside) that differ,
+    #: over every pair
+    differences: dict[str, list[tuple[str, str, str]]]
+
+    @property
+    def serial_s(self) -> float:
+        return sum(s.wall_s for s, _ in self.pairs)
+
+    @property
+    def parallel_s(self) -> float:
+        return sum(p.wall_s for _, p in self.pairs)
 
     @property
     def ratio(self) -> float:
-        return self.serial.wall_s / self.parallel.wall_s
+        """Total serial wall time over total parallel wall time."""
+        return self.serial_s / self.parallel_s
+
+    @property
+    def same_rows(self) -> bool:
+        return not self.differences
 
     def summary(self) -> dict[str, float | int | str | None]:
-        return {"tasks": len(self.serial.rows), "delay_s": self.config.delay, "serial_s": self.serial.wall_s,
-                f"workers_{self.config.workers}_s": self.parallel.wall_s, "ratio": self.ratio,
-                "same_rows": int(self.same_rows), "load1": self.load[0]}
+        n = len(self.pairs)
+        return {"tasks": len(self.pairs[0][0].rows), "delay_s": self.config.delay, "repeats": n,
+                "serial_s": self.serial_s / n, f"workers_{self.config.workers}_s": self.parallel_s / n,
+                "ratio": self.ratio, "same_rows": int(self.same_rows)}
 
     def markdown(self) -> list[str]:
         c, w = self.config, self.config.workers
+        rows = []
+        for i, (s, p) in enumerate(self.pairs, start=1):
+            rows.append([str(i), f"{s.wall_s:.1f} s (load {s.load1:.1f})", f"{p.wall_s:.1f} s (load {p.load1:.1f})",
+                         f"{s.acc:.2f} / {p.acc:.2f}", f"{s.wall_s / p.wall_s:.2f}x"])
+        first = ["serial first" if i % 2 == 0 else f"`--workers {w}` first" for i in range(len(self.pairs))]
+        diffs = "".join(f"; `{i}`: " + ", ".join(f"{k} ({a} vs {b})" for k, a, b in d) for i, d in sorted(self.differences.items()))
         return [
             f"`agentlab exec` end to end (a fresh process each: import, manifest, "
-            f"and for the workers Ray's start and each worker's set-up; episodes, summary), {len(self.serial.rows)} workspace tasks "
-            f"(ground-truth routing, code agents), a loopback OpenAI-compatible model answering each task with its "
-            f"reference program after {c.delay:g} s. Serial (in-process) vs `--workers {w}` (Ray started by the command); "
-            f"one run each, on a shared 2-core machine (load average before the runs: "
-            f"{self.load[0]:.2f} / {self.load[1]:.2f} / {self.load[2]:.2f}).",
+            f"and for the workers Ray's start and each worker's set-up; episodes, summary), {len(self.pairs[0][0].rows)} "
+            f"workspace tasks (ground-truth routing, code agents), a loopback OpenAI-compatible model answering each "
+            f"task with its reference program after {c.delay:g} s. Serial (in-process) vs `--workers {w}` (Ray "
+            f"started by the command), {len(self.pairs)} pair(s) of runs ({', '.join(first)}), on a 2-core machine "
+            "shared with other people's jobs: the 1-minute load average before each run is given, and it moved "
+            "between runs, so a single ratio carries that noise.",
             "",
-            *table(["run", "wall", "ExecutionAcc", "speed-up"], [
-                ["serial", f"{self.serial.wall_s:.1f} s", f"{self.serial.acc:.2f}", "1.00x"],
-                [f"--workers {w}", f"{self.parallel.wall_s:.1f} s", f"{self.parallel.acc:.2f}", f"**{self.ratio:.2f}x**"],
-            ]),
+            *table(["pair", "serial", f"--workers {w}", "ExecutionAcc", "speed-up"], rows),
+            "",
+            f"Over all pairs: {self.serial_s:.1f} s serial vs {self.parallel_s:.1f} s on {w} workers, "
+            f"**{self.ratio:.2f}x**.",
             "",
             f"Rows sorted by id: {'identical apart from the timing fields' if self.same_rows else 'DIFFER beyond the timing fields'}"
-            + "".join(f"; {i}: {', '.join(keys)}" for i, keys in sorted(self.differences.items())) + ".",
+            + diffs + ".",
         ]
 
 
@@ -107,7 +131,8 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.Compl
 
 
 def run(config: RaySpeedupConfig) -> RaySpeedup:
-    """The serial run, then the one on ``config.workers`` Ray workers started by the command."""
+    """``config.repeats`` pairs: the serial run and the one on ``config.workers`` Ray workers started by
+    the command, in alternating order."""
     from agentlab.episode import comparable_row
     from agentlab.errors import HarnessError
     from agentlab.fileio import read_jsonl
@@ -121,7 +146,6 @@ def run(config: RaySpeedupConfig) -> RaySpeedup:
         return next((a for q, a in answers.items() if q in text), "FAIL")
 
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"OPENAI_API_KEY": "loopback"}
-    load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ray-speedup-") as tmp, LoopbackChatServer(reply, delay_s=config.delay) as srv:
         root = Path(tmp)
         folder = root / "tasks"
@@ -131,21 +155,34 @@ def run(config: RaySpeedupConfig) -> RaySpeedup:
             (folder / f"{t.id}.json").write_text(Path(t.source).read_text(encoding="utf-8"), encoding="utf-8")
         cfg = root / "llm.yaml"
         cfg.write_text(f"llm:\n  kind: openai\n  base_url: {srv.url}\n  model: loopback-coder\n", encoding="utf-8")
-        runs: dict[str, Run] = {}
-        for side, extra in (("serial", ()), ("parallel", ("--workers", str(config.workers)))):
-            argv = exec_argv(folder, root / side, cfg, *extra)
-            wall, proc = timed(argv, env)
-            if proc.returncode != 0:
-                raise HarnessError(f"agentlab exec ({side}) failed: {proc.stderr.strip()[-600:]}", where=" ".join(argv))
-            runs[side] = Run(argv, wall, read_jsonl(root / side / "results.jsonl"))
-            log.info("%s: %.1f s", side, wall)
+        pairs: list[tuple[Run, Run]] = []
+        sides = {"serial": (), "parallel": ("--workers", str(config.workers))}
+        for rep in range(config.repeats):
+            runs: dict[str, Run] = {}
+            for side in (("serial", "parallel") if rep % 2 == 0 else ("parallel", "serial")):
+                argv = exec_argv(folder, root / f"{side}-{rep}", cfg, *sides[side])
+                load1 = os.getloadavg()[0]
+                wall, proc = timed(argv, env)
+                if proc.returncode != 0:
+                    raise HarnessError(f"agentlab exec ({side}) failed: {proc.stderr.strip()[-600:]}", where=" ".join(argv))
+                runs[side] = Run(argv, wall, read_jsonl(root / f"{side}-{rep}" / "results.jsonl"), load1)
+                log.info("%s (pair %d, load %.1f): %.1f s", side, rep + 1, load1, wall)
+            pairs.append((runs["serial"], runs["parallel"]))
 
-    def by_id(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {r["id"]: comparable_row(r) for r in rows}
+    differences: dict[str, list[tuple[str, str, str]]] = {}
+    for serial, parallel in pairs:
+        a = {r["id"]: comparable_row(r) for r in serial.rows}
+        b = {r["id"]: comparable_row(r) for r in parallel.rows}
+        for i in sorted(a.keys() | b.keys()):
+            ra, rb = a.get(i, {}), b.get(i, {})
+            for k in sorted(ra.keys() | rb.keys()):
+                if ra.get(k) != rb.get(k):
+                    differences.setdefault(i, []).append((k, _short(ra.get(k)), _short(rb.get(k))))
+    return RaySpeedup(config, pairs, differences)
 
-    a, b = by_id(runs["serial"].rows), by_id(runs["parallel"].rows)
-    differences = {i: sorted(k for k in a[i].keys() | b.get(i, {}).keys() if a[i].get(k) != b.get(i, {}).get(k))
-                   for i in a if a[i] != b.get(i)}
-    differences.update({i: ["(only in the parallel run)"] for i in b if i not in a})
-    return RaySpeedup(config, runs["serial"], runs["parallel"], a == b and len(runs["serial"].rows) == len(runs["parallel"].rows),
-                      load, differences)
+
+def _short(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 160 else text[:157] + "..."

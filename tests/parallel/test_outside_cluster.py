@@ -89,3 +89,16 @@ def test_selfinstruct_on_a_cluster_it_did_not_start_writes_the_serial_journal(cl
     assert f"connecting to the Ray cluster at {cluster.address}" in sharded.stderr
     rounds = _rounds(tmp_path / "serial")
     assert rounds and _same(rounds, _rounds(tmp_path / "cluster")) == []
+
+
+def test_a_driver_without_the_token_is_told_what_the_cluster_needs(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Ray 2.60 sends a token only when ``RAY_AUTH_MODE=token``: without it the run stops in one line
+    that says so, before anything runs."""
+    env = {k: v for k, v in cluster.env.items() if k not in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+    res = subprocess.run([sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(tasks_dir() / f"{IDS[0]}.json"),
+                          "--out", str(tmp_path / "run"), "--agent", "CoderAgent", "--ray-address", cluster.address,
+                          "--workers", "2"], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600)
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert res.returncode != 0 and len(errors) == 1, res.stderr[-3000:]
+    assert "Ray did not start" in errors[0] and "RAY_AUTH_MODE=token" in errors[0], errors[0]
+    assert not (tmp_path / "run" / "results.jsonl").exists() or not (tmp_path / "run" / "results.jsonl").read_text()
