@@ -133,7 +133,6 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.Compl
 def run(config: RaySpeedupConfig) -> RaySpeedup:
     """``config.repeats`` pairs: the serial run and the one on ``config.workers`` Ray workers started by
     the command, in alternating order."""
-    from agentlab.episode import comparable_row
     from agentlab.errors import HarnessError
     from agentlab.fileio import read_jsonl
     from agentlab.llm.testing import LoopbackChatServer
@@ -171,14 +170,25 @@ def run(config: RaySpeedupConfig) -> RaySpeedup:
 
     differences: dict[str, list[tuple[str, str, str]]] = {}
     for serial, parallel in pairs:
-        a = {r["id"]: comparable_row(r) for r in serial.rows}
-        b = {r["id"]: comparable_row(r) for r in parallel.rows}
-        for i in sorted(a.keys() | b.keys()):
-            ra, rb = a.get(i, {}), b.get(i, {})
-            for k in sorted(ra.keys() | rb.keys()):
-                if ra.get(k) != rb.get(k):
-                    differences.setdefault(i, []).append((k, _short(ra.get(k)), _short(rb.get(k))))
+        for i, d in row_differences(serial.rows, parallel.rows).items():
+            differences.setdefault(i, []).extend(d)
     return RaySpeedup(config, pairs, differences)
+
+
+def row_differences(serial: list[dict[str, Any]], parallel: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, str]]]:
+    """Task id -> (field, serial value, parallel value) for every field but the timings that differs
+    (a task missing on one side differs in every field)."""
+    from agentlab.episode import comparable_row
+
+    a = {r["id"]: comparable_row(r) for r in serial}
+    b = {r["id"]: comparable_row(r) for r in parallel}
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for i in sorted(a.keys() | b.keys()):
+        ra, rb = a.get(i, {}), b.get(i, {})
+        for k in sorted(ra.keys() | rb.keys()):
+            if ra.get(k) != rb.get(k):
+                out.setdefault(i, []).append((k, _short(ra.get(k)), _short(rb.get(k))))
+    return out
 
 
 def _short(value: Any) -> str:
