@@ -187,8 +187,22 @@ def row_differences(serial: list[dict[str, Any]], parallel: list[dict[str, Any]]
         ra, rb = a.get(i, {}), b.get(i, {})
         for k in sorted(ra.keys() | rb.keys()):
             if ra.get(k) != rb.get(k):
-                out.setdefault(i, []).append((k, _short(ra.get(k)), _short(rb.get(k))))
+                where, x, y = _first_difference(ra.get(k), rb.get(k), k)
+                out.setdefault(i, []).append((where, _short(x), _short(y)))
     return out
+
+
+def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
+    """Where inside two unequal values they first differ (``verdict.checks[1].found``), and the values there."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(a.keys() | b.keys(), key=str):
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{path}.{k}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for n, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{n}]")
+    return path, a, b
 
 
 def _short(value: Any) -> str:

@@ -72,6 +72,9 @@ def test_ray_speedup_adds_up_the_pairs_and_names_what_differs():
 
     assert ray_speedup.row_differences([row], [{**row, "seconds": 1.0, "step_outcomes": [{"index": 0, "seconds": 0.5}]}]) == {}
     assert ray_speedup.row_differences([row], [{**row, "success": False}]) == {"t": [("success", "true", "false")]}
+    deep = {**row, "verdict": {"checks": [{"found": ["a"]}, {"found": ["b"]}]}}
+    other = {**row, "verdict": {"checks": [{"found": ["a"]}, {"found": ["c"]}]}}
+    assert ray_speedup.row_differences([deep], [other]) == {"t": [("verdict.checks[1].found[0]", '"b"', '"c"')]}
     res = ray_speedup.RaySpeedup(ray_speedup.RaySpeedupConfig(tasks=1, repeats=2),
                                  [(run(100.0, 3.0), run(60.0, 2.0)), (run(80.0, 1.0), run(50.0, 4.0))], {})
     assert res.ratio == pytest.approx(180 / 110) and res.same_rows
