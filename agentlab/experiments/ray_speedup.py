@@ -113,7 +113,8 @@ class RaySpeedup:
             f"Over all pairs: {self.serial_s:.1f} s serial vs {self.parallel_s:.1f} s on {w} workers, "
             f"**{self.ratio:.2f}x**.",
             "",
-            f"Rows sorted by id: {'identical apart from the timing fields' if self.same_rows else 'DIFFER beyond the timing fields'}"
+            f"Rows sorted by id (each run's `--out` folder written as `<out>`): "
+            f"{'identical apart from the timing fields' if self.same_rows else 'DIFFER beyond the timing fields'}"
             + diffs + ".",
         ]
 
@@ -170,18 +171,26 @@ def run(config: RaySpeedupConfig) -> RaySpeedup:
 
     differences: dict[str, list[tuple[str, str, str]]] = {}
     for serial, parallel in pairs:
-        for i, d in row_differences(serial.rows, parallel.rows).items():
+        outs = (Path(serial.argv[serial.argv.index("--out") + 1]), Path(parallel.argv[parallel.argv.index("--out") + 1]))
+        for i, d in row_differences(serial.rows, parallel.rows, outs).items():
             differences.setdefault(i, []).extend(d)
     return RaySpeedup(config, pairs, differences)
 
 
-def row_differences(serial: list[dict[str, Any]], parallel: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, str]]]:
+def row_differences(serial: list[dict[str, Any]], parallel: list[dict[str, Any]],
+                    outs: tuple[Path, Path] | None = None) -> dict[str, list[tuple[str, str, str]]]:
     """Task id -> (field, serial value, parallel value) for every field but the timings that differs
-    (a task missing on one side differs in every field)."""
+    (a task missing on one side differs in every field). ``outs``: the two runs' ``--out`` folders,
+    written as ``<out>`` first (an evaluator's message names the file it did not find by its path)."""
+    import json
+
     from agentlab.episode import comparable_row
 
-    a = {r["id"]: comparable_row(r) for r in serial}
-    b = {r["id"]: comparable_row(r) for r in parallel}
+    def same_out(rows: list[dict[str, Any]], out: Path | None) -> list[dict[str, Any]]:
+        return rows if out is None else [json.loads(json.dumps(r).replace(str(out), "<out>")) for r in rows]
+
+    a = {r["id"]: comparable_row(r) for r in same_out(serial, outs[0] if outs else None)}
+    b = {r["id"]: comparable_row(r) for r in same_out(parallel, outs[1] if outs else None)}
     out: dict[str, list[tuple[str, str, str]]] = {}
     for i in sorted(a.keys() | b.keys()):
         ra, rb = a.get(i, {}), b.get(i, {})

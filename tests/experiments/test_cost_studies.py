@@ -3,6 +3,8 @@ measured for real) and the Ray scale-out (its records and tables), plus the help
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentlab.experiments import env_overhead, ray_speedup, scale_out
@@ -75,6 +77,9 @@ def test_ray_speedup_adds_up_the_pairs_and_names_what_differs():
     deep = {**row, "verdict": {"checks": [{"found": ["a"]}, {"found": ["b"]}]}}
     other = {**row, "verdict": {"checks": [{"found": ["a"]}, {"found": ["c"]}]}}
     assert ray_speedup.row_differences([deep], [other]) == {"t": [("verdict.checks[1].found[0]", '"b"', '"c"')]}
+    missing = {**row, "error": "counts.txt: file not found in /runs/serial-0/episodes/t/workspace"}
+    assert ray_speedup.row_differences([missing], [{**missing, "error": missing["error"].replace("serial", "parallel")}],
+                                       (Path("/runs/serial-0"), Path("/runs/parallel-0"))) == {}  # the run folder is no difference
     res = ray_speedup.RaySpeedup(ray_speedup.RaySpeedupConfig(tasks=1, repeats=2),
                                  [(run(100.0, 3.0), run(60.0, 2.0)), (run(80.0, 1.0), run(50.0, 4.0))], {})
     assert res.ratio == pytest.approx(180 / 110) and res.same_rows
