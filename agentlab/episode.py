@@ -287,9 +287,13 @@ def lost_row(item: WorkItem, why: str, *, out_dir: Path, options: ExecOptions, a
 
 
 def comparable_row(row: dict[str, Any]) -> dict[str, Any]:
-    """The row without its :data:`TIMING_FIELDS`: equal for serial and parallel runs of one
-    deterministic configuration."""
-    return {k: v for k, v in row.items() if k not in TIMING_FIELDS}
+    """The row without its :data:`TIMING_FIELDS` (a plan's ``step_outcomes`` too: each step times
+    itself): equal for serial and parallel runs of one deterministic configuration."""
+    out = {k: v for k, v in row.items() if k not in TIMING_FIELDS}
+    if isinstance(out.get("step_outcomes"), list):
+        out["step_outcomes"] = [{k: v for k, v in s.items() if k not in TIMING_FIELDS} if isinstance(s, dict) else s
+                                for s in out["step_outcomes"]]
+    return out
 
 
 def run_item(item: WorkItem, **kwargs: Any) -> dict[str, Any]:
@@ -399,7 +403,7 @@ def run_suite(
     ones in flight leave no row (a resumed run carries them out again), finished rows stay.
     ``out_dir`` is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
     """
-    from tqdm import tqdm
+    from agentlab.progress import Progress, Tally, row_outcome
 
     out_dir.mkdir(parents=True, exist_ok=True)
     check_out_dir(out_dir, resume)
@@ -447,10 +451,11 @@ def run_suite(
     finished = map_unordered(recipe, todo, scale, lost=lost, gate=gate)
     fresh: list[dict[str, Any]] = []
     unpriced: set[str] = set()
+    # a bar on a terminal, one line per episode elsewhere (the running ExecutionAcc counts earlier rows too)
+    shown = Progress(len(todo), "exec", "episode", enabled=progress,
+                     tally=Tally(sum(bool(r.get("success")) for r in rows), len(rows)))
     try:
-        # disable=None shows the bar on a terminal only (a notebook kernel would keep it as stderr noise)
-        for (task, _), row in tqdm(finished, total=len(todo), desc="exec", unit="episode",
-                                   disable=None if progress else True):
+        for (task, _), row in finished:
             _price(row, prices, unpriced, warn=budget is not None and budget.usd is not None)
             if earlier := attempts.get(key(row)):
                 row["attempt"] = earlier + 1
@@ -461,6 +466,9 @@ def run_suite(
             if meter is not None:
                 meter.add(row)
             log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
+            said, success = row_outcome(row)
+            shown.done(task.id if options.seeds == 1 else f"{task.id} (seed {row['seed']})", said, row.get("seconds"),
+                       success=success)
     except OutOfBudget:  # the seconds limit cut the episodes in flight (cleaned up on the way here, no row)
         assert meter is not None
         meter.stopped_by = "seconds"
@@ -469,6 +477,8 @@ def run_suite(
             record_budget(out_dir, _outcome(meter, len(todo) - ran).record() | {"stopped_by": stop.what})
         raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
                          f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
+    finally:
+        shown.close()
     outcome = _outcome(meter, len(todo) - ran) if meter is not None else None
     record_budget(out_dir, outcome.record() if outcome is not None else None)
     if outcome is not None and outcome.stopped_by:

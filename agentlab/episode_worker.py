@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentlab.episode import (
     ExecOptions,
@@ -76,10 +76,24 @@ class Worker:
     roles: Mapping[str, LLMBackend] = field(default_factory=dict)
 
 
+def preload() -> None:
+    """What a worker's first episode would load, loaded as its Ray worker process starts (while Ray
+    itself still starts: :mod:`agentlab.parallel`): the episode code and MiniLM, which every tool
+    agent's first step needs for its tool retrieval (torch and sentence-transformers: most of the
+    ~10 s a worker's first episode took, twice over on two busy cores)."""
+    import agentlab.episode  # noqa: F401
+    from agentlab.agents.tools import _encoder
+
+    _encoder()
+
+
 @dataclass(frozen=True)
 class EpisodeRecipe:
     """The one recipe of a run's episodes (picklable): the serial loop builds worker 0 from it, each
     Ray worker its own -- its own agents' model, pool, router and manager, never shipped loaded."""
+
+    #: run by each worker process of a Ray started here as it starts (:func:`preload`)
+    preload: ClassVar[str] = "agentlab.episode_worker:preload"
 
     out_dir: Path
     options: ExecOptions

@@ -17,6 +17,12 @@ item's result (e.g. a harness-error row). Every item is yielded exactly once; on
 caller iterating) writes results, so a finished result is never lost or written twice. An
 ordinary exception raised by ``fn`` is a bug, not a dead worker: it is re-raised in the driver,
 as the serial path would.
+
+Start-up (issue #43): a Ray started here leaves out of its processes a module that only costs
+time (:data:`SKIPPED_IN_RAY`), and a recipe may name a ``preload`` function (``"module:function"``,
+no arguments) that every worker process runs on a thread as soon as Ray starts it -- before Ray
+has finished starting, long before the worker gets its first item -- so its heavy imports and
+models load while Ray still starts; the worker waits for it before it builds from the recipe.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import math
 import os
 import signal
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -170,9 +177,19 @@ class _WorkerActor(Generic[T, R]):
         self.make_worker, self.index = make_worker, index
         self.fn: Callable[[T], R] | None = None
         install_stop_handlers()  # Ray's own SIGTERM handler would exit without running any finally
+        # the programs an item runs get the environment a serial run gives them: no stubs of ours
+        rest = _without_stubs(os.environ.get("PYTHONPATH"))
+        if rest is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = rest
+        os.environ.pop(PRELOAD_ENV, None)
 
     def ready(self) -> int:
         if self.fn is None:
+            head_start = getattr(sys.modules.get("sitecustomize"), "PRELOAD", None)
+            if isinstance(head_start, threading.Thread):
+                head_start.join()  # what it loads, the recipe would load again beside it
             self.fn = self.make_worker(self.index)
         return os.getpid()
 
@@ -210,8 +227,76 @@ def _keep_private(ray_dir: Path) -> None:
             log.warning("parallel: could not make %s private (%s)", folder, exc.strerror)
 
 
-def _start_ray(scale: Scale) -> bool:
-    """Connect to the cluster or start Ray in-process; True when this call started it."""
+#: modules a Ray process imports only to throw away: ``jsonschema`` (which Ray imports at start, for
+#: its runtime-env schemas) imports ``rfc3987_syntax`` when it is installed, which builds an Earley
+#: grammar at import -- 2.2 s of CPU in every Ray process (the driver, five of Ray's own, each worker),
+#: about 15 s of CPU of a Ray start on 2 cores. Without it jsonschema skips only its ``iri`` format check.
+SKIPPED_IN_RAY = ("rfc3987_syntax",)
+STUBS_DIR = "agentlab-skip"
+_STUB = 'raise ImportError("left out of the Ray processes agentlab starts (agentlab.parallel.SKIPPED_IN_RAY)")\n'
+#: the recipe's ``preload`` (``module:function``) for the worker processes of a Ray started here
+PRELOAD_ENV = "AGENTLAB_RAY_PRELOAD"
+#: beside the stubs: Python imports ``sitecustomize`` from the path as it starts, so a Ray worker
+#: process (``default_worker.py``) starts its recipe's preload at once, on a thread (the worker
+#: registers with Ray meanwhile); every other process (Ray's own, a task's programs) is left alone
+_SITECUSTOMIZE = '''"""Written by agentlab.parallel: a head start for the Ray workers agentlab starts (see PRELOAD_ENV there)."""
+import os
+import sys
+import threading
+
+PRELOAD = None
+_spec = os.environ.get("AGENTLAB_RAY_PRELOAD")
+if _spec and sys.argv and sys.argv[0].endswith("default_worker.py"):
+    def _preload():
+        try:
+            import importlib
+
+            import ray  # noqa: F401  (Ray's own imports first, whichever thread gets there)
+            module, _, name = _spec.partition(":")
+            getattr(importlib.import_module(module), name)()
+        except BaseException as exc:  # only a head start: the worker builds what it needs anyway
+            sys.stderr.write(f"agentlab: preload {_spec} failed: {exc!r}\\n")
+
+    PRELOAD = threading.Thread(target=_preload, name="agentlab-preload", daemon=True)
+    PRELOAD.start()
+'''
+
+
+def skip_in_ray_processes(home: Path) -> Path:
+    """A folder of stubs raising ImportError for :data:`SKIPPED_IN_RAY` (inside ``home``, ours and
+    0700), to put first on the ``PYTHONPATH`` of the Ray processes started here. Returns the folder."""
+    stubs = home / STUBS_DIR
+    for name in SKIPPED_IN_RAY:
+        pkg = stubs / name
+        pkg.mkdir(parents=True, exist_ok=True)
+        _write_if_changed(pkg / "__init__.py", _STUB)
+    _write_if_changed(stubs / "sitecustomize.py", _SITECUSTOMIZE)
+    return stubs
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        from agentlab.fileio import atomic_write_text
+
+        atomic_write_text(path, text)
+
+
+def _without_stubs(path: str | None) -> str | None:
+    """``PYTHONPATH`` without the stub folder of :func:`skip_in_ray_processes` (None: nothing left)."""
+    kept = [p for p in (path or "").split(os.pathsep) if p and Path(p).name != STUBS_DIR]
+    return os.pathsep.join(kept) or None
+
+
+def _skip_here() -> None:
+    """This process imports none of :data:`SKIPPED_IN_RAY` (when jsonschema is not imported yet)."""
+    if "jsonschema" not in sys.modules:
+        for name in SKIPPED_IN_RAY:
+            sys.modules.setdefault(name, None)  # type: ignore[arg-type]  # None: "import name" raises ImportError
+
+
+def _start_ray(scale: Scale, preload: str | None = None) -> bool:
+    """Connect to the cluster or start Ray in-process; True when this call started it. ``preload``:
+    what each worker process of a Ray started here runs as it starts (see the module's docstring)."""
     import ray
 
     if ray.is_initialized():
@@ -225,13 +310,31 @@ def _start_ray(scale: Scale) -> bool:
             cpus = max(1, math.ceil(scale.workers * scale.cpus_per_worker))
             log.info("parallel: starting Ray here with %d worker(s), %d CPU(s)", scale.workers, cpus)
             ray_dir = private_ray_dir()
-            ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING, _temp_dir=str(ray_dir))
+            stubs = skip_in_ray_processes(ray_dir.parent)
+            before = {k: os.environ.get(k) for k in ("PYTHONPATH", PRELOAD_ENV)}
+            # Ray's processes (and the workers its raylet starts) inherit this process's environment
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(stubs), *([before["PYTHONPATH"]] if before["PYTHONPATH"] else [])])
+            if preload:
+                os.environ[PRELOAD_ENV] = preload
+            t0 = time.monotonic()
+            try:
+                ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING, _temp_dir=str(ray_dir))
+                log.info("parallel: Ray started in %.1f s", time.monotonic() - t0)
+            finally:
+                for k, v in before.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
             _keep_private(ray_dir)
     except Exception as exc:  # Ray raises a bare Exception when its node starts too slowly
         ray.shutdown()
         where = address or "this machine"
+        # Ray 2.60: a cluster started where a Ray token exists requires it; a driver sends it only when told
+        token = ("; a cluster that requires a token needs RAY_AUTH_MODE=token (and its token) here"
+                 if address and "RAY_AUTH_MODE" not in os.environ else "")
         raise EnvironmentUnavailableError(f"Ray did not start ({' '.join(str(exc).split())[:200]}); check the "
-                                          "address, or retry when the machine is less busy", where=where) from None
+                                          f"address{token}, or retry when the machine is less busy", where=where) from None
     return True
 
 
@@ -247,12 +350,13 @@ STOP_GRACE_S = 15.0
 
 def _on_ray(make_worker: WorkerRecipe[T, R], items: Sequence[T], scale: Scale,
             lost: Callable[[T, str], R], gate: Gate) -> Iterator[tuple[T, R]]:
+    _skip_here()
     import ray
     from ray.exceptions import RayActorError, RayTaskError
 
     in_main = threading.current_thread() is threading.main_thread()
     before: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if in_main else {}
-    started = _start_ray(scale)
+    started = _start_ray(scale, getattr(make_worker, "preload", None))
     # Ray's own SIGTERM handler dumps a native stack and exits 134; an exception raised from a
     # handler while Ray's C++ waits turns into a SystemError. So SIGTERM and Ctrl-C only note the
     # signal here, and the loop below (waking every second) raises the stop between waits.

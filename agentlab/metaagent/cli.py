@@ -280,12 +280,14 @@ def route(
                               distinct_domains=distinct_domains, max_plan_steps=max_plan_steps, clauses=detector,
                               clause_steps=clause_steps)
         recipe = lambda index: lambda t: plan_record(r, manager, t, k)  # noqa: E731 -- the serial worker
-    from tqdm.auto import tqdm
+    from agentlab.progress import Progress
 
     failed = 0
-    for _t, rec in tqdm(map_unordered(recipe, todo, scale, lost=lost_plan), total=len(todo), desc="manager", unit="task"):
-        failed += rec["agent"] is None
-        append_jsonl(out, rec)  # only this process writes the predictions
+    with Progress(len(todo), "manager", "task") as shown:  # a bar on a terminal, a line per plan elsewhere
+        for t, rec in map_unordered(recipe, todo, scale, lost=lost_plan):
+            failed += rec["agent"] is None
+            append_jsonl(out, rec)  # only this process writes the predictions
+            shown.done(str(t.get("id", "?")), "no plan" if rec["agent"] is None else f"plan of {len(rec.get('plan') or [])} step(s)")
     typer.echo(f"planned {len(todo)} tasks ({len(done)} already done{skipped}) with {router}+manager, k={k}, {'unconstrained' if unconstrained else 'plan grammar'}"
                f"{f', clauses routed by {detector_router}' if clauses else ''} -> {out} ({failed} failed)")
     if rejected:

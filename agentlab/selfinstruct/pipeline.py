@@ -304,7 +304,7 @@ def _active(run: _Run) -> list[AgentDocument]:
 
 def _loop(run: _Run, settings: GenerationSettings, template: Any, progress: bool, t0: float) -> bool:
     """Round-robin over active agents, ``agents_per_batch`` agents per generate call."""
-    from tqdm.auto import tqdm
+    from agentlab.progress import Progress
 
     cfg = run.cfg
     active = _active(run)
@@ -315,22 +315,29 @@ def _loop(run: _Run, settings: GenerationSettings, template: Any, progress: bool
 
         run.backend = load_backend(cfg.generator)
     remaining = sum(cfg.max_rounds - run.states[d.name].rounds for d in active)
-    bar = tqdm(total=remaining, desc="self-instruct rounds", disable=not progress, unit="round")
-    try:
+    with Progress(remaining, "self-instruct", "round", enabled=progress) as shown:
         while active:
             for g in range(0, len(active), cfg.agents_per_batch):
                 if cfg.time_budget_min is not None and time.monotonic() - t0 > 60 * cfg.time_budget_min:
                     log.warning("time budget of %.1f min reached; rerun to resume", cfg.time_budget_min)
                     return True
                 group = active[g : g + cfg.agents_per_batch]
+                before = {d.name: _tally(run.states[d.name]) for d in group}
                 _group_round(run, group, settings, template)
                 _materialise_one(run)
-                bar.update(len(group))
-                bar.set_postfix(last=group[-1].name)
+                for d in group:
+                    st = run.states[d.name]
+                    kept, generated, seconds = (a - b for a, b in zip(_tally(st), before[d.name]))
+                    shown.done(f"{d.name} round {st.rounds}/{cfg.max_rounds}", f"kept {kept:.0f}/{generated:.0f}", seconds)
             active = _active(run)
-    finally:
-        bar.close()
+            # an agent that stopped early (enough demonstrations, nothing usable) has no rounds left
+            shown.retotal(shown.count + sum(cfg.max_rounds - run.states[d.name].rounds for d in active))
     return False
+
+
+def _tally(st: AgentState) -> tuple[float, float, float]:
+    """An agent's accepted rows, candidates generated (lines that parsed) and seconds so far."""
+    return float(len(st.rows)), float(st.raw_lines - sum(st.parse.values())), st.seconds
 
 
 def _group_round(run: _Run, group: list[AgentDocument], settings: GenerationSettings, template: Any) -> None:
@@ -528,7 +535,7 @@ def _lost_shard(shard: _Shard, why: str) -> _ShardResult:
 
 def _sharded_loop(run: _Run, settings: GenerationSettings, scale: Scale, progress: bool, deadline: float | None) -> bool:
     """One shard per active agent on the workers; each shard's rounds committed as it ends."""
-    from tqdm.auto import tqdm
+    from agentlab.progress import Progress
 
     shards = [_Shard(d, run.states[d.name]) for d in _active(run)]
     if not shards:
@@ -538,9 +545,10 @@ def _sharded_loop(run: _Run, settings: GenerationSettings, scale: Scale, progres
                  "(the journal equals a serial run's with agents_per_batch: 1)", scale.workers, run.cfg.agents_per_batch)
     recipe = _ShardRecipe(run.cfg, run.thresholds, run.generator_id, settings, deadline, tuple(run.pool.names))
     budget_hit = False
-    for shard, res in tqdm(map_unordered(recipe, shards, scale, lost=_lost_shard), total=len(shards),
-                           desc="self-instruct shards", disable=not progress, unit="agent"):
+    shown = Progress(len(shards), "self-instruct shards", "agent", enabled=progress)
+    for shard, res in map_unordered(recipe, shards, scale, lost=_lost_shard):
         st = run.states[shard.doc.name]
+        before = _tally(st)
         for kind, entry in res.entries:
             if kind == "round":
                 run.journal.commit_round(entry)
@@ -552,4 +560,8 @@ def _sharded_loop(run: _Run, settings: GenerationSettings, scale: Scale, progres
             log.warning("%s: %s; its rounds of this run are not kept (rerun to resume)", shard.doc.name, res.lost)
         budget_hit |= res.budget_hit
         _materialise_one(run)
+        kept, generated, seconds = (a - b for a, b in zip(_tally(st), before))
+        shown.done(f"{shard.doc.name} ({st.rounds}/{run.cfg.max_rounds} rounds)",
+                   f"lost: {res.lost}" if res.lost else f"kept {kept:.0f}/{generated:.0f}", seconds)
+    shown.close()
     return budget_hit

@@ -3,9 +3,11 @@ measured for real) and the Ray scale-out (its records and tables), plus the help
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from agentlab.experiments import env_overhead, scale_out
+from agentlab.experiments import env_overhead, ray_speedup, scale_out
 from agentlab.experiments.markdown import pct, table
 from agentlab.experiments.subsets import evenly, stratified
 
@@ -60,6 +62,32 @@ def test_scale_out_rates_summary_and_table():
                          "| self-instruct candidates per minute | 30 | 45 | **1.50x** |"]
     assert "identical apart from the timing fields" in body[7] and "2 agents x 1 round(s)" in body[7]
     assert "1,000 such tasks: 1.4 h on one worker, about 0.7 h on 2" in body[9]
+
+
+def test_ray_speedup_adds_up_the_pairs_and_names_what_differs():
+    """benchmarks/ray_speedup.py: the ratio is total serial over total parallel wall time; rows that
+    differ beyond timings are named with both values (a step's seconds is a timing)."""
+    row = {"id": "t", "success": True, "seconds": 2.0, "step_outcomes": [{"index": 0, "seconds": 1.0}]}
+
+    def run(wall: float, load1: float, **changes) -> ray_speedup.Run:  # type: ignore[no-untyped-def]
+        return ray_speedup.Run(["agentlab", "exec"], wall, [{**row, **changes}], load1)
+
+    assert ray_speedup.row_differences([row], [{**row, "seconds": 1.0, "step_outcomes": [{"index": 0, "seconds": 0.5}]}]) == {}
+    assert ray_speedup.row_differences([row], [{**row, "success": False}]) == {"t": [("success", "true", "false")]}
+    deep = {**row, "verdict": {"checks": [{"found": ["a"]}, {"found": ["b"]}]}}
+    other = {**row, "verdict": {"checks": [{"found": ["a"]}, {"found": ["c"]}]}}
+    assert ray_speedup.row_differences([deep], [other]) == {"t": [("verdict.checks[1].found[0]", '"b"', '"c"')]}
+    missing = {**row, "error": "counts.txt: file not found in /runs/serial-0/episodes/t/workspace"}
+    assert ray_speedup.row_differences([missing], [{**missing, "error": missing["error"].replace("serial", "parallel")}],
+                                       (Path("/runs/serial-0"), Path("/runs/parallel-0"))) == {}  # the run folder is no difference
+    res = ray_speedup.RaySpeedup(ray_speedup.RaySpeedupConfig(tasks=1, repeats=2),
+                                 [(run(100.0, 3.0), run(60.0, 2.0)), (run(80.0, 1.0), run(50.0, 4.0))], {})
+    assert res.ratio == pytest.approx(180 / 110) and res.same_rows
+    summary = res.summary()
+    assert summary["serial_s"] == 90.0 and summary["workers_2_s"] == 55.0 and summary["repeats"] == 2
+    text = "\n".join(res.markdown())
+    assert "| 1 | 100.0 s (load 3.0) | 60.0 s (load 2.0) | 1.00 / 1.00 | 1.67x |" in text and "**1.64x**" in text
+    assert "serial first, `--workers 2` first" in text and "identical apart from the timing fields" in text
 
 
 def test_scale_out_uses_workspace_tasks_with_a_reference_solution():

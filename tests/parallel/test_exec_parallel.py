@@ -50,6 +50,13 @@ def endpoint(tasks):  # type: ignore[no-untyped-def]
         yield LLMConfig(kind="openai", base_url=srv.url, model="loopback-coder")
 
 
+def comparable_rows(folder: Path) -> list[dict]:
+    """A run folder's rows without their timings, sorted by id: equal for a serial and a parallel run
+    of one deterministic configuration (the other Ray tests compare with it too)."""
+    return sorted((comparable_row(r) for r in read_jsonl(folder / "results.jsonl", tolerate_torn_tail=False)),
+                  key=lambda r: r["id"])
+
+
 class DiesOnTask(EpisodeRecipe):
     """The recipe, with a worker that dies (``os._exit``) when it starts ``victim`` -- the first time
     only, unless ``always``: a crashed extension, an OOM kill."""
@@ -84,12 +91,7 @@ def test_serial_and_parallel_rows_agree_apart_from_timings(ray_session, tmp_path
     parallel = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out, options=options, progress=False,
                          scale=Scale(workers=2), recipe=recipe)
     assert serial.ran == parallel.ran == len(IDS) and serial.execution_acc == 1.0
-
-    def rows(folder: Path) -> list[dict]:
-        return sorted((comparable_row(r) for r in read_jsonl(folder / "results.jsonl", tolerate_torn_tail=False)),
-                      key=lambda r: r["id"])
-
-    assert rows(tmp_path / "serial") == rows(out)
+    assert comparable_rows(tmp_path / "serial") == comparable_rows(out)
     assert all(TIMING_FIELDS & set(r) for r in read_jsonl(out / "results.jsonl"))  # timings exist, only they were dropped
     assert all((out / "episodes" / i / "traj.jsonl").is_file() for i in IDS)
 
@@ -134,6 +136,18 @@ def test_exec_cli_with_two_workers(ray_session, tmp_path, endpoint) -> None:  # 
     assert res.exit_code == 0, res.output
     # (a worker's forwarded log line, e.g. the loopback API-key warning, may come after it)
     assert "execution_acc=1.0000 n=2 harness_errors=0" in res.output.strip().splitlines()
+
+
+def test_comparable_rows_leave_out_the_timings_of_a_plans_steps_too() -> None:
+    """A plan task's row times each step (``step_outcomes[].seconds``): two runs of one deterministic
+    configuration differed there only, and were reported as different rows."""
+    def row(seconds: float, status: str = "done") -> dict:
+        return {"id": "t", "seconds": seconds, "setup_s": seconds, "success": True,
+                "step_outcomes": [{"index": 0, "status": status, "seconds": seconds}]}
+
+    assert comparable_row(row(0.4)) == comparable_row(row(0.2))
+    assert comparable_row(row(0.4)) != comparable_row(row(0.4, "failed"))  # what is not a timing still counts
+    assert comparable_row(row(0.4))["step_outcomes"] == [{"index": 0, "status": "done"}]
 
 
 def test_a_named_display_or_phone_is_not_shared_by_workers(tmp_path) -> None:
