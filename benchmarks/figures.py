@@ -186,6 +186,9 @@ def route_latency():  # type: ignore[no-untyped-def]
     fig.add_vline(x=20, line_dash="dash", line_color="#c44e52", line_width=2)
     fig.add_annotation(x=20, y=1.0, yref="paper", yshift=14, xanchor="left", xshift=4, showarrow=False,
                        text="goal: 20 ms per task", font={"size": 15, "color": "#c44e52"})
+    fig.add_vline(x=50, line_dash="dot", line_color="#c44e52", line_width=2)  # issue 43: a new task's first route
+    fig.add_annotation(x=50, y=1.0, yref="paper", yshift=14, xanchor="left", xshift=4, showarrow=False,
+                       text="cold goal: 50 ms", font={"size": 15, "color": "#c44e52"})
     _layout(fig, "Routing latency per task, one task at a time (bar: median; whisker: p95)",
             "benchmarks/results/route_latency.md (cold: a new task; warm: its hidden state already cached)", 1100, 540)
     fig.update_xaxes(title="milliseconds per task", range=[0, max(p95) * 1.45])

@@ -27,6 +27,7 @@ from agentlab.metaagent.checkpoint import TokenCheckpoint, check_compatible, loa
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatureExtractor
 from agentlab.metaagent.head import AgentHead
+from agentlab.metaagent.route_state import TaskRun
 from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.metaagent.train import TrainConfig, initial_weights, start_head, train_head
@@ -136,6 +137,27 @@ class AgentTokenRouter(Router):
             self._cache = HiddenCache(self.extractor)
         return self._cache.get(queries, batch_size=self.batch_size, progress=self.progress)
 
+    def _states(self, queries: list[Query]) -> tuple[torch.Tensor, list[TaskRun | None]]:
+        """h for routing ``queries`` (``[n, d]``), and for a task routed alone without the disk cache
+        its forward pass (:class:`~agentlab.metaagent.route_state.TaskRun`), which word decoding continues.
+
+        A new task routed alone is the cold route: it runs only its own tokens over the shared prompt
+        head (:mod:`agentlab.metaagent.route_state`) and skips ``logsumexp(W_V h)``, which routing
+        never reads. Everything else (batches, the disk cache) goes through :meth:`features`."""
+        if not self.use_cache and len(queries) == 1 and self.feature.is_next_token:
+            fast = self.extractor.route_states
+            fast.warm()
+            if fast.supported:
+                run = fast.run(queries[0])
+                return run.h[None], [run]
+        return self.features(queries).h, [None] * len(queries)
+
+    def warm_up(self) -> None:
+        """Task-independent one-off work before the first route (the shared prompt head's key/value
+        cache), so a new task's first route pays only for its own tokens. Called by :meth:`load`."""
+        if self.feature.is_next_token:
+            self.extractor.route_states.warm()
+
     @staticmethod
     def _queries(tasks: list[str], states: list[str | None] | None) -> list[Query]:
         if states is not None and len(states) != len(tasks):
@@ -240,7 +262,7 @@ class AgentTokenRouter(Router):
     def agent_logits(self, tasks: list[str], states: list[str | None] | None = None) -> torch.Tensor:
         """``W_A h + b`` at the prompt end, ``[tasks, agents]`` (columns in ``self.agents`` order)."""
         head = self._require_head()
-        return head.agent_logits(self.features(self._queries(tasks, states)).h)
+        return head.agent_logits(self._states(self._queries(tasks, states))[0])
 
     @torch.no_grad()
     def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
@@ -258,11 +280,11 @@ class AgentTokenRouter(Router):
         router's log-probabilities) is added to the agent logits at every position (product of experts)."""
         head = self._require_head()
         queries = self._queries(tasks, states)
-        feats = self.features(queries)
         if prior is not None and tuple(prior.shape) != (len(tasks), head.n_agents):
             raise DataError(f"prior of shape {tuple(prior.shape)} for {len(tasks)} tasks and {head.n_agents} agents")
+        hs, runs = self._states(queries)
         results: list[RouteResult] = []
-        for i, (q, h) in enumerate(zip(queries, feats.h)):
+        for i, (q, h, run) in enumerate(zip(queries, hs, runs)):
             bias = None if prior is None else prior[i].float()
             z = head.agent_logits(h[None])[0]
             first = self._ranking(z if bias is None else z + bias)
@@ -270,13 +292,14 @@ class AgentTokenRouter(Router):
                 # A pooled / intermediate-layer h is not a next-token state: no word decoding.
                 results.append(RouteResult(agent=first[0][0], ranking=first))
                 continue
-            results.append(self._decode(q, h, first, bias))
+            results.append(self._decode(q, h, first, bias, run))
         return results
 
-    def _decode(self, q: Query, h: torch.Tensor, first: list[tuple[str, float]], bias: torch.Tensor | None = None) -> RouteResult:
-        """Greedy decoding over V ∪ A from the prompt end, at most ``max_word_tokens`` words."""
+    def _decode(self, q: Query, h: torch.Tensor, first: list[tuple[str, float]], bias: torch.Tensor | None = None,
+                run: TaskRun | None = None) -> RouteResult:
+        """Greedy decoding over V ∪ A from the prompt end, at most ``max_word_tokens`` words; each word
+        continues ``run`` (the task's own forward pass) when there is one, else re-runs ``prefix + task + words``."""
         head, fx = self._require_head(), self.extractor
-        rest = fx.check_length([q])[0]
         stop_ids = {i for i in (fx.tokenizer.eos_token_id, fx.tokenizer.pad_token_id) if i is not None}
         im_end = fx.tokenizer.convert_tokens_to_ids("<|im_end|>")
         if isinstance(im_end, int) and im_end != fx.tokenizer.unk_token_id:
@@ -284,7 +307,7 @@ class AgentTokenRouter(Router):
         words: list[int] = []
         for step in range(self.max_word_tokens + 1):
             if step > 0:
-                h = fx.hidden_for_ids([rest + words])[0]
+                h = run.extend(words[-1]) if run is not None else fx.hidden_for_ids([fx.check_length([q])[0] + words])[0]
             word_logits = fx.vocab_logits(h[None])[0]
             agent_logits = head.agent_logits(h[None])[0]
             if bias is not None:
@@ -352,6 +375,7 @@ class AgentTokenRouter(Router):
         router.agents = list(ckpt.agents)
         router.temperature = ckpt.temperature
         router.metrics, router.history = dict(ckpt.metrics), list(ckpt.history)
+        router.warm_up()
         missing = [a for a in pool.names if a not in router.agents]
         if missing:
             log.warning(

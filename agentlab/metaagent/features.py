@@ -32,6 +32,7 @@ from agentlab.metaagent.manager import render_state
 
 if TYPE_CHECKING:
     from agentlab.llm.local import LocalHFBackend
+    from agentlab.metaagent.route_state import RouteStates
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,16 @@ class TextFeatureExtractor:
         self.prefix_ids: list[int] = self.tokenizer(self._prefix_text)["input_ids"]
         self._prefix_cache = None
         self.device = next(self.model.parameters()).device
+        self._route_states: RouteStates | None = None
+
+    @property
+    def route_states(self) -> RouteStates:
+        """Single-task states over the once-computed prompt head (:mod:`agentlab.metaagent.route_state`)."""
+        if self._route_states is None:
+            from agentlab.metaagent.route_state import RouteStates
+
+            self._route_states = RouteStates(self)
+        return self._route_states
 
     # ------------------------------------------------------------------ prompt
     def _split(self) -> tuple[str, str]:
