@@ -16,6 +16,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # adbutils must never start a real adb daemon in tests.
 os.environ.setdefault("ADBUTILS_ADB_PATH", "/bin/false")
 
+# A test run started in the background of a shell (`make test &`, nohup) inherits SIGINT ignored,
+# and so would every `agentlab` subprocess a test starts: the CLI keeps an ignored SIGINT ignored,
+# as a shell's `cmd &` asks, so the Ctrl-C tests would wait for a stop that never comes. The tests
+# send SIGINT on purpose: give it back its default here (a handler is reset to default across exec).
+import signal as _signal
+
+if _signal.getsignal(_signal.SIGINT) == _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
 import pytest
 
 from agentlab.envs.testing.system import missing_system
