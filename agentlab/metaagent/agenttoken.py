@@ -27,7 +27,7 @@ from agentlab.metaagent.checkpoint import TokenCheckpoint, check_compatible, loa
 from agentlab.metaagent.data import TrainingSet
 from agentlab.metaagent.features import Features, FeatureSpec, Query, TextFeatureExtractor
 from agentlab.metaagent.head import AgentHead
-from agentlab.metaagent.route_state import TaskRun
+from agentlab.metaagent.route_state import RouteStates, TaskRun
 from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router, parse_options
 from agentlab.metaagent.train import TrainConfig, initial_weights, start_head, train_head
@@ -120,6 +120,7 @@ class AgentTokenRouter(Router):
         self.history: list[dict[str, Any]] = []
         self._extractor: TextFeatureExtractor | None = opts.extractor
         self._cache: HiddenCache | None = None
+        self._route_states: RouteStates | None = None
 
     # ------------------------------------------------------------------ backbone
     @property
@@ -129,6 +130,14 @@ class AgentTokenRouter(Router):
 
             self._extractor = TextFeatureExtractor(load_local(self.llm), self.template_name, self.feature)
         return self._extractor
+
+    @property
+    def route_states(self) -> RouteStates:
+        """Single-task states over the once-computed prompt head (:mod:`agentlab.metaagent.route_state`),
+        kept beside the disk cache: both belong to the router, the extractor stays a pure function."""
+        if self._route_states is None or self._route_states.fx is not self.extractor:
+            self._route_states = RouteStates(self.extractor)
+        return self._route_states
 
     def features(self, queries: list[Query]) -> Features:
         if not self.use_cache:
@@ -145,7 +154,7 @@ class AgentTokenRouter(Router):
         head (:mod:`agentlab.metaagent.route_state`) and skips ``logsumexp(W_V h)``, which routing
         never reads. Everything else (batches, the disk cache) goes through :meth:`features`."""
         if not self.use_cache and len(queries) == 1 and self.feature.is_next_token:
-            fast = self.extractor.route_states
+            fast = self.route_states
             fast.warm()
             if fast.supported:
                 run = fast.run(queries[0])
@@ -156,7 +165,7 @@ class AgentTokenRouter(Router):
         """Task-independent one-off work before the first route (the shared prompt head's key/value
         cache), so a new task's first route pays only for its own tokens. Called by :meth:`load`."""
         if self.feature.is_next_token:
-            self.extractor.route_states.warm()
+            self.route_states.warm()
 
     @staticmethod
     def _queries(tasks: list[str], states: list[str | None] | None) -> list[Query]:

@@ -32,7 +32,6 @@ from agentlab.metaagent.manager import render_state
 
 if TYPE_CHECKING:
     from agentlab.llm.local import LocalHFBackend
-    from agentlab.metaagent.route_state import RouteStates
 
 log = logging.getLogger(__name__)
 
@@ -124,16 +123,6 @@ class TextFeatureExtractor:
         self.prefix_ids: list[int] = self.tokenizer(self._prefix_text)["input_ids"]
         self._prefix_cache = None
         self.device = next(self.model.parameters()).device
-        self._route_states: RouteStates | None = None
-
-    @property
-    def route_states(self) -> RouteStates:
-        """Single-task states over the once-computed prompt head (:mod:`agentlab.metaagent.route_state`)."""
-        if self._route_states is None:
-            from agentlab.metaagent.route_state import RouteStates
-
-            self._route_states = RouteStates(self)
-        return self._route_states
 
     # ------------------------------------------------------------------ prompt
     def _split(self) -> tuple[str, str]:
@@ -156,6 +145,10 @@ class TextFeatureExtractor:
     def _rest(self, query: Query) -> str:
         rest = self._suffix_template.replace("{state}", render_state(query.state))
         return rest.replace("{task}", query.task.strip())
+
+    def rest_ids(self, task: str) -> list[int]:
+        """The token ids after the prefix for a state-less task (what single-task routes share the start of)."""
+        return list(self.tokenizer(self._rest(Query(task)), add_special_tokens=False)["input_ids"])
 
     def query_ids(self, query: Query) -> list[int]:
         """The token ids the model reads for a query: prefix tokens + rest tokens."""

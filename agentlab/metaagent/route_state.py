@@ -84,11 +84,8 @@ class RouteStates:
 
     def _head(self) -> list[int]:
         """Prefix + the tokens every state-less task's rest starts with (two dummy tasks agree on them)."""
-        from agentlab.metaagent.features import Query
-
-        a = self.fx.tokenizer(self.fx._rest(Query("Open the settings.")), add_special_tokens=False)["input_ids"]
-        b = self.fx.tokenizer(self.fx._rest(Query("Zoom to 150 percent.")), add_special_tokens=False)["input_ids"]
-        return self.fx.prefix_ids + list(a[: shared_head(a, b)])
+        a, b = self.fx.rest_ids("Open the settings."), self.fx.rest_ids("Zoom to 150 percent.")
+        return self.fx.prefix_ids + a[: shared_head(a, b)]
 
     @torch.no_grad()
     def warm(self) -> None:

@@ -32,7 +32,7 @@ def shipped(pool, backend) -> AgentTokenRouter:  # type: ignore[no-untyped-def]
 
 def _existing(router: AgentTokenRouter, task: str, state: str | None = None) -> RouteResult:
     """The path every batch takes (and a single task took before the fast path)."""
-    fast = router.extractor.route_states
+    fast = router.route_states
     fast.supported = False
     try:
         return router.route([task], [state])[0]
@@ -56,7 +56,7 @@ def _check(router: AgentTokenRouter, tasks: list[str]) -> None:
 
 
 def test_load_runs_the_shared_head_and_a_route_does_not_change_it(shipped: AgentTokenRouter) -> None:
-    fast = shipped.extractor.route_states
+    fast = shipped.route_states
     assert fast.supported and fast._kv is not None and fast._head_ids is not None  # warmed by load()
     # the head covers the prefix and the start of the rest ("The task is:"), not a task token
     prefix = shipped.extractor.prefix_ids
@@ -69,7 +69,7 @@ def test_load_runs_the_shared_head_and_a_route_does_not_change_it(shipped: Agent
 
 
 def test_a_task_runs_only_its_own_tokens(shipped: AgentTokenRouter) -> None:
-    fx, fast = shipped.extractor, shipped.extractor.route_states
+    fx, fast = shipped.extractor, shipped.route_states
     assert fast._head_ids is not None
     q = Query("Mute the notifications of the Book Club group.")
     ids = fx.query_ids(q)
