@@ -8,10 +8,11 @@ ends with ONE ``key=value`` line. Tests call ``main`` in-process.
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -65,3 +66,19 @@ def usage_error(message: str) -> int:
 def log(msg: str) -> None:
     print(msg, flush=True)
 
+
+
+def publish(path: Path, title: str, body: list[str], summary: str, script: str, argv: Sequence[str] | None) -> int:
+    """The shared tail of a benchmark's ``main``: write its results file, print the body and the
+    summary line (what ``make bench`` and the smoke tests read), exit 0."""
+    write_result(path, title, body, summary, command=command_line(script, argv))
+    print("\n".join(body))
+    print(summary, flush=True)
+    return 0
+
+
+def run_main(main: Callable[[], int]) -> None:
+    """Run a benchmark's ``main`` as a script: warnings only, except the experiments' own progress."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
+    sys.exit(main())

@@ -24,11 +24,9 @@ Plans are decoded inside the plan grammar by default; ``--unconstrained`` is the
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, usage_error, write_result
+from _common import RESULTS, publish, run_main, summary_line, usage_error
 
 TITLE = "Manager mode on OSWorld multi-app tasks (plans only, not executed)"
 
@@ -65,13 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         return usage_error(str(exc))
     res = manager_mode.run(pool, tasks, load_local(), config, fitted=routers)
     body, line = res.markdown(of=len(multi)), summary_line(res.summary())
-    write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
-    print("\n".join(body))
-    print(line, flush=True)
-    return 0
+    return publish(args.results, TITLE, body, line, __file__, argv)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

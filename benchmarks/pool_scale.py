@@ -23,11 +23,9 @@ writes its table.
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, write_result
+from _common import RESULTS, command_line, run_main, summary_line, write_result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +56,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

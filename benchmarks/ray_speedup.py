@@ -14,11 +14,9 @@ Writes ``benchmarks/results/ray_speedup.md`` and ends with one ``key=value`` lin
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, write_result
+from _common import RESULTS, publish, run_main, summary_line
 
 TITLE = "End-to-end speed-up of `agentlab exec --workers` (Ray's start included)"
 
@@ -37,13 +35,8 @@ def main(argv: list[str] | None = None) -> int:
 
     res = run(RaySpeedupConfig(workers=args.workers, repeats=args.repeats, tasks=args.tasks or (8 if args.quick else 40), delay=args.delay))
     body, line = res.markdown(), summary_line(res.summary(), floats=".2f")
-    write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
-    print("\n".join(body))
-    print(line, flush=True)
-    return 0
+    return publish(args.results, TITLE, body, line, __file__, argv)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

@@ -14,11 +14,9 @@ one run on the same tasks (spread over the OSWorld + AppAgent domains).
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, usage_error, write_result
+from _common import RESULTS, publish, run_main, summary_line, usage_error
 
 TITLE = "Routing latency per task (one task at a time)"
 
@@ -42,13 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:  # an unknown router name, before any model loads
         return usage_error(str(exc))
     body, line = res.markdown(), summary_line(res.summary())
-    write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
-    print("\n".join(body))
-    print(line, flush=True)
-    return 0
+    return publish(args.results, TITLE, body, line, __file__, argv)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

@@ -43,12 +43,10 @@ route`` does by default; ``open`` (the default here) lets every agent compete, a
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from _common import RESULTS, command_line, log, summary_line, usage_error, write_result
+from _common import RESULTS, command_line, log, run_main, summary_line, usage_error, write_result
 
 from agentlab.metaagent.router import ADAPTED_LM_ROUTERS, DECODING_ROUTERS, LEARNED_ROUTERS
 
@@ -216,6 +214,4 @@ def torch_threads() -> int:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

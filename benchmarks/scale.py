@@ -16,11 +16,9 @@ Writes ``benchmarks/results/scale.md`` and ends with one ``key=value`` line.
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, write_result
+from _common import RESULTS, publish, run_main, summary_line
 
 TITLE = "Scale-out on Ray (issue 15)"
 
@@ -46,13 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         si_agents=args.si_agents or (2 if q else 4), si_rounds=args.si_rounds or (1 if q else 2),
         si_delay=args.si_delay if args.si_delay is not None else (0.1 if q else 0.3)))
     body, line = res.markdown(), summary_line(res.summary())
-    write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
-    print("\n".join(body))
-    print(line, flush=True)
-    return 0
+    return publish(args.results, TITLE, body, line, __file__, argv)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

@@ -12,11 +12,9 @@ ratio of the two shows drift of the shared machine's speed). What is measured an
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
-from _common import RESULTS, command_line, summary_line, write_result
+from _common import RESULTS, publish, run_main, summary_line
 
 TITLE = "Training cost (Table-5 analog)"
 
@@ -36,13 +34,8 @@ def main(argv: list[str] | None = None) -> int:
                                  epochs=args.epochs if args.epochs is not None else (1 if args.quick else 2),
                                  agents=args.agents))
     body, line = res.markdown(), summary_line(res.summary())
-    write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
-    print("\n".join(body))
-    print(line, flush=True)
-    return 0
+    return publish(args.results, TITLE, body, line, __file__, argv)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
-    sys.exit(main())
+    run_main(main)

@@ -23,7 +23,7 @@ import logging
 import sys
 from pathlib import Path
 
-from _common import RESULTS, ROOT, command_line, summary_line, usage_error, write_result
+from _common import RESULTS, ROOT, publish, summary_line, usage_error
 
 TITLE = "Manager plans on two-application requests in plain words (AgentMatch, constrained vs unconstrained)"
 
@@ -76,10 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     body, line = res.markdown(source), summary_line(res.summary())
     if args.provenance:
         body += ["", f"Provenance of the stored plans: {args.provenance}"]
-    write_result(args.results, TITLE, body, line, command=command_line(__file__, argv))
-    print("\n".join(body))
-    print(line, flush=True)
-    return 0
+    return publish(args.results, TITLE, body, line, __file__, argv)
 
 
 if __name__ == "__main__":
