@@ -126,7 +126,7 @@ class OutOfBudget(Stopped):
     """The run's wall-clock budget (``agentlab exec --budget seconds=S``) ran out while episodes were
     in flight: raised where they run (a SIGALRM in a serial run, the driver's loop on Ray) so they
     are cut as a stop signal cuts them -- every ``finally`` runs, they leave no row -- and the run
-    ends as a budget stop (:mod:`agentlab.budget`), not as an error."""
+    ends as a budget stop (:mod:`agentlab.record.budget`), not as an error."""
 
     exit_code = 0
     what = "budget reached"

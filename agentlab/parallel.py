@@ -95,7 +95,7 @@ def _always(in_flight: int) -> bool:
 @dataclass(frozen=True)
 class Gate:
     """When a new item may start, and when the items in flight are cut (a run's budget,
-    :mod:`agentlab.budget`).
+    :mod:`agentlab.record.budget`).
 
     Why here: only the loop that hands items out knows when one is about to start; on Ray the next
     item is handed to a worker as soon as its previous one ends, before the caller sees the result.

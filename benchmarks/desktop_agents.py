@@ -57,7 +57,7 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         variants = [v.model_copy(update={"runner_options": {budget[v.agent]: args.max_subtasks, **v.runner_options}})
                     if v.agent in budget else v for v in variants]
     if args.s2_option:  # Agent S2's own settings, e.g. the grounding model's convention (point_coords=relative)
-        from agentlab.episode_cli import parse_runner_options
+        from agentlab.cli.execute import parse_runner_options
 
         s2 = parse_runner_options(args.s2_option)
         variants = [v.model_copy(update={"runner_options": {**s2, **v.runner_options}}) if v.agent == "AgentS2" else v

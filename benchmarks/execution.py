@@ -17,7 +17,7 @@ Issue 13's goal: the harness's own time per workspace step -- everything except 
 time and the program's own run time (prompt building, reply parsing, sandbox and workspace
 setup, observations, recording the trajectory) -- is at most 50 ms and at most 5% of the
 episode's wall time. This script runs workspace tasks through the real episode runner
-(:func:`agentlab.episode.run_suite`, ground-truth routing, the pool's code agents) with a
+(:func:`agentlab.run.episode.run_suite`, ground-truth routing, the pool's code agents) with a
 SCRIPTED model that replays each task's reference solution as one fenced block + DONE, so it
 measures the harness, not a model. Per episode it reads the timings the runner records
 (``info.timing`` of each step, ``seconds`` and ``evaluate_s`` of the row) and reports
@@ -53,7 +53,7 @@ from _common import RESULTS, command_line, log, summary_line, usage_error, write
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.workspace import WorkspaceConfig, bwrap_available
 from agentlab.experiments.subsets import evenly
-from agentlab.episode import ExecOptions, run_suite
+from agentlab.run.episode import ExecOptions, run_suite
 from agentlab.tasks.spec import ExecTask, load_tasks
 from agentlab.fileio import read_jsonl
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams

@@ -237,7 +237,7 @@ class ReferenceReplies(LLMBackend):
 
 
 def viewer_picture(out: Path, work: Path = ROOT / "runs" / "figures") -> Path:
-    from agentlab.episode import ExecOptions, run_suite
+    from agentlab.run.episode import ExecOptions, run_suite
     from agentlab.tasks.spec import load_task, tasks_dir
     from agentlab.pool import AgentPool
     from agentlab.viz.chromium import screenshot

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if m not in METHODS:
             return usage_error(f"unknown method '{m}' ({', '.join(METHODS)})")
 
-    from agentlab.episode import ExecOptions
+    from agentlab.run.episode import ExecOptions
     from agentlab.tasks.spec import load_task
     from agentlab.experiments.multi_agent import items_from_tasks, load_plan_items, measure
     from agentlab.llm import LLMConfig, load_backend

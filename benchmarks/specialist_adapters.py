@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pairs or both:
         from agentlab.selfinstruct.calls.build import build
         from agentlab.selfinstruct.calls.leakage import NearCopyFilter, evaluation_instructions
-        from agentlab.similarity import default_encoder
+        from agentlab.llm.similarity import default_encoder
 
         t0 = time.perf_counter()
         leak = NearCopyFilter(default_encoder(), evaluation_instructions())
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{d.name}: loss by epoch {card.metrics['loss_by_epoch']}, {card.train_seconds:.0f} s")
     if args.priors or args.train or both:
         from agentlab.selfinstruct.calls.prior import fit_priors
-        from agentlab.similarity import default_encoder
+        from agentlab.llm.similarity import default_encoder
 
         fit_priors(args.pairs_dir, args.priors_dir, [d.name for d in docs], default_encoder(),
                    max_cosine=args.prior_max_cosine)

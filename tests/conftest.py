@@ -41,7 +41,7 @@ def backend():
 @pytest.fixture(scope="session")
 def scorer():
     """BERTScore on the embedded all-MiniLM-L6-v2."""
-    from agentlab.similarity import default_scorer
+    from agentlab.llm.similarity import default_scorer
 
     return default_scorer()
 

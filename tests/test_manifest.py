@@ -8,7 +8,7 @@ import pytest
 
 from agentlab.errors import DataError
 from agentlab.llm.config import LLMConfig
-from agentlab.manifest import (
+from agentlab.record.manifest import (
     Manifest,
     ManifestMismatchError,
     config_identity,

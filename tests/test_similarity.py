@@ -25,7 +25,7 @@ def test_matrix_equals_pairwise_scores(scorer) -> None:
 
 
 def test_sentence_encoder_is_normalised_and_semantic() -> None:
-    from agentlab.similarity import default_encoder
+    from agentlab.llm.similarity import default_encoder
 
     enc = default_encoder()
     v = enc.encode(["set an alarm for 7 am", "wake me up at seven", "export the slides to pdf"])
@@ -38,7 +38,7 @@ def test_missing_scorer_model_is_clear(tmp_path) -> None:
     import pytest
 
     from agentlab.errors import ModelNotFoundError
-    from agentlab.similarity import BertScorer
+    from agentlab.llm.similarity import BertScorer
 
     with pytest.raises(ModelNotFoundError, match="BERTScore model not found"):
         BertScorer(model_path=tmp_path)
@@ -49,7 +49,7 @@ def test_a_long_list_is_encoded_once_across_processes(tmp_path, monkeypatch) -> 
     worker) reads the cached embeddings, identical; another list or a torn file encodes again."""
     import numpy as np
 
-    from agentlab.similarity import CACHE_MIN_TEXTS, SentenceEncoder
+    from agentlab.llm.similarity import CACHE_MIN_TEXTS, SentenceEncoder
 
     monkeypatch.setenv("AGENTLAB_CACHE", str(tmp_path))
     texts = [f"request number {i}" for i in range(CACHE_MIN_TEXTS)]

@@ -9,7 +9,7 @@ import pytest
 from agentlab.envs import AndroidEnv
 from agentlab.envs.actions.phone import Back, Finish, Tap
 from agentlab.errors import DataError, InvalidActionError
-from agentlab.trajectory import TrajectoryRecorder, list_episodes, load_trajectory, replay
+from agentlab.envs.trajectory import TrajectoryRecorder, list_episodes, load_trajectory, replay
 
 
 def _find(obs, text):  # type: ignore[no-untyped-def]

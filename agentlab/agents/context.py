@@ -26,7 +26,7 @@ from typing import Any
 from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.llm.base import LLMBackend, Metered
 from agentlab.llm.screens import ImageFit, ImageSides
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.envs.trajectory import TrajectoryRecorder
 
 __all__ = ["DEFAULT_ROLE", "Models", "RunContext", "Usage"]
 

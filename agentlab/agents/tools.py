@@ -54,7 +54,7 @@ from agentlab.toolkits.runtime import program, results
 from agentlab.toolkits.slots import merge, request_values, workspace_values
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.similarity import SentenceEncoder
+    from agentlab.llm.similarity import SentenceEncoder
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def _encoder() -> SentenceEncoder:
     weight-loading bar (a Ray worker's output is the run's output)."""
     from transformers.utils import logging as hf_logging
 
-    from agentlab.similarity import default_encoder
+    from agentlab.llm.similarity import default_encoder
 
     shown = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()

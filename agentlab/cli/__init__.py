@@ -41,7 +41,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("eval", "agentlab.eval.cli:eval_app"),
     ("benchmarks", "agentlab.eval.lists_cli"),
     ("tasks", "agentlab.cli.tasks"),
-    ("exec", "agentlab.episode_cli:exec_tasks"),
+    ("exec", "agentlab.cli.execute:exec_tasks"),
     ("desktop", "agentlab.envs.desktop_cli"),
     ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),
     ("view", "agentlab.viz.cli:view"),

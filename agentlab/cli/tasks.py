@@ -205,7 +205,7 @@ def synthesize(
     import shlex
     import sys
 
-    from agentlab.episode import gt_agent
+    from agentlab.run.episode import gt_agent
     from agentlab.tasks.spec import load_tasks, tasks_dir
     from agentlab.synthesis.run import Synthesizer, SynthesisConfig, Wording, eligible_parts, write
     from agentlab.llm import LLMConfig, load_backend

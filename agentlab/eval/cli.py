@@ -132,7 +132,7 @@ def eval_routing(
         scores["agent_match"], scores[f"top{k}_recall"] = am.accuracy, rec
         with_plan = [(r, g) for r, g in zip(recs, multi) if g.get("plan")]
         if with_plan:
-            from agentlab.similarity import default_scorer
+            from agentlab.llm.similarity import default_scorer
 
             sa = subtask_accuracy(
                 [[(s["agent"], s["subtask"]) for s in r.get("plan", [])] for r, _ in with_plan],

@@ -24,7 +24,7 @@ from agentlab.errors import DataError
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
-    from agentlab.similarity import BertScorer
+    from agentlab.llm.similarity import BertScorer
 
 SUBTASK_THRESHOLD = 0.77
 

@@ -187,7 +187,7 @@ def run(llm: LLMBackend, config: AndroidAgentConfig, work: Path) -> AndroidAgent
     from agentlab.agents import AppAgent, AppAgentConfig, DocStore
     from agentlab.envs import AndroidEnv
     from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice
-    from agentlab.trajectory import load_trajectory
+    from agentlab.envs.trajectory import load_trajectory
 
     overhead = env_overhead(config.repeats)
     tasks = TASKS[: config.tasks]

@@ -68,7 +68,7 @@ def probe(pool: AgentPool, llm: LLMConfig, data: RoutingData) -> dict[str, dict[
 
     from agentlab.metaagent.agenttoken import AgentTokenRouter
     from agentlab.metaagent.features import Query
-    from agentlab.similarity import default_encoder
+    from agentlab.llm.similarity import default_encoder
 
     sets = {"313": data.tasks, **({"v2": data.project} if data.project else {})}
     texts = {k: [t.instruction for t in v] for k, v in sets.items()}

@@ -154,7 +154,7 @@ def record_gui_check(task: ExecTask, folder: Path) -> GuiCheck:
     episode in ``folder/replay`` (screen, accessibility elements, the action), so a GUI solution
     can be watched step by step in the trajectory inspector and viewer (notebook 05)."""
     from agentlab.envs.gui_replay import check_task_gui
-    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.envs.trajectory import TrajectoryRecorder
 
     rec = TrajectoryRecorder(folder / "replay", task=task.instruction, env="desktop", agent="gui_solution",
                              model_id="none", extra={"task_id": task.id})

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, router_route
+from agentlab.run.episode import ExecOptions, NoAgentChosen, RouteFn, router_route
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask

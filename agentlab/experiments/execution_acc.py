@@ -3,7 +3,7 @@
 Each *arm* decides which pool agent carries each task out -- ground truth (``gt``, the task's
 gold agent), a trained or fitted router (``agenttoken``, ``embedding``, ``icl``, ...), or one
 agent for everything (``generalist``: the paper's single generalist column) -- and the chosen
-agent runs the task through the real episode runner (:func:`agentlab.episode.run_task`).
+agent runs the task through the real episode runner (:func:`agentlab.run.episode.run_task`).
 
 Episodes are shared between arms: with greedy decoding and one seed, an episode is a function
 of (task, agent, model), so when two arms pick the same agent for a task it runs once and both
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite, suite_manifest
+from agentlab.run.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite, suite_manifest
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask

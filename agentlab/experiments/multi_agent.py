@@ -2,7 +2,7 @@
 
 For each method -- the gold plan, the AgentToken manager (constrained and prompt-only), the ICL
 manager, the clause baseline, COLA (when its team is installed), a single generalist agent --
-every task goes through the one exec path (:func:`agentlab.episode.run_suite`, one folder per
+every task goes through the one exec path (:func:`agentlab.run.episode.run_suite`, one folder per
 method), and the rows give:
 
 * **AgentMatch**: the set of domains of the executed plan's agents equals the gold set;
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.agents.base import acting_agents
-from agentlab.episode import ExecOptions, run_suite
+from agentlab.run.episode import ExecOptions, run_suite
 from agentlab.errors import ConfigError, DataError
 from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask
@@ -40,7 +40,7 @@ from agentlab.llm.base import LLMBackend
 from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.metaagent.router import DEFAULT_ROUTER, Router
 from agentlab.pool import AgentPool
-from agentlab.similarity import BertScorer
+from agentlab.llm.similarity import BertScorer
 from agentlab.teams.clauses import split_clauses
 from agentlab.metaagent.router import build_router
 from agentlab.teams.planning import ManagerOptions, instruction_planner, router_planner

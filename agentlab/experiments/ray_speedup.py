@@ -184,7 +184,7 @@ def row_differences(serial: list[dict[str, Any]], parallel: list[dict[str, Any]]
     written as ``<out>`` first (an evaluator's message names the file it did not find by its path)."""
     import json
 
-    from agentlab.episode import comparable_row
+    from agentlab.run.episode import comparable_row
 
     def same_out(rows: list[dict[str, Any]], out: Path | None) -> list[dict[str, Any]]:
         return rows if out is None else [json.loads(json.dumps(r).replace(str(out), "<out>")) for r in rows]

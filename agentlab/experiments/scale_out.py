@@ -5,8 +5,8 @@ the real ``openai`` client) that answers each task with its reference program af
 delay (a remote model's latency), so an episode is: model wait + the program in its sandbox +
 evaluation -- latency-bound, as episodes against a served model are. Both sides run the same
 tasks in one run: serial in-process (Ray not involved) and on Ray workers (``agentlab exec
---workers N``'s path: :func:`agentlab.episode.run_suite` with an
-:class:`agentlab.episode_worker.EpisodeRecipe`). Ray's own start is timed apart and left out of
+--workers N``'s path: :func:`agentlab.run.episode.run_suite` with an
+:class:`agentlab.run.worker.EpisodeRecipe`). Ray's own start is timed apart and left out of
 the rates (a cluster is started once per session, not per run); each worker's setup (loading
 the pool, the backend) is inside them.
 
@@ -169,8 +169,8 @@ def start_ray(workers: int) -> float:
 
 def episodes(tasks: list[ExecTask], workers: int, delay: float, out: Path) -> Episodes:
     """Both sides on the same tasks: serially in-process and on ``workers`` Ray workers."""
-    from agentlab.episode import ExecOptions, comparable_row, run_suite
-    from agentlab.episode_worker import EpisodeRecipe
+    from agentlab.run.episode import ExecOptions, comparable_row, run_suite
+    from agentlab.run.worker import EpisodeRecipe
     from agentlab.llm import LLMConfig, load_backend
     from agentlab.llm.testing import LoopbackChatServer
     from agentlab.parallel import Scale

@@ -223,7 +223,7 @@ def scoring(pool: AgentPool, sizes: list[tuple[int, int]]) -> list[ScoringRow]:
     """Each way of scoring at each (m, n), on real sentences: generated candidates of the shipped
     data when present (else the seeds reversed) against the seeds."""
     from agentlab.selfinstruct.fastscore import FastBertScore
-    from agentlab.similarity import default_scorer
+    from agentlab.llm.similarity import default_scorer
 
     refs_all = [d.text for a in pool for d in a.demonstrations]
     shipped = _shipped_candidates()

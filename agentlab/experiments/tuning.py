@@ -77,7 +77,7 @@ def multi_features(
 
 
 def centroid_reference(train: TrainingSet, splits: list[Split], pool: AgentPool) -> dict[str, float]:
-    from agentlab.similarity import default_encoder
+    from agentlab.llm.similarity import default_encoder
 
     enc = default_encoder()
     x = torch.tensor(enc.encode(train.texts))

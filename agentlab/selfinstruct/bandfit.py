@@ -31,7 +31,7 @@ import numpy as np
 
 from agentlab.selfinstruct.calibrate import PairwiseDistribution, replay
 from agentlab.selfinstruct.config import Band, Thresholds
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from agentlab.selfinstruct.config import Band, SelfInstructConfig, Thresholds
 from agentlab.selfinstruct.filter import greedy_filter
 from agentlab.selfinstruct.leakage import leakage_tasks
 from agentlab.selfinstruct.scorer import load_scorer
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 log = logging.getLogger(__name__)
 

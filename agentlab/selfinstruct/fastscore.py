@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agentlab.similarity import BertScorer
+from agentlab.llm.similarity import BertScorer
 
 
 class FastBertScore:

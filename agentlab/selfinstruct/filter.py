@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agentlab.errors import ConfigError
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 
 @dataclass(frozen=True)

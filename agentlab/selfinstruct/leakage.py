@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agentlab.errors import ConfigError
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 log = logging.getLogger(__name__)
 

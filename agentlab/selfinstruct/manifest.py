@@ -1,4 +1,4 @@
-"""The manifest of a self-instruct run folder (``<out>/manifest.json``, see :mod:`agentlab.manifest`).
+"""The manifest of a self-instruct run folder (``<out>/manifest.json``, see :mod:`agentlab.record.manifest`).
 
 Self-instruct resumes by its journal's header (prompt hash, generator, thresholds, seed
 demonstrations: :meth:`agentlab.selfinstruct.store.Journal.start`), so its manifest records
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.llm.identity import weights_fingerprint
-from agentlab.manifest import Manifest, backend_identity, build_manifest, config_identity, encoder_identity
+from agentlab.record.manifest import Manifest, backend_identity, build_manifest, config_identity, encoder_identity
 from agentlab.pool import AgentPool
 from agentlab.selfinstruct.config import SelfInstructConfig
 

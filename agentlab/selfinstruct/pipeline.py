@@ -25,7 +25,7 @@ import numpy as np
 
 from agentlab.dialogue.templates import load_template
 from agentlab.errors import ConfigError
-from agentlab.manifest import open_run
+from agentlab.record.manifest import open_run
 from agentlab.parallel import Scale, map_unordered
 from agentlab.pool import AgentDocument, AgentPool
 from agentlab.selfinstruct.calibrate import calibrate
@@ -45,7 +45,7 @@ from agentlab.selfinstruct.quality import QualityCheck
 from agentlab.selfinstruct.report import SelfInstructReport, build_agent_report
 from agentlab.selfinstruct.scorer import load_scorer
 from agentlab.selfinstruct.store import AgentState, Journal, seeds_hash, write_datasets
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 log = logging.getLogger(__name__)
 

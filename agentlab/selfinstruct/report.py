@@ -17,7 +17,7 @@ from agentlab.pool import AgentDocument
 from agentlab.selfinstruct.config import Band, Thresholds
 from agentlab.selfinstruct.quality import QUALITY_REASONS
 from agentlab.selfinstruct.store import AgentState
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 
 @dataclass

@@ -8,7 +8,7 @@ from agentlab.selfinstruct.fastscore import FastBertScore
 
 def load_scorer(cfg: SelfInstructConfig) -> FastBertScore:
     """The exact batched BERTScore used everywhere in self-instruct (MiniLM unless configured)."""
-    from agentlab.similarity import BertScorer, default_scorer
+    from agentlab.llm.similarity import BertScorer, default_scorer
 
     base = (
         BertScorer(cfg.scorer_model, num_layers=cfg.scorer_layers)

@@ -46,7 +46,7 @@ from agentlab.errors import ConfigError
 from agentlab.tasks.spec import MULTI_APP_DOMAIN, ExecTask
 from agentlab.synthesis.combine import Part, collisions, combine, combined_id, missing_targets, template_instruction
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
-from agentlab.similarity import SimilarityScorer
+from agentlab.llm.similarity import SimilarityScorer
 
 if TYPE_CHECKING:
     from agentlab.selfinstruct.leakage import LeakageFilter

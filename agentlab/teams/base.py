@@ -3,7 +3,7 @@
 One way to carry a task out, three teams: ``single`` (one agent acts on the whole task),
 ``plan`` (a plan's steps run in order, each by its agent, in one shared env: a gold plan or a
 manager's) and ``cola`` (COLA's planner, scheduler, decision agents and reviewer). The episode
-kernel (:func:`agentlab.episode.run_task`) does everything around them once -- the episode
+kernel (:func:`agentlab.run.episode.run_task`) does everything around them once -- the episode
 folder, opening the task's env, the models and their meters, the time limit, judging the end
 state, the result row, harness errors -- and calls a team through three hooks:
 
@@ -33,7 +33,7 @@ from agentlab.metaagent.router import DEFAULT_ROUTER
 from agentlab.tasks.spec import ExecTask
 from agentlab.pool.store import AgentPool
 from agentlab.teams.cola.options import ColaOptions
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.envs.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.tasks.decisions import RouteResult

@@ -24,7 +24,7 @@ from typing import Any
 
 from agentlab.safepath import SafeFolder, UnsafePathError
 from agentlab.tasks.decisions import PlanStep
-from agentlab.trajectory import StepRecord
+from agentlab.envs.trajectory import StepRecord
 
 log = logging.getLogger(__name__)
 

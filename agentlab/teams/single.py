@@ -19,7 +19,7 @@ from agentlab.errors import AgentlabError
 from agentlab.metaagent.ground_truth import gt_agent
 from agentlab.judge.evaluators import EvalResult
 from agentlab.teams.base import Job, Opening
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.envs.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 

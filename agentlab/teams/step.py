@@ -36,7 +36,7 @@ from agentlab.tasks.spec import ExecTask
 from agentlab.tasks.decisions import PlanStep
 from agentlab.teams.base import ExecOptions, Job
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, final_output, snapshot, summarize
-from agentlab.trajectory import StepRecord, TrajectoryRecorder
+from agentlab.envs.trajectory import StepRecord, TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 

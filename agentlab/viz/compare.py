@@ -39,7 +39,7 @@ from agentlab.eval.paired import (
 )
 from agentlab.eval.variance import OVERALL, SeedStats
 from agentlab.fileio import atomic_write_json, atomic_write_text
-from agentlab.manifest import LOCATION_KEYS, Manifest
+from agentlab.record.manifest import LOCATION_KEYS, Manifest
 from agentlab.viz.document import Bullets, Document, Heading, Paragraph, Table
 from agentlab.viz.report import run_stats
 from agentlab.viz.runs import RunFolder, load_run

@@ -27,7 +27,7 @@ from typing import Any
 
 from agentlab.errors import AgentlabError
 from agentlab.fileio import atomic_write_bytes
-from agentlab.trajectory import META_FILE, TRAJ_FILE, StepRecord, Trajectory, load_trajectory
+from agentlab.envs.trajectory import META_FILE, TRAJ_FILE, StepRecord, Trajectory, load_trajectory
 from agentlab.viz.runs import RunFolder, RunRow
 from agentlab.viz.trajectory import TEAM_DIR, action_text, draw_action, episode_parts, plan_html, png_bytes, role_rows
 

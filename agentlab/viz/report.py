@@ -3,7 +3,7 @@
 Per run: ExecutionAcc per domain and overall with its 95 % interval (:func:`agentlab.eval.variance.seed_stats`:
 Wilson over the tasks for one seed; the t-interval over the seeds with pass@k / pass^k for several),
 the cost per task (model calls, tokens, dollars, seconds: means over its episodes, and the totals),
-the reruns and what they changed (:mod:`agentlab.rerun`), how episodes ended and every harness error. Across runs: what their manifests differ in (:func:`agentlab.manifest.differences`)
+the reruns and what they changed (:mod:`agentlab.record.rerun`), how episodes ended and every harness error. Across runs: what their manifests differ in (:func:`agentlab.record.manifest.differences`)
 and, when two runs share everything a manifest records but the seeds or the code commit, whether the
 later run reproduces the first: its ExecutionAcc lies within the first run's 95 % interval, per
 domain and overall. Why that rule: the interval is what the first run claims about repeating it;
@@ -21,8 +21,8 @@ from pathlib import Path
 from agentlab.errors import ConfigError, DataError
 from agentlab.eval.variance import OVERALL, SeedStats, seed_stats
 from agentlab.fileio import atomic_write_text
-from agentlab.manifest import Manifest, differences
-from agentlab.rerun import changes, summary
+from agentlab.record.manifest import Manifest, differences
+from agentlab.record.rerun import changes, summary
 from agentlab.viz.document import Bullets, Document, Heading, Paragraph, Table
 from agentlab.viz.runs import RunFolder, RunRow, load_run
 
@@ -135,7 +135,7 @@ def _total_line(rows: list[RunRow]) -> str:
 
 
 def _reruns(doc: Document, run: RunFolder, rows: list[RunRow]) -> None:
-    """How many episodes were rerun and what changed (``--rerun``, :mod:`agentlab.rerun`)."""
+    """How many episodes were rerun and what changed (``--rerun``, :mod:`agentlab.record.rerun`)."""
     found = changes([r.raw for r in rows], [h.raw for h in run.history])
     have = {(r.id, r.seed) for r in rows}
     pending = len({(h.id, h.seed) for h in run.history} - have)

@@ -26,12 +26,12 @@ from typing import Any
 
 from agentlab.errors import DataError
 from agentlab.fileio import read_jsonl
-from agentlab.manifest import MANIFEST_FILE, Manifest, read_manifest
-from agentlab.rerun import HISTORY_FILE
+from agentlab.record.manifest import MANIFEST_FILE, Manifest, read_manifest
+from agentlab.record.rerun import HISTORY_FILE
 
 log = logging.getLogger(__name__)
 
-#: the names agentlab.episode writes (not imported from there: that module pulls in every agent and env)
+#: the names agentlab.run.episode writes (not imported from there: that module pulls in every agent and env)
 RESULTS_FILE = "results.jsonl"
 EPISODES_DIR = "episodes"
 #: an experiment's layout (agentlab.experiments.execution_acc): <out>/arms/<arm>/ rows, <out>/by_agent/ episodes
@@ -135,7 +135,7 @@ class RunFolder:
     manifest: Manifest | None = None
     #: why the manifest is missing or unusable (shown, never fatal)
     manifest_note: str | None = None
-    #: rows replaced by reruns (``history.jsonl``, :mod:`agentlab.rerun`), oldest first
+    #: rows replaced by reruns (``history.jsonl``, :mod:`agentlab.record.rerun`), oldest first
     history: list[RunRow] = field(default_factory=list)
 
     @property

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlab.errors import DataError
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 from agentlab.viz.trajectory import TEAM_DIR, role_rows
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -1,6 +1,6 @@
 """Looking at recorded episodes: the action drawn on its screenshot, a timeline, an inspector.
 
-Works on :mod:`agentlab.trajectory` folders (``traj.jsonl`` + ``step_NNN[_som].png``).
+Works on :mod:`agentlab.envs.trajectory` folders (``traj.jsonl`` + ``step_NNN[_som].png``).
 :func:`draw_action` marks where an action landed (a ring on a click/tap point, the target
 element's box, an arrow for swipes, drags and scrolls, a caption for keys and text);
 :func:`episode_timeline` is a plotly overview of the steps; :class:`TrajectoryInspector`
@@ -25,7 +25,7 @@ from agentlab.envs.actions.phone import Swipe
 from agentlab.envs.base import Element
 from agentlab.errors import ActionParseError, DataError
 from agentlab.teams.hub import PLAN_FILE
-from agentlab.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
+from agentlab.envs.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -297,7 +297,7 @@ class TrajectoryInspector:
     """Pick an episode, slide through its steps, see screenshot + action + thought + timeline.
 
     ``TrajectoryInspector(folders)`` takes episode folders and/or run folders (whose episodes
-    are listed with :func:`agentlab.trajectory.list_episodes`). Displayed in Jupyter it is an
+    are listed with :func:`agentlab.envs.trajectory.list_episodes`). Displayed in Jupyter it is an
     ipywidgets app; its static HTML fallback (every episode, first ``max_static_steps`` steps)
     is what an HTML export shows.
     """

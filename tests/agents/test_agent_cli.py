@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 REPO = Path(__file__).resolve().parents[2]
 

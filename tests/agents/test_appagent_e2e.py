@@ -9,7 +9,7 @@ import pytest
 
 from agentlab.agents import AppAgent, AppAgentConfig, DocStore
 from agentlab.envs import AndroidEnv
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 pytestmark = pytest.mark.slow
 

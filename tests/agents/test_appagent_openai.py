@@ -17,7 +17,7 @@ import pytest
 from agentlab.agents import AppAgent, AppAgentConfig
 from agentlab.envs import AndroidEnv
 from agentlab.llm import LLMConfig, load_backend
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 
 def _element(prompt: str, pattern: str) -> int | None:

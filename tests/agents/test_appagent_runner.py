@@ -9,7 +9,7 @@ from agentlab.agents.base import Agent, agent_class
 from agentlab.envs import AndroidEnv
 from agentlab.errors import ConfigError
 from agentlab.pool import AgentPool
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 
 def test_appagent_runner_deploys_on_the_phone(fake_adb, scripted, tmp_path) -> None:

@@ -11,7 +11,7 @@ from agentlab.agents import AppAgent, AppAgentConfig, DocStore, record_demo
 from agentlab.envs import AndroidEnv, Element, Env, Observation, StepResult
 from agentlab.envs.actions.desktop import DESKTOP, Click
 from agentlab.errors import DeviceDisconnectedError
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 
 def _agent(backend, tmp_path, **kw) -> AppAgent:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.llm.base import Capabilities
 from agentlab.llm.testing import ScriptedChat
 from agentlab.toolkits.grammar import CallGrammar
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 PLACEHOLDER = "Action: <one action call such as click(3), or FINISH if the task is complete>"
 

@@ -18,10 +18,10 @@ from agentlab.envs.desktop_task import LAUNCHERS, AppLauncher
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.testing.fake_adb import FakeAdbServer
 from agentlab.envs.xdisplay import DEMO_APP, SYSTEM_PYTHON, xvfb_available
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.llm.base import ChatMessage
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 
 def _reply(action: str) -> str:

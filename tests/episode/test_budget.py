@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlab.budget import Budget, BudgetMeter
+from agentlab.record.budget import Budget, BudgetMeter
 from agentlab.errors import ConfigError
 from agentlab.fileio import read_jsonl
 from agentlab.llm.prices import PriceTable

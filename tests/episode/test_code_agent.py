@@ -15,7 +15,7 @@ from agentlab.envs.workspace_env import WorkspaceEnv
 from agentlab.errors import ConfigError
 from agentlab.tasks.spec import ExecTask
 from agentlab.pool import AgentPool
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 
 def py(code: str, end: str = "") -> str:

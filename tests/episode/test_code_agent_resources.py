@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from agentlab.envs.testing.search_stub import SearchStub
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import ExecTask
 
 from .conftest import py

@@ -22,11 +22,11 @@ from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppLauncher, open_desktop_task, wait_settled
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import DEMO_APP, SYSTEM_PYTHON, virtual_display, xvfb_available
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.errors import EnvironmentUnavailableError
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 
 def _needs_desktop(app: str | None = "soffice") -> None:

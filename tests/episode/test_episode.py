@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentlab.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
+from agentlab.run.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
 from agentlab.errors import BackendError, ConfigError, DataError
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.fileio import append_jsonl, read_jsonl
@@ -160,7 +160,7 @@ def test_exec_cli_through_an_openai_compatible_endpoint(tmp_path, chat_server, t
 
 
 def test_exec_runner_options_reach_the_runner_and_bad_ones_are_one_line(tmp_path, chat_server, task_file) -> None:
-    from agentlab.episode_cli import parse_runner_options
+    from agentlab.cli.execute import parse_runner_options
 
     assert parse_runner_options(["replan=false", "experts=[visual, textual]", "note="]) == {
         "replan": False, "experts": ["visual", "textual"], "note": ""}
@@ -333,7 +333,7 @@ def test_rejected_replies_carry_their_model_time_too(tmp_path, pool, scripted, t
 
 
 def test_a_router_that_chooses_no_agent_fails_the_task(tmp_path, pool, scripted, task) -> None:
-    from agentlab.episode import NoAgentChosen
+    from agentlab.run.episode import NoAgentChosen
 
     def silent(t):  # type: ignore[no-untyped-def]
         raise NoAgentChosen("router 'icl' chose no agent: no ###Name### in the answer", where=t.id)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import ExecTask
 from agentlab.tasks.decisions import PlanStep, RouteResult
 from agentlab.teams.hub import Hub, StepOutcome, changed_files, snapshot
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 from .conftest import py
 

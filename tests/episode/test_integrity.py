@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlab.episode import EPISODES_DIR, ExecOptions, run_suite, run_task
+from agentlab.run.episode import EPISODES_DIR, ExecOptions, run_suite, run_task
 from agentlab.errors import DataError
 from agentlab.tasks.spec import TASK_ID, ExecTask, load_task, load_tasks, tasks_dir
 from agentlab.fileio import remove_inside

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.errors import ConfigError
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.openai_compat import OpenAICompatBackend

@@ -10,10 +10,10 @@ import pytest
 
 from agentlab.envs.workspace import bwrap_available
 
-from agentlab.episode import ExecOptions, run_suite, suite_manifest
+from agentlab.run.episode import ExecOptions, run_suite, suite_manifest
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.fileio import read_jsonl
-from agentlab.manifest import ManifestMismatchError, read_manifest
+from agentlab.record.manifest import ManifestMismatchError, read_manifest
 
 from .test_episode import _cli, solve
 

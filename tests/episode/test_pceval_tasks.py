@@ -29,7 +29,7 @@ from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppStart, DesktopTaskEnv, app_starts, open_desktop_task
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import SYSTEM_PYTHON, xvfb_available
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.errors import EnvironmentUnavailableError
 from agentlab.tasks.spec import MULTI_APP_DOMAIN, ExecTask, load_task, load_tasks, tasks_dir
 from agentlab.llm.base import ChatMessage
@@ -338,7 +338,7 @@ def test_a_two_application_task_opens_both_windows_in_one_libreoffice(tmp_path: 
 def test_ground_truth_sends_them_to_a_general_gui_agent(pool: AgentPool) -> None:
     """No agent's domain is ``multi_apps``: ground truth falls back to the pool's general GUI
     agent (Agent S2 / PC-Agent once enrolled; a stand-in general GUI document here)."""
-    from agentlab.episode import gt_agent
+    from agentlab.run.episode import gt_agent
 
     calc = pool.get("CalcAgent")
     generalist = dataclasses.replace(calc, name="DeskGeneralist", domain="general")

@@ -13,11 +13,11 @@ from agentlab.envs.phone_task import local_path, open_phone_task, parse_device, 
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice
 from agentlab.envs.testing.fake_app import STATE_PATH
-from agentlab.episode import ExecOptions, gt_agent, run_suite, run_task
+from agentlab.run.episode import ExecOptions, gt_agent, run_suite, run_task
 from agentlab.errors import ConfigError, DataError, EnvironmentUnavailableError
 from agentlab.tasks.spec import load_task, load_tasks, tasks_dir
 from agentlab.fileio import read_jsonl
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 PHONE_TASKS = [t for t in load_tasks() if t.env == "phone"]
 VIBRATE = "clock-vibrate-off"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.episode import ExecOptions, run_suite
+from agentlab.run.episode import ExecOptions, run_suite
 from agentlab.errors import DiskFullError
 from agentlab.fileio import read_jsonl
-from agentlab.rerun import HISTORY_FILE, retire
+from agentlab.record.rerun import HISTORY_FILE, retire
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.viz.report import build_report
 
@@ -91,7 +91,7 @@ def test_a_crash_before_results_are_rewritten_loses_nothing_and_repeats_nothing(
     def full(*_a, **_k):  # type: ignore[no-untyped-def]
         raise DiskFullError("cannot write: no space left on the device", where=out / "results.jsonl")
 
-    monkeypatch.setattr("agentlab.episode.write_jsonl", full)
+    monkeypatch.setattr("agentlab.run.episode.write_jsonl", full)
     code, _, err = run_exec(capsys, tmp_path, m, out, "--resume", "--rerun", "failed", ids=THREE)
     assert code == 1 and "no space left" in err
     assert (out / "results.jsonl").read_bytes() == before  # every row still there

@@ -20,9 +20,9 @@ from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.xdisplay import xvfb_available
 from agentlab.fileio import read_jsonl
 from agentlab.llm.screens import fit_image
-from agentlab.manifest import ManifestMismatchError, read_manifest
+from agentlab.record.manifest import ManifestMismatchError, read_manifest
 from agentlab.tasks.spec import tasks_dir
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(400)]
 

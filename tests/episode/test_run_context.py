@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 import pytest
 
 from agentlab.agents.context import Models, RunContext
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.llm.base import ChatMessage, Metered
 from agentlab.teams import base as teams
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 SOLVE_VIBRATE = ["Observation: the home screen\nThought: vibration is in the settings\nAction: tap(2)\nSummary: opened Settings",
                  "Observation: settings\nThought: the first switch is Vibrate\nAction: tap(2)\nSummary: vibration off",

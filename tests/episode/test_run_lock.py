@@ -98,7 +98,7 @@ def test_a_second_exec_on_a_running_folder_refuses_in_one_line(tmp_path, chat_se
 def test_the_lock_of_a_new_folder_is_not_mistaken_for_an_older_run(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
     """A run taking its lock first, then resuming into its still empty folder, records its manifest
     without the "a run from before manifests" warning (the lock file is its own)."""
-    from agentlab.manifest import build_manifest, open_run
+    from agentlab.record.manifest import build_manifest, open_run
 
     out = tmp_path / "run"
     with RunLock(out), caplog.at_level(logging.WARNING):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 from agentlab.agents import base as agents_base
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.toolkits import TOOLKITS
 from agentlab.pool import AgentPool, parse_document
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from agentlab.episode import NoAgentChosen
+from agentlab.run.episode import NoAgentChosen
 from agentlab.errors import ConfigError
 from agentlab.tasks.spec import load_tasks
 from agentlab.experiments import desktop_arch

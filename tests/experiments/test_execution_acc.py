@@ -62,7 +62,7 @@ def test_arms_share_episodes_and_write_exec_rows(tmp_path: Path, tasks, pool) ->
     wrong = {chosen[0].id: "CalcAgent"}  # a GUI agent for a workspace task: the router's mistake
 
     def mostly_gold(task):
-        from agentlab.episode import gt_agent
+        from agentlab.run.episode import gt_agent
 
         if task.id == chosen[3].id:
             raise DataError("no agent fits", where=task.id)

@@ -88,7 +88,7 @@ def test_an_adapter_for_another_backbone_is_refused_in_one_line(backend, trained
 
 def test_tool_agent_uses_the_adapter_only_when_asked_and_possible(backend, trained, pool, tmp_path, monkeypatch) -> None:
     from agentlab.agents.tools import ToolAgent
-    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.envs.trajectory import TrajectoryRecorder
 
     folder, *_ = trained
     doc = pool.get("SheetAgent")

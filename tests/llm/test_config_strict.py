@@ -55,7 +55,7 @@ def test_exec_refuses_the_misspelt_file_before_any_task_runs(tmp_path) -> None:
 
 
 def test_aliases_are_refused_in_models_files_documents_and_runner_options(tmp_path) -> None:
-    from agentlab.episode_cli import parse_runner_options
+    from agentlab.cli.execute import parse_runner_options
     from agentlab.pool.document import parse_document
 
     path = _write(tmp_path, "llm: &base {model: x}\nroles:\n  grounder: *base\n")

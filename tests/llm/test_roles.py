@@ -124,7 +124,7 @@ def test_screenshots_are_downscaled_to_the_roles_side_and_counted() -> None:
 
 
 def test_exec_takes_the_router_from_the_file_unless_the_router_flag_names_one(tmp_path) -> None:
-    from agentlab.episode_cli import exec_models
+    from agentlab.cli.execute import exec_models
 
     path = _write(tmp_path, "llm: {model: x}\nroles:\n  router: {kind: openai, base_url: 'http://h/v1', model: r}\n"
                             "  grounder: {kind: openai, base_url: 'http://h/v1', model: g}\n")

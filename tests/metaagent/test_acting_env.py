@@ -4,7 +4,7 @@ router (the restriction sits in ``Router.route_task``), for manager plans and fo
 from __future__ import annotations
 
 from agentlab.agents.base import acting_agents
-from agentlab.episode import RouterRoute
+from agentlab.run.episode import RouterRoute
 from agentlab.metaagent.router import Router
 from agentlab.pool import AgentPool
 from agentlab.tasks.decisions import RouteResult

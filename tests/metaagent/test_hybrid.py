@@ -101,7 +101,7 @@ def test_shipped_hybrid_routes_through_the_exec_door(pool) -> None:
     """``agentlab exec --router hybrid`` builds its route function from data/tokens + hybrid.json."""
     from types import SimpleNamespace
 
-    from agentlab.episode import router_route
+    from agentlab.run.episode import router_route
     from agentlab.metaagent.router import ROUTERS
 
     assert "hybrid" in ROUTERS

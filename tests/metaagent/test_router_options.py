@@ -38,7 +38,7 @@ def test_constructing_routers_loads_no_model(pool, monkeypatch):
         raise AssertionError("a model was loaded while constructing a router")
 
     monkeypatch.setattr("agentlab.llm.load_local", refuse)
-    monkeypatch.setattr("agentlab.similarity.default_encoder", refuse)
+    monkeypatch.setattr("agentlab.llm.similarity.default_encoder", refuse)
     for kind in ROUTERS:
         router_class(kind)(pool, progress=False, use_cache=True, seed=0)
 

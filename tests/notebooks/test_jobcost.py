@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab import jobcost
+from agentlab.notebooks import jobcost
 from agentlab.errors import ConfigError, DataError
 from agentlab.notebooks import PARAMS_DIR, RUNNER_PARAMS, RunParams, discover, effective_parameters
 

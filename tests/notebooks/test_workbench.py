@@ -56,7 +56,7 @@ def test_exploration_notebook_shows_pool_benchmarks_and_scores(tiny_run):
 
 
 def test_trajectories_notebook_recorded_and_replayed_real_episodes(tiny_run):
-    from agentlab.trajectory import list_episodes
+    from agentlab.envs.trajectory import list_episodes
 
     episodes = {e.episode: e for e in list_episodes(tiny_run / "trajectories")}
     assert {"demonstration", "appagent_00"} <= set(episodes)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.episode import TIMING_FIELDS, ExecOptions, comparable_row, run_suite
-from agentlab.episode_worker import EpisodeRecipe, per_worker
+from agentlab.run.episode import TIMING_FIELDS, ExecOptions, comparable_row, run_suite
+from agentlab.run.worker import EpisodeRecipe, per_worker
 from agentlab.errors import ConfigError
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.fileio import read_jsonl
@@ -171,7 +171,7 @@ def test_a_named_display_or_phone_is_not_shared_by_workers(tmp_path) -> None:
 
 
 def test_workers_without_a_recipe_are_refused_before_anything_runs(tmp_path, tasks, pool) -> None:  # type: ignore[no-untyped-def]
-    from agentlab.episode import HarnessError
+    from agentlab.run.episode import HarnessError
 
     with pytest.raises(HarnessError, match="needs a recipe"):
         run_suite(tasks, pool=pool, llm=load_backend(LLMConfig(kind="openai", base_url="http://127.0.0.1:9/v1", model="m")),
@@ -185,7 +185,7 @@ def test_router_llm_config_is_read_apart_from_the_agents(tmp_path, monkeypatch) 
     from typer.testing import CliRunner
 
     from agentlab.cli import _mount, app
-    from agentlab.episode import router_route
+    from agentlab.run.episode import router_route
     from agentlab.metaagent.baselines.icl import ICLRouter
 
     bad = tmp_path / "router.yaml"

@@ -57,7 +57,7 @@ def test_a_ray_started_here_preloads_each_worker_and_leaves_the_programs_alone(t
         from agentlab.parallel import Scale, map_unordered
 
         class Recipe:
-            preload = "agentlab.episode_worker:preload"
+            preload = "agentlab.run.worker:preload"
 
             def __call__(self, index):
                 from agentlab.agents.tools import _encoder

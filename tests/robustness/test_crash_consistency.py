@@ -159,7 +159,7 @@ def test_selfinstruct_journal_resumes_after_a_cut(tmp_path_factory, request: pyt
 
 def test_trajectory_resumes_after_a_cut(tmp_path_factory, request: pytest.FixtureRequest) -> None:
     from agentlab.envs.actions.phone import Back, Text
-    from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+    from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
     def cut_once(frac: float) -> Cut:
         ep = tmp_path_factory.mktemp("traj") / "run" / "ep"

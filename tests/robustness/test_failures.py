@@ -235,7 +235,7 @@ def test_android_env_never_starts_an_adb_daemon(tmp_path: Path, monkeypatch: pyt
 
 def test_replay_with_a_fake_adb_server_leaves_no_daemon(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice
-    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.envs.trajectory import TrajectoryRecorder
 
     called = tmp_path / "adb-was-run"
     fake_adb = tmp_path / "adb"
@@ -274,7 +274,7 @@ def test_pool_front_matter_yaml_error_points_at_its_line(tmp_path: Path) -> None
 
 def test_a_missing_trajectory_step_is_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from agentlab.envs.actions.phone import Back
-    from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+    from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
     rec = TrajectoryRecorder(tmp_path / "run" / "ep", task="t")
     for _ in range(3):

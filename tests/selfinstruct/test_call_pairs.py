@@ -76,7 +76,7 @@ def test_every_generator_writes_pairs_that_replay(toolkit, tmp_path) -> None:
 
 
 def test_leakage_filter_drops_a_near_copy_with_minilm() -> None:
-    from agentlab.similarity import default_encoder
+    from agentlab.llm.similarity import default_encoder
 
     refs = ["Rename the Data sheet of budget.xlsx to Overview and add a sheet Notes."]
     f = NearCopyFilter(default_encoder(), refs, threshold=0.9)

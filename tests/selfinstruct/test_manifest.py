@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentlab.manifest import read_manifest
+from agentlab.record.manifest import read_manifest
 from agentlab.selfinstruct.config import SelfInstructConfig, Thresholds
 
 from .conftest import ScriptedBackend

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.llm.base import ChatMessage
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.teams.cola.options import ColaOptions

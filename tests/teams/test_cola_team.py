@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.teams.cola.interaction import ScriptedAnswers
 from agentlab.teams.cola.options import ColaOptions
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 from .conftest import TeamScript, py
 

@@ -19,7 +19,7 @@ import pytest
 from agentlab.agents.best_of import Candidate, choose, tried
 from agentlab.agents.tools import ToolAgent
 from agentlab.envs.workspace import Workspace, WorkspaceConfig
-from agentlab.episode import run_task
+from agentlab.run.episode import run_task
 from agentlab.llm.testing import ScriptedChat as Scripted
 from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_task
@@ -27,7 +27,7 @@ from agentlab.teams.base import ExecOptions
 from agentlab.toolkits import load_toolkit
 from agentlab.toolkits.base import parse_calls
 from agentlab.toolkits.check import ERROR, request_score
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 #: a workspace task for the SheetAgent (sheet Budget: paper 10, ink 50); its evaluator only says, in
 #: the row, whether the kept reply did it: the agent never sees it

@@ -15,13 +15,13 @@ import pytest
 
 from agentlab.agents.base import build_agent
 from agentlab.errors import ConfigError
-from agentlab.episode import run_task
+from agentlab.run.episode import run_task
 from agentlab.llm.base import Capabilities
 from agentlab.llm.testing import ScriptedChat as Scripted
 from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.teams.base import ExecOptions
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 from agentlab.viz.trajectory import tool_calls_frame
 
 

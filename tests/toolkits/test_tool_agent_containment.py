@@ -26,7 +26,7 @@ MARKER = "zq-outside-marker-5e1d"
 CHILD = r"""
 import json, sys
 from pathlib import Path
-from agentlab.episode import run_task
+from agentlab.run.episode import run_task
 from agentlab.llm.base import Capabilities, LLMBackend
 from agentlab.pool import AgentPool
 from agentlab.tasks.spec import load_task, tasks_dir

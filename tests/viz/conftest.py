@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.episode import ExecOptions, run_suite, suite_manifest
+from agentlab.run.episode import ExecOptions, run_suite, suite_manifest
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.pool import AgentPool
 

@@ -1,7 +1,7 @@
 """``agentlab compare``: paired comparison pages of run folders, manifest differences and bad input.
 
 Most run folders here are written as ``agentlab exec`` writes them (``results.jsonl`` rows through
-:func:`agentlab.fileio.write_jsonl`, ``manifest.json`` through :func:`agentlab.manifest.write_manifest`)
+:func:`agentlab.fileio.write_jsonl`, ``manifest.json`` through :func:`agentlab.record.manifest.write_manifest`)
 with outcomes chosen so the statistics are known; one comparison starts from a real run
 (the ``exec_run`` fixture) to hold the reader to what the runner writes today.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from agentlab.cli import exit_status
 from agentlab.fileio import read_jsonl, write_jsonl
-from agentlab.manifest import Manifest, read_manifest, write_manifest
+from agentlab.record.manifest import Manifest, read_manifest, write_manifest
 from agentlab.viz.compare import HTML_FILE, JSON_FILE, MD_FILE, compare_runs, default_out, manifest_check, write_compare
 
 #: the baseline's manifest, as suite_manifest records one (hashes shortened to what the test needs)

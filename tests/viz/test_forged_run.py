@@ -141,7 +141,7 @@ def test_nothing_outside_the_run_folder_is_followed_or_copied(site: Path) -> Non
 
 
 def test_the_inspector_and_plotly_json_escape_a_forged_trajectory(forged: Path) -> None:
-    from agentlab.trajectory import load_trajectory
+    from agentlab.envs.trajectory import load_trajectory
     from agentlab.viz.trajectory import static_html
 
     traj = load_trajectory(forged / "episodes" / CODE)

@@ -130,7 +130,7 @@ def test_a_desktop_episode_shows_clicks_and_typed_text(xdisplay, demo_app, needs
     from agentlab.envs.desktop import DesktopEnv
     from agentlab.experiments.scripted_demo import scripted_lines
     from agentlab.fileio import append_jsonl
-    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.envs.trajectory import TrajectoryRecorder
 
     run = tmp_path / "run"
     env = DesktopEnv(display=xdisplay, app="demo_gtk")

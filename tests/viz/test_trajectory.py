@@ -9,7 +9,7 @@ from agentlab.envs.actions.desktop import Click, Drag, Hotkey, Scroll
 from agentlab.envs.actions.phone import Finish, Swipe, Tap
 from agentlab.envs.base import Element, Observation
 from agentlab.errors import DataError
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 from agentlab.viz.trajectory import (
     ACTION_RGB,
     TrajectoryInspector,
@@ -112,11 +112,11 @@ def test_inspector_walks_episodes_and_offers_widget_and_static_views(episode, tm
 def test_inspector_shows_a_code_agents_program_exit_code_and_output(tmp_path) -> None:
     """An execution episode (the real episode runner, a scripted code agent): each step card shows the
     program, its exit code and its output; the failing first program's stderr is there too."""
-    from agentlab.episode import ExecOptions, run_task
+    from agentlab.run.episode import ExecOptions, run_task
     from agentlab.tasks.spec import load_task, tasks_dir
     from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
     from agentlab.pool import AgentPool
-    from agentlab.trajectory import load_trajectory
+    from agentlab.envs.trajectory import load_trajectory
     from agentlab.viz.trajectory import TrajectoryInspector, static_html
 
     task = load_task(tasks_dir() / "csv-sales-summary.json")
@@ -149,7 +149,7 @@ def test_inspector_shows_each_roles_message_plan_verdict_and_expert(tmp_path) ->
     """A multi-role step (as Agent S2 and PC-Agent record them): the step card lists the manager's
     plan, the worker's thought, the grounding expert with its score and the reflection verdict."""
     from agentlab.envs.base import Observation
-    from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+    from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
     from agentlab.viz.trajectory import TrajectoryInspector, role_rows
 
     rec = TrajectoryRecorder(tmp_path / "ep", task="copy the total", env="DesktopEnv", agent="AgentS2")
@@ -173,7 +173,7 @@ def test_inspector_shows_each_roles_message_plan_verdict_and_expert(tmp_path) ->
 
 def test_inspector_keeps_two_agents_episodes_of_the_same_task_apart(tmp_path) -> None:
     from agentlab.envs.base import Observation
-    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.envs.trajectory import TrajectoryRecorder
     from agentlab.viz.trajectory import TrajectoryInspector
 
     for agent in ("AgentS2", "PCAgent"):
@@ -189,7 +189,7 @@ def test_inspector_shows_a_multi_agent_episode_step_by_step_with_the_hub(tmp_pat
     """A two-step gold plan (the real episode runner, scripted code agents): the inspector lists each
     step's trajectory in plan order, from the run's episodes folder or the episode folder itself, and
     step 2's first card shows the hub's message; plan_html lists the plan and each step's outcome."""
-    from agentlab.episode import ExecOptions, run_task
+    from agentlab.run.episode import ExecOptions, run_task
     from agentlab.tasks.spec import ExecTask
     from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
     from agentlab.pool import AgentPool

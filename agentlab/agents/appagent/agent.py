@@ -31,7 +31,7 @@ from agentlab.agents.appagent.typed import deploy_typed
 from agentlab.agents.response import ActReply, parse_act_reply
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.base import Env, StepResult
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.envs.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 

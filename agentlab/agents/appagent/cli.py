@@ -126,7 +126,7 @@ def demo(
 ) -> None:
     """Record a human demonstration: type one action per line (tap(3), text("hi"), back(), exit())."""
     from agentlab.agents.appagent.explore import record_demo
-    from agentlab.trajectory import TrajectoryRecorder
+    from agentlab.envs.trajectory import TrajectoryRecorder
 
     with _env(env, serial, adb_host, adb_port, ime) as e:
         rec = TrajectoryRecorder(_episode_dir(run, episode, "demo"), task=task, env=type(e).__name__, agent="human")
@@ -162,7 +162,7 @@ def replay(
     record_to: Path | None = typer.Option(None, "--record-to", help="Record the replay as a new episode here."),
 ) -> None:
     """Re-apply an episode's actions on a device (elements found again by uid)."""
-    from agentlab.trajectory import TrajectoryRecorder, load_trajectory, replay as do_replay
+    from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory, replay as do_replay
 
     traj = load_trajectory(episode_dir)
     with _env(env, serial, adb_host, adb_port, ime) as e:
@@ -174,7 +174,7 @@ def replay(
 @app.command()
 def episodes(run_dir: Path = typer.Argument(..., help="runs/<run>")) -> None:
     """List a run's episodes: name, status, steps, task."""
-    from agentlab.trajectory import list_episodes
+    from agentlab.envs.trajectory import list_episodes
 
     from agentlab.errors import DataError
 

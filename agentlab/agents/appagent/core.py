@@ -29,7 +29,7 @@ from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.marks import draw_marks
 from agentlab.errors import AgentlabError, DeviceDisconnectedError
 from agentlab.llm.base import ChatMessage, LLMBackend
-from agentlab.trajectory import StepRecord, TrajectoryRecorder
+from agentlab.envs.trajectory import StepRecord, TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import Image

@@ -38,7 +38,7 @@ from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.phone import PHONE, Back
 from agentlab.envs.base import Element, Env, Observation, StepResult
 from agentlab.errors import ActionParseError, InvalidActionError
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 log = logging.getLogger(__name__)
 

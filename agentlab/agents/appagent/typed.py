@@ -22,7 +22,7 @@ from agentlab.envs.actions.phone import PHONE
 from agentlab.envs.base import Env
 from agentlab.envs.marks import draw_marks
 from agentlab.llm.base import LLMBackend
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.envs.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.agents.appagent.core import AppAgentCore

@@ -40,7 +40,7 @@ from agentlab.metaagent.router import Router, parse_options
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
-    from agentlab.similarity import SentenceEncoder
+    from agentlab.llm.similarity import SentenceEncoder
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class EmbeddingRouter(Router):
     @property
     def encoder(self) -> SentenceEncoder:
         if self._encoder is None:
-            from agentlab.similarity import default_encoder
+            from agentlab.llm.similarity import default_encoder
 
             self._encoder = default_encoder()
         return self._encoder

@@ -22,7 +22,7 @@ import numpy as np
 from agentlab.paths import data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.similarity import SentenceEncoder
+    from agentlab.llm.similarity import SentenceEncoder
 
 #: the evaluation task folders (relative to the data folder): nothing trains near their instructions
 EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2", "tasks_desktop_heldout")

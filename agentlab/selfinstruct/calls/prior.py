@@ -18,7 +18,7 @@ from agentlab.fileio import read_jsonl
 from agentlab.toolkits.prior import ToolPrior, fit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.similarity import SentenceEncoder
+    from agentlab.llm.similarity import SentenceEncoder
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Long-term memory is a JSONL file of :class:`MemoryEntry` (one per finished task: the
 instruction, the plan that ran, how it ended, a short summary). Before planning, the ``top_n``
 entries most similar to the new task (cosine similarity of MiniLM sentence embeddings,
-:func:`agentlab.similarity.default_encoder`) go into the planner's prompt, so a team that
+:func:`agentlab.llm.similarity.default_encoder`) go into the planner's prompt, so a team that
 solved a similar task before can reuse its plan. The file lives in the run folder unless a
 path is configured, so separate runs do not leak into each other by accident.
 
@@ -83,7 +83,7 @@ class LongTermMemory:
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            from agentlab.similarity import default_encoder
+            from agentlab.llm.similarity import default_encoder
 
             self._encoder = default_encoder()
         return self._encoder

@@ -54,7 +54,7 @@ from agentlab.teams.cola.reviewer import Review, Reviewer, StepView
 from agentlab.teams.cola.scheduler import Ranker, Scheduler, router_ranker
 from agentlab.teams.hub import Hub, StepOutcome
 from agentlab.teams.step import run_step, step_folder
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 log = logging.getLogger(__name__)
 

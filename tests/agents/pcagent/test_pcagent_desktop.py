@@ -20,7 +20,7 @@ from agentlab.agents.pcagent.runner import PCAgent
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm.base import ChatMessage
 from agentlab.pool.document import AgentDocument
-from agentlab.trajectory import Trajectory, TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import Trajectory, TrajectoryRecorder, load_trajectory
 
 
 def item(prompt: str, pattern: str) -> int:

@@ -15,11 +15,11 @@ from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import LAUNCHERS, AppLauncher
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import DEMO_APP, SYSTEM_PYTHON, xvfb_available
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
 from agentlab.pool import AgentPool
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 AS_INTENDED = "Verdict: as intended\nReason: the screen changed as meant."
 

@@ -11,7 +11,7 @@ from agentlab.agents.base import Solo
 from agentlab.agents.pcagent.runner import PCAgent
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm.base import Capabilities
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(240)]
 

@@ -17,7 +17,7 @@ from agentlab.agents.roles import known_roles
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm import load_backend
 from agentlab.llm.roles import load_models_file
-from agentlab.trajectory import TrajectoryRecorder
+from agentlab.envs.trajectory import TrajectoryRecorder
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(300)]
 

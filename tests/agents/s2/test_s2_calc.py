@@ -23,10 +23,10 @@ from agentlab.envs.a11y import pyatspi_available
 from agentlab.envs.desktop_task import open_desktop_task
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.xdisplay import xvfb_available
-from agentlab.episode import ExecOptions, run_task
+from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.pool import AgentPool
-from agentlab.trajectory import load_trajectory
+from agentlab.envs.trajectory import load_trajectory
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow, pytest.mark.timeout(600)]
 

@@ -18,7 +18,7 @@ from agentlab.agents.s2.screen import Screen
 from agentlab.envs.actions.desktop import Type
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.envs.ocr import ocr_problem
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(300)]
 

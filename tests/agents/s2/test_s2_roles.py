@@ -21,7 +21,7 @@ from agentlab.agents.s2.runner import AgentS2
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm import load_backend
 from agentlab.llm.roles import load_models_file
-from agentlab.trajectory import TrajectoryRecorder, load_trajectory
+from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(300)]
 

@@ -130,7 +130,7 @@ def test_a_recorded_replay_is_an_episode_the_inspector_reads(tmp_path: Path) -> 
         missing_system(f"no desktop here: {reason}")
     from agentlab.experiments.desktop_apps import record_gui_check
     from agentlab.envs.launchers import LAUNCHERS, installed
-    from agentlab.trajectory import load_trajectory
+    from agentlab.envs.trajectory import load_trajectory
 
     task = load_task(tasks_dir() / "chrome-g-show-home-button.json")
     if not all(installed(LAUNCHERS[a]) for a in task.apps if a in LAUNCHERS):

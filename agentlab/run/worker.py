@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlab.episode import (
+from agentlab.run.episode import (
     ExecOptions,
     SuiteSummary,
     WorkItem,
@@ -31,7 +31,7 @@ from agentlab.episode import (
     run_suite,
     suite_manifest,
 )
-from agentlab.budget import Budget
+from agentlab.record.budget import Budget
 from agentlab.llm.prices import PriceTable
 from agentlab.tasks.spec import ExecTask
 from agentlab.parallel import Scale
@@ -81,7 +81,7 @@ def preload() -> None:
     itself still starts: :mod:`agentlab.parallel`): the episode code and MiniLM, which every tool
     agent's first step needs for its tool retrieval (torch and sentence-transformers: most of the
     ~10 s a worker's first episode took, twice over on two busy cores)."""
-    import agentlab.episode  # noqa: F401
+    import agentlab.run.episode  # noqa: F401
     from agentlab.agents.tools import _encoder
 
     _encoder()
@@ -93,7 +93,7 @@ class EpisodeRecipe:
     Ray worker its own -- its own agents' model, pool, router and manager, never shipped loaded."""
 
     #: run by each worker process of a Ray started here as it starts (:func:`preload`)
-    preload: ClassVar[str] = "agentlab.episode_worker:preload"
+    preload: ClassVar[str] = "agentlab.run.worker:preload"
 
     out_dir: Path
     options: ExecOptions
@@ -178,7 +178,7 @@ class RunSpec:
     retry_errors: bool = False
     #: run at most this many new episodes (the rest stay for a resumed run)
     limit: int | None = None
-    #: the limits of this run, or of the resumed part (:mod:`agentlab.budget`)
+    #: the limits of this run, or of the resumed part (:mod:`agentlab.record.budget`)
     budget: Budget | None = None
     #: the price table for rows' ``usd`` (None: :meth:`PriceTable.load`, the shipped one and ``AGENTLAB_PRICES``)
     prices: PriceTable | None = None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from agentlab.episode import check_out_dir
+from agentlab.run.episode import check_out_dir
 from agentlab.metaagent.router import DEFAULT_ROUTER, ROUTERS
 from agentlab.teams.base import TEAMS
 
@@ -156,8 +156,8 @@ def exec_tasks(
     from agentlab.envs.phone_task import parse_device
     from agentlab.envs.task_env import TaskEnvOptions
     from agentlab.envs.workspace import WorkspaceConfig
-    from agentlab.episode import ExecOptions
-    from agentlab.episode_worker import EpisodeRecipe, RunSpec, execute, per_worker
+    from agentlab.run.episode import ExecOptions
+    from agentlab.run.worker import EpisodeRecipe, RunSpec, execute, per_worker
     from agentlab.errors import ConfigError
     from agentlab.metaagent.router import check_router
     from agentlab.parallel import Scale
@@ -165,9 +165,9 @@ def exec_tasks(
     from agentlab.teams.planning import MANAGERS, ManagerOptions
 
     check_router(router)
-    from agentlab.budget import Budget
+    from agentlab.record.budget import Budget
     from agentlab.llm.prices import PriceTable
-    from agentlab.rerun import parse_rerun
+    from agentlab.record.rerun import parse_rerun
 
     run_budget = Budget.parse(budget) if budget is not None else None
     price_table = PriceTable.load(prices)  # every price file checked now, before anything slow
@@ -224,7 +224,7 @@ def exec_tasks(
             typer.echo(stats.line())
     typer.echo(f"results: {out / 'results.jsonl'} ({summary.ran} run, {summary.skipped} kept from before)")
     if summary.reruns or summary.rerun_pending:
-        from agentlab.rerun import summary as rerun_summary
+        from agentlab.record.rerun import summary as rerun_summary
 
         typer.echo(rerun_summary(summary.reruns, pending=summary.rerun_pending))
     if summary.budget is not None:

@@ -243,7 +243,7 @@ def literal_default(decl: dict[str, Any], key: str) -> Any:
 
 def effective_parameters(params: RunParams, notebooks: list[Path]) -> dict[str, dict[str, Any]]:
     """What each notebook would run with: its declared defaults overlaid by the parameter file
-    (runner paths left out). The main job's cost model reads these (:mod:`agentlab.jobcost`)."""
+    (runner paths left out). The main job's cost model reads these (:mod:`agentlab.notebooks.jobcost`)."""
     out: dict[str, dict[str, Any]] = {}
     for nb in notebooks:
         decl = declared_parameters(nb)
@@ -568,7 +568,7 @@ def cost_cmd(
     model_path: Path = typer.Option(None, "--model", help="Cost model YAML (default notebooks/params/cost_model.yaml)."),
 ) -> None:
     """Estimate the main job's time per notebook before running it (or refit the estimate from a run)."""
-    from agentlab import jobcost
+    from agentlab.notebooks import jobcost
 
     cfg = RunParams.from_yaml(params or PARAMS_DIR / "default.yaml")
     notebooks = discover()

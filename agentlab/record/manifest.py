@@ -95,7 +95,7 @@ class Manifest(BaseModel):
     #: one record per resume: when, at which commit, and what was forced past (if anything)
     resumes: list[dict[str, Any]] = Field(default_factory=list)
     #: the budget of the latest part of the run (the first, or a resume) when it had one
-    #: (``agentlab exec --budget``, :mod:`agentlab.budget`): its limits, what it spent, the limit that
+    #: (``agentlab exec --budget``, :mod:`agentlab.record.budget`): its limits, what it spent, the limit that
     #: stopped it (``stopped_by``, null: none did) and the episodes left; not compared on resume
     budget: dict[str, Any] | None = None
     #: the budget blocks of earlier parts, oldest first

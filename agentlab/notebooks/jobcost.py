@@ -34,9 +34,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentlab.config import load_config
 from agentlab.errors import ConfigError, DataError
 from agentlab.fileio import atomic_write_text
+from agentlab.paths import REPO_ROOT
 
 #: the committed model: fitted from the last measured ``make run``
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "notebooks" / "params" / "cost_model.yaml"
+DEFAULT_MODEL = REPO_ROOT / "notebooks" / "params" / "cost_model.yaml"
 
 
 class Section(BaseModel):

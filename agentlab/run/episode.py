@@ -7,11 +7,11 @@ trajectory recorder → ``task.evaluate`` on the final state → one result row.
 (:func:`run_suite`) appends one row per task to ``results.jsonl`` as each finishes, so a
 killed run keeps every finished row and ``resume=True`` skips them. With ``seeds=K`` each task
 runs K times (seeds ``seed .. seed+K-1``); a row is done per (task id, seed). A run given a
-:class:`~agentlab.manifest.Manifest` records it in ``manifest.json`` and resumes only when it
-matches (:func:`agentlab.manifest.open_run`).
+:class:`~agentlab.record.manifest.Manifest` records it in ``manifest.json`` and resumes only when it
+matches (:func:`agentlab.record.manifest.open_run`).
 With a :class:`~agentlab.parallel.Scale`
 of several workers the tasks run on Ray workers, each building its own model, pool and router from
-a recipe (:class:`agentlab.episode_worker.EpisodeRecipe`); only this process writes ``results.jsonl``.
+a recipe (:class:`agentlab.run.worker.EpisodeRecipe`); only this process writes ``results.jsonl``.
 
 Problems of the harness (an env that cannot be built, a model that cannot be reached, an
 agent without a runner here) are kept apart from task failures: the row's ``error`` is set
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.agents.context import Models
-from agentlab.budget import Budget, BudgetMeter, BudgetOutcome
+from agentlab.record.budget import Budget, BudgetMeter, BudgetOutcome
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
 from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, OutOfBudget, Stopped, TimeLimitExceeded
@@ -53,10 +53,10 @@ from agentlab.llm.deadline import task_deadline
 from agentlab.llm.prices import PriceTable
 from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import ROUTERS, Router, build_router
-from agentlab.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run,
+from agentlab.record.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run,
                                record_budget)
 from agentlab.parallel import Gate, Scale, WorkerRecipe, map_unordered
-from agentlab.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
+from agentlab.record.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
 from agentlab.runlock import check_unlocked, holds_run_folder
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, PlanFn, RouteFn, team_class, team_name
@@ -316,7 +316,7 @@ class SuiteSummary:
     skipped: int
     #: how the run's budget went (None: it had none)
     budget: BudgetOutcome | None = None
-    #: the episodes of this call that reran a replaced row (:mod:`agentlab.rerun`), and how they changed
+    #: the episodes of this call that reran a replaced row (:mod:`agentlab.record.rerun`), and how they changed
     reruns: list[RerunChange] = field(default_factory=list)
     #: replaced rows whose rerun has not finished yet (a resumed run carries them out)
     rerun_pending: int = 0
@@ -383,20 +383,20 @@ def run_suite(
     seed, then every task with the next), so a cut run holds whole passes first.
     ``limit`` stops after that many newly run items (the rest stay for a resumed run).
     ``manifest`` (see :func:`suite_manifest`) is recorded in the folder, or, when resuming, must
-    match the recorded one (:func:`agentlab.manifest.open_run`; ``force_resume`` continues anyway).
+    match the recorded one (:func:`agentlab.record.manifest.open_run`; ``force_resume`` continues anyway).
     Without one, a manifest is built from the arguments and recorded; a resume that differs from it
-    is recorded as forced, not refused (:func:`agentlab.episode_worker.execute` and the studies pass
+    is recorded as forced, not refused (:func:`agentlab.run.worker.execute` and the studies pass
     theirs, and refuse).
     ``scale`` with several workers (or a cluster address) runs the items on Ray workers, each
-    built by ``recipe`` (an :class:`agentlab.episode_worker.EpisodeRecipe`: loaded models are not
+    built by ``recipe`` (an :class:`agentlab.run.worker.EpisodeRecipe`: loaded models are not
     shipped); the rows arrive in the order items finish. An item whose worker died twice gets a
     harness-error row (:func:`lost_row`).
     ``rerun`` (with ``resume``): ``{"failed"}`` runs again the episodes whose rows failed,
     ``{"errors"}`` (or ``retry_errors``) those that ended in a harness error (an app that did not
     start, an unreachable model); the replaced rows and their episode folders move to the run's
-    history (:mod:`agentlab.rerun`, crash-safe), the new rows carry ``attempt``.
+    history (:mod:`agentlab.record.rerun`, crash-safe), the new rows carry ``attempt``.
     Every new row gets ``usd``: its tokens at ``prices`` (default :meth:`PriceTable.load`).
-    ``budget`` (:mod:`agentlab.budget`): no episode starts once one would pass a limit; the
+    ``budget`` (:mod:`agentlab.record.budget`): no episode starts once one would pass a limit; the
     seconds limit cuts the episodes in flight (no row); how it went is in the summary and the
     manifest's ``budget`` block.
     SIGTERM or Ctrl-C (:class:`~agentlab.errors.Stopped`) ends the suite: no new episode starts, the
@@ -439,7 +439,7 @@ def run_suite(
     scale = scale or Scale()
     if scale.distributed and recipe is None:
         raise HarnessError("running on several workers needs a recipe that builds each worker's model, pool "
-                           "and router (agentlab.episode_worker.EpisodeRecipe); loaded models are not shipped")
+                           "and router (agentlab.run.worker.EpisodeRecipe); loaded models are not shipped")
     if recipe is None:
         recipe = partial(_in_process, pool=pool, llm=llm, out_dir=out_dir, options=options, route=route, agent=agent,
                          planner=planner, ask=ask, roles=roles, sides=sides)
