@@ -24,16 +24,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
 from agentlab.dialogue.ask import Attempt, ask_until_parsed
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply
 from agentlab.envs.base import Env
 from agentlab.envs.task_env import TaskEnvOptions
-from agentlab.errors import ConfigError, EnvironmentUnavailableError
+from agentlab.errors import EnvironmentUnavailableError
 from agentlab.llm.base import ChatMessage, SamplingParams
 from agentlab.pool.document import AgentDocument
 
@@ -79,13 +79,7 @@ class CodeAgent:
     env_kind: ClassVar[str] = "workspace"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        try:
-            self.options = CodeAgentOptions(**dict(options or {}))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise ConfigError(
-                f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=document.path or document.name
-            ) from None
+        self.options = runner_config(CodeAgentOptions, document, options)
         self.document = document
         self.resources = _resources(self.options, document)
         self.templates = {name: load_template(name) for name in PROMPTS}

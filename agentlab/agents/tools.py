@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.best_of import Candidate, choose, sample
 from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.agents.code import CodeAgent
@@ -124,12 +124,7 @@ class ToolAgent:
     env_kind: ClassVar[str] = "workspace"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        try:
-            self.options = ToolAgentOptions(**dict(options or {}))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}",
-                              where=document.path or document.name) from None
+        self.options = runner_config(ToolAgentOptions, document, options)
         self.document = document
         self.kit: Toolkit = load_toolkit(self.options.toolkit)
         self.templates = {name: load_template(name) for name in PROMPTS}

@@ -25,10 +25,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
 from agentlab.agents.pcagent.asker import RoleAsker, prompt_hashes
-from agentlab.agents.pcagent.config import PCAgentConfig, load_config
+from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.agents.pcagent.decision import Carried, Decision, DecisionAgent
 from agentlab.agents.pcagent.manager import CommunicationHub, ManagerAgent, Subtask
 from agentlab.agents.pcagent.perception import Perception, perceive
@@ -51,7 +51,7 @@ class PCAgent:
     env_kind: ClassVar[str] = "desktop"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        self.config: PCAgentConfig = load_config(options or {}, where=document.path or document.name)
+        self.config = runner_config(PCAgentConfig, document, options)
         self.document = document
 
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:

@@ -19,11 +19,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
 from agentlab.agents.s2.actions import Fail
 from agentlab.agents.s2.asking import Asker, prompt_hashes
-from agentlab.agents.s2.config import load_config
+from agentlab.agents.s2.config import S2Config
 from agentlab.agents.s2.grounding import Mixture
 from agentlab.agents.s2.manager import Manager, Plan
 from agentlab.agents.s2.screen import Screen
@@ -55,7 +55,7 @@ class AgentS2:
     env_kind: ClassVar[str] = "desktop"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        self.config = load_config(options or {}, where=str(document.path or document.name))
+        self.config = runner_config(S2Config, document, options)
         self.document = document
 
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
