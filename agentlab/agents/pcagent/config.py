@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: every template PC-Agent fills; their hashes go into the trajectory header
+PROMPT_NAMES = ("pcagent/system", "pcagent/manager", "pcagent/decision", "pcagent/reflection", "pcagent/progress",
+                "pcagent/correction")
+#: PC-Agent's roles, each of which may have a model of its own
+MODEL_ROLES = ("manager", "decision", "reflection", "progress")
+
 
 class PCAgentConfig(BaseModel):
     """What a PC-Agent run may be told (``runner_options`` keys)."""

@@ -12,6 +12,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+#: every template Agent S2 fills; their hashes go into the trajectory header
+PROMPT_NAMES = ("s2/system", "s2/manager", "s2/worker", "s2/feedback", "s2/ground_point")
+#: the role a system prompt speaks to -> the model role it asks (``roles:`` in an LLM config file)
+MODEL_ROLES = {"manager": "manager", "worker": "worker", "grounding expert": "grounder"}
+
 Expert = Literal["visual", "textual", "structural"]
 EXPERTS: tuple[Expert, ...] = ("visual", "textual", "structural")
 
