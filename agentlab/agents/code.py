@@ -120,11 +120,6 @@ class CodeAgent(ChatSteps[Episode, Reply]):
             update["allow_write"] = [*ws.allow_write, Path(self.resources["drive"])]
         return dataclasses.replace(base, workspace=ws.model_copy(update={**update, "extra_env": env}))
 
-    def params(self, attempt: int) -> SamplingParams:
-        o = self.options
-        return SamplingParams(max_new_tokens=o.max_new_tokens, temperature=o.temperature if attempt == 0 else o.retry_temperature,
-                              seed=o.seed + attempt)
-
     # -- the episode -----------------------------------------------------------------
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
         """Converse and act until DONE/FAIL, an unusable reply after every attempt, or ``ctx.max_steps``."""
@@ -139,7 +134,10 @@ class CodeAgent(ChatSteps[Episode, Reply]):
                               correction=self.templates["code/correction"], label="code agent reply")
 
     def step_params(self, ep: Episode) -> Callable[[int], SamplingParams]:
-        return self.params
+        """Greedy first (by default), sampled retries; the same seeds every step."""
+        o = self.options
+        return lambda attempt: SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt,
+                                              temperature=o.temperature if attempt == 0 else o.retry_temperature)
 
     def rejected_info(self, ep: Episode) -> dict[str, Any]:
         """A rejected reply's record carries the model time it took."""
