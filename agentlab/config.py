@@ -285,8 +285,18 @@ def load_config(model: type[M], path: str | Path, *, wrapper: str | None = None,
             raise ConfigError(f"{unknown[0]}: unknown top-level key (check its spelling); known: {known}",
                               where=f"{path}:{line}" if line else path)
         raw, prefix = dict(section), (wrapper,)
-    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return validate(model, raw, where=path, text=text, prefix=prefix)
+    return with_overrides(model, raw, overrides or {}, where=path, text=text, prefix=prefix)
+
+
+def with_overrides(model: type[M], base: BaseModel | Mapping[str, Any], overrides: Mapping[str, Any], *,
+                   where: str | Path = "options", text: str | None = None, prefix: tuple[Any, ...] = ()) -> M:
+    """``base`` (a config, or its fields as read) with ``overrides`` laid over it, validated as
+    ``model``: the one way command-line options override a config file. A ``None`` override is an
+    option not given and changes nothing; a bad value is one :class:`ConfigError` line, checked
+    like the file (:func:`validate`)."""
+    raw = base.model_dump() if isinstance(base, BaseModel) else dict(base)
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    return validate(model, raw, where=where, text=text, prefix=prefix)
 
 
 def validate(model: type[M], raw: dict[str, Any], *, where: str | Path, text: str | None = None,

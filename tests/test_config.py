@@ -165,3 +165,16 @@ def test_an_alias_bomb_in_an_llm_config_is_one_line_at_once(tmp_path: Path) -> N
     assert proc.stdout.strip() == f"{bomb}:1: YAML anchor &a: anchors and aliases are not accepted in configuration " \
                                   "files; write the value out"
     assert time.monotonic() - t0 < 30
+
+
+def test_overrides_that_were_given_win_and_are_checked_like_the_file() -> None:
+    from agentlab.config import with_overrides
+
+    base = Cfg(name="file", size=5)
+    got = with_overrides(Cfg, base, {"name": None, "size": 7, "inner": Inner(epochs=2)})
+    assert (got.name, got.size, got.inner.epochs) == ("file", 7, 2) and (base.size, base.inner.epochs) == (5, 1)
+    with pytest.raises(ConfigError) as exc:
+        with_overrides(Cfg, base, {"size": "many"})
+    assert str(exc.value).startswith("options: size: ") and "(got 'many')" in str(exc.value)
+    with pytest.raises(ConfigError, match="options: colour: unknown key"):
+        with_overrides(Cfg, {}, {"colour": "red"})

@@ -16,9 +16,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
 
 from agentlab.agents.context import Models, RunContext
+from agentlab.config import validate
 from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
 from agentlab.errors import ConfigError, ContextOverflowError, HarnessError
 from agentlab.llm.deadline import task_deadline
@@ -26,6 +29,8 @@ from agentlab.llm.deadline import task_deadline
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.base import Env
     from agentlab.pool.document import AgentDocument
+
+M = TypeVar("M", bound=BaseModel)
 
 #: how an agent's episode ended: its own verdict (done, failed, max_steps) or stopped from outside
 Status = Literal["done", "failed", "max_steps", "time_limit", "context_overflow"]
@@ -101,6 +106,14 @@ def build_agent(document: AgentDocument, overrides: Mapping[str, Any] | None = N
         raise HarnessError(f"agent {document.name} has no runner (add 'runner:' to its document)", where=where)
     cls = agent_class(document.runner, where=where)
     return cls(document, {"seed": seed, **document.runner_options, **dict(overrides or {})})
+
+
+def runner_config(model: type[M], document: AgentDocument, options: Mapping[str, Any] | None) -> M:
+    """A runner's settings ``model`` from its options (what :func:`build_agent` merged). Every
+    runner checks them here, so a misspelt or bad option is the same one :class:`ConfigError`
+    line whichever runner it is: ``<document>: runner_options.<key>: ...``, an unknown key with
+    the known ones, before anything runs."""
+    return validate(model, dict(options or {}), where=document.path or document.name, prefix=("runner_options",))
 
 
 def run_agent(agent: Agent, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:

@@ -20,20 +20,21 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, runner_config
 from agentlab.agents.context import RunContext
-from agentlab.dialogue.ask import Attempt, ask_until_parsed
+from agentlab.agents.steps import ChatSteps, Episode
+from agentlab.dialogue.ask import Attempt
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply
 from agentlab.envs.base import Env
 from agentlab.envs.task_env import TaskEnvOptions
-from agentlab.errors import ConfigError, EnvironmentUnavailableError
+from agentlab.errors import EnvironmentUnavailableError
 from agentlab.llm.base import ChatMessage, SamplingParams
 from agentlab.pool.document import AgentDocument
 
@@ -73,19 +74,13 @@ class CodeAgentOptions(BaseModel):
     drive_folder: Path | None = Field(None, description=f"folder standing in for the Drive (else ${DRIVE_ENV})")
 
 
-class CodeAgent:
+class CodeAgent(ChatSteps[Episode, Reply]):
     """Multi-turn program-writing agent for a :class:`~agentlab.envs.workspace_env.WorkspaceEnv`."""
 
     env_kind: ClassVar[str] = "workspace"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        try:
-            self.options = CodeAgentOptions(**dict(options or {}))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise ConfigError(
-                f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=document.path or document.name
-            ) from None
+        self.options = runner_config(CodeAgentOptions, document, options)
         self.document = document
         self.resources = _resources(self.options, document)
         self.templates = {name: load_template(name) for name in PROMPTS}
@@ -125,88 +120,61 @@ class CodeAgent:
             update["allow_write"] = [*ws.allow_write, Path(self.resources["drive"])]
         return dataclasses.replace(base, workspace=ws.model_copy(update={**update, "extra_env": env}))
 
-    def params(self, attempt: int) -> SamplingParams:
-        o = self.options
-        return SamplingParams(max_new_tokens=o.max_new_tokens, temperature=o.temperature if attempt == 0 else o.retry_temperature,
-                              seed=o.seed + attempt)
-
     # -- the episode -----------------------------------------------------------------
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
         """Converse and act until DONE/FAIL, an unusable reply after every attempt, or ``ctx.max_steps``."""
-        recorder, max_steps, llm = ctx.recorder, ctx.max_steps, ctx.llm()
-        recorder.meta.extra.update(prompts=template_hashes(PROMPTS), runner="code", runner_options=self.options.model_dump())
+        ctx.recorder.meta.extra.update(prompts=template_hashes(PROMPTS), runner="code", runner_options=self.options.model_dump())
         obs = env.reset(task_instruction)
         messages = [
             ChatMessage("system", self.system_prompt()),
             ChatMessage("user", self.templates["code/task"].render(task=task_instruction, observation=obs.text).strip()),
         ]
-        sent = 0  # messages already written to the trajectory
-        steps, error = 0, None
-        status: Status = "max_steps"
+        ep = Episode(env, task_instruction, ctx, ctx.llm(), messages, obs=obs)
+        return self.chat_loop(ep, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts,
+                              correction=self.templates["code/correction"], label="code agent reply")
 
-        t_mark = time.perf_counter()  # model time is charged from here to the record that used it
+    def step_params(self, ep: Episode) -> Callable[[int], SamplingParams]:
+        """Greedy first (by default), sampled retries; the same seeds every step."""
+        o = self.options
+        return lambda attempt: SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt,
+                                              temperature=o.temperature if attempt == 0 else o.retry_temperature)
 
-        def record_attempt(a: Attempt[Reply]) -> None:
-            nonlocal sent, t_mark
-            if not a.ok:  # a rejected reply is a record of its own, with the model time it took
-                now = time.perf_counter()
-                recorder.record(obs, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
-                                info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]],
-                                      "timing": {"model_s": round(now - t_mark, 6), "program_s": 0.0,
-                                                 "step_s": round(time.perf_counter() - t_mark, 6)}})
-                sent = len(a.messages)
-                t_mark = time.perf_counter()
+    def rejected_info(self, ep: Episode) -> dict[str, Any]:
+        """A rejected reply's record carries the model time it took."""
+        now = time.perf_counter()
+        return {"timing": {"model_s": round(now - ep.t_mark, 6), "program_s": 0.0,
+                           "step_s": round(time.perf_counter() - ep.t_mark, 6)}}
 
-        while steps < max_steps:
-            t_step = t_mark = time.perf_counter()
-            asked = ask_until_parsed(
-                llm, messages, WORKSPACE.parse_reply, max_attempts=self.options.max_attempts, params=self.params,
-                correction=self.templates["code/correction"], on_attempt=record_attempt, label="code agent reply",
-            )
-            model_s = time.perf_counter() - t_mark  # the usable reply's own call (rejected ones are recorded above)
-            t_step = t_mark
-            last = asked.attempts[-1]
-            if asked.value is None:
-                status = "failed"
-                error = f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
-                break
-            reply = asked.value
-            new = [m.as_dict() for m in last.messages[sent:]]
-            messages = [*last.messages, ChatMessage("assistant", last.reply)]
-            sent = len(messages)
-            steps += 1
-            note = ""
-            ok = True
-            program_s = 0.0
-            ran: dict[str, object] = {}
-            if reply.program is not None:
-                stepped = env.step(reply.program)
-                obs_after = stepped.observation
-                program_s = float(stepped.info.get("duration_s", 0.0))
-                ran = {k: stepped.info[k] for k in ("returncode", "timed_out", "stdout", "stderr") if k in stepped.info}
-                ok = bool(stepped.info.get("ok", True))
-                error = None if ok else f"step {steps}: program exited with {stepped.info.get('returncode')}"
-                if reply.status == "done" and not ok:
-                    note = "Your reply said it was finished, but its program failed, so the task goes on.\n"
-            # DONE needs its program to succeed; FAIL ends the episode whatever its program did
-            end_now = reply.status == "failed" or (reply.status == "done" and ok)
-            recorder.record(obs, reply.program or reply.end, action_text=reply.text, thought=_prose(reply.text),
-                            done=end_now, info={"attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": last.reply}],
-                                                "end": reply.status, "program": ran, "timing": {
-                                                    "model_s": round(model_s, 6), "program_s": round(program_s, 6),
-                                                    "step_s": round(time.perf_counter() - t_step, 6)}})
-            if reply.program is not None:
-                obs = obs_after
-            if end_now:
-                status = "done" if reply.status == "done" else "failed"
-                if status == "failed":
-                    error = "the agent gave up (FAIL)"
-                break
-            messages.append(ChatMessage("user", self.templates["code/step"].render(note=note, observation=obs.text).strip()))
-        outcome = AgentResult(status=status, steps=steps, error=error)
-        if status != "done" and not (recorder.steps and recorder.steps[-1].done):
-            recorder.record(obs, None, done=True, error=error)
-        return outcome
+    def act(self, ep: Episode, last: Attempt[Reply], reply: Reply) -> str | None:
+        """Run the reply's program; DONE needs it to succeed, FAIL ends the episode whatever it did."""
+        model_s = time.perf_counter() - ep.t_mark  # the usable reply's own call (rejected ones are recorded apart)
+        t_step = ep.t_mark
+        new = ep.accept(last, last.reply)
+        assert ep.obs is not None  # the code agent's records show the workspace
+        note, ok, program_s, obs_after = "", True, 0.0, ep.obs
+        ran: dict[str, object] = {}
+        if reply.program is not None:
+            stepped = ep.env.step(reply.program)
+            obs_after = stepped.observation
+            program_s = float(stepped.info.get("duration_s", 0.0))
+            ran = {k: stepped.info[k] for k in ("returncode", "timed_out", "stdout", "stderr") if k in stepped.info}
+            ok = bool(stepped.info.get("ok", True))
+            ep.error = None if ok else f"step {ep.steps}: program exited with {stepped.info.get('returncode')}"
+            if reply.status == "done" and not ok:
+                note = "Your reply said it was finished, but its program failed, so the task goes on.\n"
+        end_now = reply.status == "failed" or (reply.status == "done" and ok)
+        ep.ctx.recorder.record(ep.obs, reply.program or reply.end, action_text=reply.text, thought=_prose(reply.text),
+                               done=end_now, info={"attempt": last.index + 1, "messages": new, "end": reply.status,
+                                                   "program": ran, "timing": {
+                                                       "model_s": round(model_s, 6), "program_s": round(program_s, 6),
+                                                       "step_s": round(time.perf_counter() - t_step, 6)}})
+        ep.obs = obs_after
+        if end_now:
+            ep.status = "done" if reply.status == "done" else "failed"
+            if ep.status == "failed":
+                ep.error = "the agent gave up (FAIL)"
+            return None
+        return self.templates["code/step"].render(note=note, observation=ep.obs.text).strip()
 
 
 def _resources(options: CodeAgentOptions, document: AgentDocument) -> dict[str, str]:

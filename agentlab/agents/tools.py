@@ -24,19 +24,21 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, runner_config
 from agentlab.agents.best_of import Candidate, choose, sample
 from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.agents.code import CodeAgent
 from agentlab.agents.context import RunContext
-from agentlab.dialogue.ask import Attempt, ask_until_parsed
+from agentlab.agents.steps import ChatSteps, Episode
+from agentlab.dialogue.ask import Attempt
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply, RunProgram
 from agentlab.envs.base import Env
@@ -118,18 +120,24 @@ class ToolAgentOptions(BaseModel):
     best_of: int = Field(1, ge=1)
 
 
-class ToolAgent:
+@dataclass
+class _ToolEpisode(Episode):
+    """The tool agent's episode: the tools shown, the prior on the first call's name, the workspace
+    as the episode found it (best of K), and the current step's constraint."""
+
+    shown: list[str] = field(default_factory=list)
+    name_prior: dict[str, float] | None = None
+    start: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
     """A code specialist acting through a typed toolkit in a :class:`~agentlab.envs.workspace_env.WorkspaceEnv`."""
 
     env_kind: ClassVar[str] = "workspace"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        try:
-            self.options = ToolAgentOptions(**dict(options or {}))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}",
-                              where=document.path or document.name) from None
+        self.options = runner_config(ToolAgentOptions, document, options)
         self.document = document
         self.kit: Toolkit = load_toolkit(self.options.toolkit)
         self.templates = {name: load_template(name) for name in PROMPTS}
@@ -313,79 +321,61 @@ class ToolAgent:
         if probs is not None:
             rec.meta.extra["tool_prior"] = {n: round(v, 4) for n, v in sorted(probs.items(), key=lambda kv: -kv[1])[:3]}
         messages = self.first_messages(task_instruction, self.observation(env), shown)
-        steps, status, error = 0, "max_steps", None
-        sent = 0
-        keep = contextlib.ExitStack()
-        # best of K scores every candidate against the workspace as the episode found it
-        start = (keep.enter_context(env.workspace.safe.private_copy(_is_scratch))  # type: ignore[attr-defined]
-                 if o.best_of > 1 else None)
-        try:
-            while steps < ctx.max_steps:
-                extra = self._constraint(llm, env, task_instruction, shown, first=steps == 0, prior=name_prior)
+        with contextlib.ExitStack() as keep:
+            # best of K scores every candidate against the workspace as the episode found it
+            start = (keep.enter_context(env.workspace.safe.private_copy(_is_scratch))  # type: ignore[attr-defined]
+                     if o.best_of > 1 else None)
+            ep = _ToolEpisode(env, task_instruction, ctx, llm, messages, shown=shown, name_prior=name_prior, start=start)
+            return self.chat_loop(ep, self.parse, max_attempts=o.max_attempts, correction=self.templates["tools/correction"],
+                                  correction_fields={"example": self._example()}, label="tool calls")
 
-                def params(attempt: int) -> SamplingParams:
-                    return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
-                                          temperature=o.temperature if attempt == 0 else o.retry_temperature, **extra)
+    def step_params(self, ep: _ToolEpisode) -> Callable[[int], SamplingParams]:
+        """This step's constraint (grammar, tools or none), in every attempt's sampling."""
+        o, steps = self.options, ep.steps
+        ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.shown, first=steps == 0, prior=ep.name_prior)
 
-                def record_rejected(a: Attempt[list[Call] | Reply]) -> None:
-                    nonlocal sent
-                    if not a.ok:
-                        rec.record(None, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
-                                   info={"attempt": a.index + 1, "messages": [m.as_dict() for m in a.messages[sent:]]})
-                        sent = len(a.messages)
+        def params(attempt: int) -> SamplingParams:
+            return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
+                                  temperature=o.temperature if attempt == 0 else o.retry_temperature, **extra)
+        return params
 
-                t_step = time.perf_counter()
-                asked = ask_until_parsed(
-                    llm, messages, self.parse, max_attempts=o.max_attempts, params=params,
-                    correction=self.templates["tools/correction"], correction_fields={"example": self._example()},
-                    on_attempt=record_rejected, label="tool calls")
-                model_s = time.perf_counter() - t_step
-                last = asked.attempts[-1]
-                if asked.value is None:
-                    status, error = "failed", f"{len(asked.attempts)} unusable replies in a row; last: {last.problem}"
-                    break
-                new = [m.as_dict() for m in last.messages[sent:]]
-                value, reply, best, t_best = asked.value, last.reply, None, time.perf_counter()
-                if start is not None and isinstance(value, list):  # calls: try K candidates, keep the best
-                    value, reply, best = self._best_of(llm, env, ctx, task_instruction, start, last, value, extra, steps)
-                best_s = time.perf_counter() - t_best
-                messages = [*last.messages, ChatMessage("assistant", reply)]
-                sent = len(messages)
-                steps += 1
-                if isinstance(value, Reply):  # a program (and/or DONE/FAIL) instead of calls
-                    action, report, ok, end_name, ran = self._run_program(env, value)
-                    calls: list[Call] = []
-                else:
-                    calls = value
-                    tools = [c for c in calls if c.name not in ("done", "fail")]
-                    ends = [c for c in calls if c.name in ("done", "fail")]
-                    action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
-                    report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
-                    end_name = ends[0].name if ends else None
-                    if ends and ends[0].name == "fail":
-                        error = f"the agent gave up: {ends[0].args.get('reason', '')}"
-                finished = end_name == "fail" or (end_name == "done" and ok)
-                timing = {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - t_step, 6),
-                          "program_s": float(ran.get("duration_s", 0.0))}
-                info: dict[str, Any] = {
-                    "attempt": last.index + 1, "messages": [*new, {"role": "assistant", "content": reply}],
-                    "calls": [c.as_json() for c in calls], "results": report, "program": ran, "end": end_name, "timing": timing}
-                if best is not None:
-                    info["best_of"], timing["best_of_s"] = best, round(best_s, 6)
-                rec.record(None, action, action_text=reply, done=finished, info=info)
-                if finished:
-                    status = "done" if end_name == "done" else "failed"
-                    error = None if status == "done" else (error or "the agent gave up (FAIL)")
-                    break
-                error = None if ok else f"step {steps}: a call failed"
-                messages.append(ChatMessage("user", self.templates["tools/step"].render(
-                    results=report or "(no calls)", observation=self.observation(env), task=task_instruction).strip()))
-        finally:
-            keep.close()
-        if status != "done" and not (rec.steps and rec.steps[-1].done):
-            rec.record(None, None, done=True, error=error)
-        final: Status = status  # type: ignore[assignment]
-        return AgentResult(status=final, steps=steps, error=error)
+    def act(self, ep: _ToolEpisode, last: Attempt[list[Call] | Reply], value: list[Call] | Reply) -> str | None:
+        """Run the calls (or the program), best of K first when asked; ``done()`` after calls that
+        succeeded ends the episode, ``fail()`` gives up."""
+        env, model_s = ep.env, time.perf_counter() - ep.t_step
+        reply, best, t_best = last.reply, None, time.perf_counter()
+        if ep.start is not None and isinstance(value, list):  # calls: try K candidates, keep the best
+            value, reply, best = self._best_of(ep.llm, env, ep.ctx, ep.task, ep.start, last, value, ep.extra, ep.steps)
+        best_s = time.perf_counter() - t_best
+        new = ep.accept(last, reply)
+        if isinstance(value, Reply):  # a program (and/or DONE/FAIL) instead of calls
+            action, report, ok, end_name, ran = self._run_program(env, value)
+            calls: list[Call] = []
+        else:
+            calls = value
+            tools = [c for c in calls if c.name not in ("done", "fail")]
+            ends = [c for c in calls if c.name in ("done", "fail")]
+            action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
+            report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
+            end_name = ends[0].name if ends else None
+            if ends and ends[0].name == "fail":
+                ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"
+        finished = end_name == "fail" or (end_name == "done" and ok)
+        timing = {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - ep.t_step, 6),
+                  "program_s": float(ran.get("duration_s", 0.0))}
+        info: dict[str, Any] = {
+            "attempt": last.index + 1, "messages": new,
+            "calls": [c.as_json() for c in calls], "results": report, "program": ran, "end": end_name, "timing": timing}
+        if best is not None:
+            info["best_of"], timing["best_of_s"] = best, round(best_s, 6)
+        ep.ctx.recorder.record(None, action, action_text=reply, done=finished, info=info)
+        if finished:
+            ep.status = "done" if end_name == "done" else "failed"
+            ep.error = None if ep.status == "done" else (ep.error or "the agent gave up (FAIL)")
+            return None
+        ep.error = None if ok else f"step {ep.steps}: a call failed"
+        return self.templates["tools/step"].render(
+            results=report or "(no calls)", observation=self.observation(env), task=ep.task).strip()
 
     def _best_of(self, llm: LLMBackend, env: Env, ctx: RunContext, task: str, start: Path, last: Attempt[Any],
                  greedy: list[Call], extra: dict[str, Any], step: int) -> tuple[list[Call], str, list[dict[str, Any]]]:

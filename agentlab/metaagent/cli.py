@@ -61,23 +61,14 @@ def train(
     hybrid: bool = typer.Option(False, "--hybrid", help="Also fit the hybrid router's encoder temperature and λ on the same data and write hybrid.json next to the tokens (for `agentlab route --router hybrid`)."),
 ) -> None:
     """Train AgentToken agent tokens on a frozen backbone (or add one agent's token)."""
+    from agentlab.config import with_overrides
     from agentlab.metaagent.agenttoken import AgentTokenConfig, AgentTokenRouter
     from agentlab.metaagent.data import load_training_set
     from agentlab.metaagent.train import TrainConfig
 
     cfg = AgentTokenConfig.from_yaml(config) if config else AgentTokenConfig()
-    updates: dict[str, object] = {}
-    if preset:
-        updates["train"] = TrainConfig.preset(preset)
-    if demos is not None:
-        updates["demos"] = demos
-    if per_agent is not None:
-        updates["per_agent"] = per_agent
-    if source is not None:
-        updates["source"] = source
-    if documents is not None:
-        updates["documents"] = documents
-    cfg = AgentTokenConfig(**{**cfg.model_dump(), **updates})
+    cfg = with_overrides(AgentTokenConfig, cfg, {"train": TrainConfig.preset(preset) if preset else None, "demos": demos,
+                                                 "per_agent": per_agent, "source": source, "documents": documents})
     pool = _pool(agents)
     data = load_training_set(pool, cfg.demos, per_agent=cfg.per_agent, source=cfg.source, seed=cfg.train.seed)
     if cfg.documents:

@@ -51,44 +51,19 @@ def selfinstruct(
     ray_address: str | None = typer.Option(None, "--ray-address", help="Run the shards on this existing Ray cluster."),
 ) -> None:
     """Generate demonstrations per agent with a generator LM, filtered by Algorithm 1 (BERTScore band)."""
+    from agentlab.config import with_overrides
     from agentlab.parallel import Scale
     from agentlab.selfinstruct.config import SelfInstructConfig, parse_generator
 
     scale = Scale(workers=workers, address=ray_address)
 
     cfg = SelfInstructConfig.from_yaml(config) if config else SelfInstructConfig()
-    updates: dict[str, object] = {}
-    if agents:
-        updates["agents"] = list(agents)
-    if per_agent is not None:
-        updates["per_agent"] = per_agent
-    if generator is not None:
-        updates["generator"] = parse_generator(generator)
-    if out is not None:
-        updates["out_dir"] = out
-    if max_rounds is not None:
-        updates["max_rounds"] = max_rounds
-    if thresholds is not None:
-        updates["thresholds"] = thresholds
-    if coverage is not None:
-        updates["coverage"] = coverage
-    if chat:
-        updates["prompt_style"] = "chat"
-    if fresh:
-        updates["fresh"] = True
-    if revise:
-        updates["revise"] = True
-    if fit_bands:
-        updates["fit_bands"] = True
-    if prompt_template is not None:
-        updates["prompt_template"] = prompt_template
-    if quality is not None:
-        updates["quality"] = quality
-    if purge_quality:
-        updates["purge_quality"] = True
-    if time_budget is not None:
-        updates["time_budget_min"] = time_budget
-    cfg = SelfInstructConfig.model_validate({**cfg.model_dump(), **updates})
+    cfg = with_overrides(SelfInstructConfig, cfg, {  # a flag not given (None, False) leaves the file's value
+        "agents": list(agents) if agents else None, "per_agent": per_agent, "out_dir": out, "max_rounds": max_rounds,
+        "generator": parse_generator(generator) if generator is not None else None, "thresholds": thresholds,
+        "coverage": coverage, "prompt_style": "chat" if chat else None, "fresh": fresh or None, "revise": revise or None,
+        "fit_bands": fit_bands or None, "prompt_template": prompt_template, "quality": quality,
+        "purge_quality": purge_quality or None, "time_budget_min": time_budget})
 
     from agentlab.pool import AgentPool
 

@@ -84,8 +84,8 @@ def test_bad_roles_files_are_one_line(tmp_path, text: str, expected: str) -> Non
 
 
 def test_every_runner_asks_its_roles_by_the_documented_names() -> None:
-    from agentlab.agents.pcagent.asker import MODEL_ROLES as PC
-    from agentlab.agents.s2.asking import MODEL_ROLES as S2
+    from agentlab.agents.pcagent.config import MODEL_ROLES as PC
+    from agentlab.agents.s2.config import MODEL_ROLES as S2
     from agentlab.teams.cola.run import TEAM_ROLES
 
     names = {arch: sorted(r.name for r in roles) for arch, roles in ROLES.items()}

@@ -227,3 +227,10 @@ def test_train_add_keeps_the_hybrid_settings_of_the_store_it_joins(workdir: Path
 
     loaded = HybridRouter.load(w / "hy-new", AgentPool.from_dir(more))
     assert loaded.weight == 0.5 and loaded.embed_temperature == 0.07
+
+
+def test_a_bad_train_option_is_one_line_before_anything_loads(tmp_path: Path, capsys) -> None:
+    assert _run(["train", "--source", "bogus", "--out", str(tmp_path / "t")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and err.startswith("error: options: source: Input should be 'all', 'seed' or 'generated'")
+    assert not (tmp_path / "t").exists()

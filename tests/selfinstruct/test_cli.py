@@ -52,3 +52,9 @@ def test_generator_spec_parsing() -> None:
     assert (g.kind, g.base_url, g.model) == ("openai", "http://127.0.0.1:8000/v1", "my-model")
     assert parse_generator(None).model == parse_generator("embedded").model == "embedded:smollm2-135m-instruct"
     assert parse_generator("/models/foo.gguf").model == "/models/foo.gguf"
+
+
+def test_a_bad_option_value_is_one_line(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, err = _run(["selfinstruct", "--per-agent", "0", "--out", str(tmp_path)], capsys)
+    assert code == 1 and err.splitlines() == [err]
+    assert err.startswith("error: options: per_agent: Input should be greater than or equal to 1")

@@ -37,11 +37,11 @@ _DOCS = typer.Option(None, "--docs-dir", help="Documentation root (default data/
 
 def _config(path: Path | None, **overrides: Any) -> AppAgentConfig:
     from agentlab.agents.appagent.core import AppAgentConfig
-    from agentlab.config import load_config, validate
+    from agentlab.config import load_config, with_overrides
 
     if path is not None:
         return load_config(AppAgentConfig, path, wrapper="agent", what="agent config file", overrides=overrides)
-    return validate(AppAgentConfig, {k: v for k, v in overrides.items() if v is not None}, where="options")
+    return with_overrides(AppAgentConfig, {}, overrides)
 
 
 def _llm(path: Path | None) -> LLMBackend:

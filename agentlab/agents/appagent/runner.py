@@ -11,14 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
 from agentlab.agents.appagent.agent import AppAgent
 from agentlab.agents.appagent.core import AppAgentConfig
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
 from agentlab.envs.base import Env
-from agentlab.errors import ConfigError
 from agentlab.pool.document import AgentDocument
 
 
@@ -31,12 +28,7 @@ class AppAgentRunner:
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         raw = {"app": document.domain, **self.defaults, **dict(options or {})}
-        try:
-            self.config = AppAgentConfig(**raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}",
-                              where=document.path or document.name) from None
+        self.config = runner_config(AppAgentConfig, document, raw)
         self.document = document
 
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:

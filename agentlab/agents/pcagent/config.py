@@ -7,13 +7,13 @@ paper's ablations (no manager agent, no reflection agent, no active text percept
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from pydantic import BaseModel, ConfigDict, Field
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from agentlab.errors import ConfigError
+#: every template PC-Agent fills; their hashes go into the trajectory header
+PROMPT_NAMES = ("pcagent/system", "pcagent/manager", "pcagent/decision", "pcagent/reflection", "pcagent/progress",
+                "pcagent/correction")
+#: PC-Agent's roles, each of which may have a model of its own
+MODEL_ROLES = ("manager", "decision", "reflection", "progress")
 
 
 class PCAgentConfig(BaseModel):
@@ -33,11 +33,3 @@ class PCAgentConfig(BaseModel):
     reflection: bool = Field(True, description="False: no reflection agent (ablation)")
     ocr: bool = Field(True, description="False: elements only, no OCR text boxes (ablation)")
 
-
-def load_config(options: Mapping[str, Any], *, where: str | Path | None) -> PCAgentConfig:
-    """The config from ``options``; a bad option is a :class:`ConfigError` at ``where`` (the document)."""
-    try:
-        return PCAgentConfig(**dict(options))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ConfigError(f"runner_options.{'.'.join(str(x) for x in err['loc'])}: {err['msg']}", where=where) from None

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.agents.pcagent.asker import RoleAsker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.agents.pcagent.perception import Perception
 from agentlab.agents.response import sections
 from agentlab.dialogue.ask import AskResult, Attempt
@@ -113,7 +114,7 @@ class Carried:
 class DecisionAgent:
     """Asks ``pcagent/decision`` until a reply parses, names the needed outputs and its action runs."""
 
-    def __init__(self, asker: RoleAsker) -> None:
+    def __init__(self, asker: RoleAsker[PCAgentConfig]) -> None:
         self.asker = asker
 
     def decide(
@@ -155,7 +156,7 @@ class DecisionAgent:
         }
         shot = perception.marked_screenshot()
         asked = self.asker.ask(
-            "pcagent/decision", lambda reply: parse_decision(reply, space), fields, role="decision",
-            images=[shot] if shot is not None else [], checks=[needs_outputs, carry], on_attempt=on_attempt,
+            "decision", "pcagent/decision", fields, lambda reply: parse_decision(reply, space),
+            images=[shot], checks=[needs_outputs, carry], on_attempt=on_attempt,
         )
         return asked, carried

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agentlab.agents.pcagent.asker import RoleAsker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.errors import ActionParseError
 
 #: ``{name}``: a value an earlier subtask produced
@@ -115,15 +116,15 @@ class CommunicationHub:
 class ManagerAgent:
     """Asks the model once for the plan (``pcagent/manager``), re-asking while it has problems."""
 
-    def __init__(self, asker: RoleAsker) -> None:
+    def __init__(self, asker: RoleAsker[PCAgentConfig]) -> None:
         self.asker = asker
 
     def plan(self, instruction: str, screen: str) -> tuple[list[Subtask] | None, str, str | None]:
         """``(plan, raw reply, problem)``; the plan is None when no usable one came back."""
         limit = self.asker.config.max_subtasks
         asked = self.asker.ask(
-            "pcagent/manager", parse_plan, {"instruction": instruction, "screen": screen, "max_subtasks": str(limit), "example_input": "{customer}"},
-            role="manager", checks=[lambda plan: plan_problems(plan, limit)],
+            "manager", "pcagent/manager", {"instruction": instruction, "screen": screen, "max_subtasks": str(limit),
+                                           "example_input": "{customer}"}, parse_plan, checks=[lambda plan: plan_problems(plan, limit)],
         )
         if asked.value is None:
             return None, asked.reply, asked.attempts[-1].problem

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from agentlab.agents.pcagent.asker import RoleAsker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.errors import ActionParseError
 
 _PREFIX = re.compile(r"^[\s>*#_-]*progress\s*[*_]*\s*:\s*[*_]*", re.I)
@@ -28,15 +29,14 @@ def parse_progress(reply: str) -> str:
 class ProgressAgent:
     """Updates the progress text of one subtask."""
 
-    def __init__(self, asker: RoleAsker) -> None:
+    def __init__(self, asker: RoleAsker[PCAgentConfig]) -> None:
         self.asker = asker
 
     def update(self, *, subtask: str, previous: str, action: str, reflection: str) -> tuple[str, bool]:
         """``(new progress, whether the model gave it)``."""
         asked = self.asker.ask(
-            "pcagent/progress", parse_progress,
-            {"subtask": subtask, "previous": previous, "action": action, "reflection": reflection},
-            role="progress",
+            "progress", "pcagent/progress",
+            {"subtask": subtask, "previous": previous, "action": action, "reflection": reflection}, parse_progress,
         )
         if asked.value is not None:
             return asked.value, True

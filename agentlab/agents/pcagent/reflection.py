@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from agentlab.agents.appagent.core import screen_changed
-from agentlab.agents.pcagent.asker import RoleAsker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.agents.pcagent.perception import Perception
 from agentlab.agents.response import sections
 from agentlab.errors import ActionParseError
@@ -87,7 +88,7 @@ def screen_diff(before: Perception, after: Perception, limit: int = 40) -> tuple
 class ReflectionAgent:
     """Compares two perceptions; asks ``pcagent/reflection`` only when the screen changed."""
 
-    def __init__(self, asker: RoleAsker) -> None:
+    def __init__(self, asker: RoleAsker[PCAgentConfig]) -> None:
         self.asker = asker
 
     def reflect(self, *, subtask: str, action: str, thought: str, before: Perception, after: Perception) -> Reflection:
@@ -96,9 +97,9 @@ class ReflectionAgent:
         shots = [p.observation.screenshot for p in (before, after) if p.observation.screenshot is not None]
         gone, new = screen_diff(before, after)
         asked = self.asker.ask(
-            "pcagent/reflection", parse_reflection,
+            "reflection", "pcagent/reflection",
             {"subtask": subtask, "action": action, "thought": thought or "(none given)", "gone": gone, "new": new},
-            role="reflection", images=shots if len(shots) == 2 else [],
+            parse_reflection, images=shots if len(shots) == 2 else [],
         )
         if asked.value is None:
             return Reflection(None, f"no usable verdict: {asked.attempts[-1].problem}", asked=True)

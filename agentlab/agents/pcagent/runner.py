@@ -25,16 +25,17 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
-from agentlab.agents.pcagent.asker import RoleAsker, prompt_hashes
-from agentlab.agents.pcagent.config import PCAgentConfig, load_config
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.pcagent.config import PROMPT_NAMES, PCAgentConfig
 from agentlab.agents.pcagent.decision import Carried, Decision, DecisionAgent
 from agentlab.agents.pcagent.manager import CommunicationHub, ManagerAgent, Subtask
 from agentlab.agents.pcagent.perception import Perception, perceive
 from agentlab.agents.pcagent.progress import ProgressAgent
 from agentlab.agents.pcagent.reflection import ReflectionAgent
 from agentlab.dialogue.ask import Attempt
+from agentlab.dialogue.templates import template_hashes
 from agentlab.envs.base import Env, Observation
 from agentlab.errors import AgentlabError
 from agentlab.pool.document import AgentDocument
@@ -51,7 +52,7 @@ class PCAgent:
     env_kind: ClassVar[str] = "desktop"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        self.config: PCAgentConfig = load_config(options or {}, where=document.path or document.name)
+        self.config = runner_config(PCAgentConfig, document, options)
         self.document = document
 
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
@@ -68,7 +69,7 @@ class _Episode:
 
     def __init__(self, ctx: RunContext, config: PCAgentConfig, env: Env, instruction: str) -> None:
         self.config, self.env, self.instruction, self.rec, self.max_steps = config, env, instruction, ctx.recorder, ctx.max_steps
-        self.asker = RoleAsker(ctx.llm, config)
+        self.asker = RoleAsker(ctx.llm, config, system="pcagent/system", correction="pcagent/correction")
         self.manager = ManagerAgent(self.asker)
         self.decision = DecisionAgent(self.asker)
         self.reflection = ReflectionAgent(self.asker)
@@ -136,7 +137,7 @@ class _Episode:
                             info={"roles": self.take_pending(), "subtask": done + 1})
         self.rec.finish(status, error=error, steps=self.steps,
                         subtasks=len(plan), subtasks_done=done, hub=dict(self.hub.values),
-                        config=cfg.model_dump(mode="json"), prompts=prompt_hashes())
+                        config=cfg.model_dump(mode="json"), prompts=template_hashes(PROMPT_NAMES))
         return AgentResult(status=status, steps=self.steps, error=error,
                            subtasks=len(plan), subtasks_done=done)
 

@@ -1,19 +1,21 @@
 """Agent S2's run settings: one pydantic model, filled from a document's ``runner_options``.
 
-A misspelt option is an error (``extra="forbid"``), reported by :func:`load_config` as a
-:class:`~agentlab.errors.ConfigError` naming the document, so an ablation that names an expert
+A misspelt option is an error (``extra="forbid"``), reported by
+:func:`~agentlab.agents.base.runner_config` as a :class:`~agentlab.errors.ConfigError` naming the document, so an ablation that names an expert
 wrongly fails before anything runs instead of silently running the full agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentlab.errors import ConfigError
+#: every template Agent S2 fills; their hashes go into the trajectory header
+PROMPT_NAMES = ("s2/system", "s2/manager", "s2/worker", "s2/feedback", "s2/ground_point")
+#: the role a system prompt speaks to -> the model role it asks (``roles:`` in an LLM config file)
+MODEL_ROLES = {"manager": "manager", "worker": "worker", "grounding expert": "grounder"}
 
 Expert = Literal["visual", "textual", "structural"]
 EXPERTS: tuple[Expert, ...] = ("visual", "textual", "structural")
@@ -56,12 +58,3 @@ class S2Config(BaseModel):
     def _distinct(cls, v: list[Expert]) -> list[Expert]:
         return list(dict.fromkeys(v))
 
-
-def load_config(options: Mapping[str, Any], where: str) -> S2Config:
-    """:class:`S2Config` from ``runner_options``; a bad option is one :class:`ConfigError` line."""
-    try:
-        return S2Config(**dict(options))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise ConfigError(f"runner_options.{loc}: {err['msg']}", where=where) from None

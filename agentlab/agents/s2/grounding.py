@@ -29,7 +29,7 @@ from typing import Any
 
 from agentlab.agents.s2.actions import (ClickSemantic, ClickText, HotkeySemantic, ScrollSemantic, SelectSpan,
                                         SemanticAction, SetCells, TypeSemantic, actions_doc)
-from agentlab.agents.s2.asking import Asker
+from agentlab.agents.asker import RoleAsker
 from agentlab.agents.s2.cells import CellWrite, write_cells
 from agentlab.agents.s2.config import Expert, S2Config
 from agentlab.agents.s2.points import GRID, parse_point
@@ -108,7 +108,7 @@ def best_element(description: str, elements: list[Element]) -> tuple[Element | N
 class Mixture:
     """The run's experts over one env."""
 
-    def __init__(self, config: S2Config, env: Env, asker: Asker) -> None:
+    def __init__(self, config: S2Config, env: Env, asker: RoleAsker[S2Config]) -> None:
         self.config = config
         self.env = env
         self.asker = asker
@@ -185,7 +185,7 @@ class Mixture:
                  f"on a 0-{GRID} grid over the image ((0, 0) top left, ({GRID}, {GRID}) bottom right), e.g. (500, 120)")
         asked = self.asker.ask(role, "s2/ground_point", {"description": description, "width": str(sent[0]),
                                                          "height": str(sent[1]), "units": units},
-                               lambda reply: parse_point(reply, size, coords, sent), image=screen.obs.screenshot)
+                               lambda reply: parse_point(reply, size, coords, sent), images=[screen.obs.screenshot])
         if asked.value is None:
             raise InvalidActionError(f"the visual expert could not place {description!r}: {asked.attempts[-1].problem}; "
                                      "describe the element differently (its visible label, its position)")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentlab.agents.s2.asking import Asker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.s2.config import S2Config
 from agentlab.agents.s2.screen import Screen
 from agentlab.dialogue.ask import AskResult
 from agentlab.errors import ActionParseError
@@ -51,7 +52,7 @@ def parse_plan(reply: str, max_subgoals: int) -> Plan:
 class Manager:
     """Plans and replans; remembers nothing itself (the runner passes what happened)."""
 
-    def __init__(self, asker: Asker, task: str) -> None:
+    def __init__(self, asker: RoleAsker[S2Config], task: str) -> None:
         self.asker = asker
         self.task = task
         self.calls = 0  #: plans made (first plan and replans)
@@ -71,4 +72,4 @@ class Manager:
             "max_subgoals": str(cfg.max_subgoals),
         }
         return self.asker.ask("manager", "s2/manager", fields, lambda r: parse_plan(r, cfg.max_subgoals),
-                              image=screen.obs.screenshot)
+                              images=[screen.obs.screenshot])

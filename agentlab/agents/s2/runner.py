@@ -19,16 +19,17 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from agentlab.agents.base import AgentResult, Status
+from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
 from agentlab.agents.s2.actions import Fail
-from agentlab.agents.s2.asking import Asker, prompt_hashes
-from agentlab.agents.s2.config import load_config
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.s2.config import MODEL_ROLES, PROMPT_NAMES, S2Config
 from agentlab.agents.s2.grounding import Mixture
 from agentlab.agents.s2.manager import Manager, Plan
 from agentlab.agents.s2.screen import Screen
 from agentlab.agents.s2.worker import Turn, Worker, WorkerReply
 from agentlab.dialogue.ask import AskResult, Attempt
+from agentlab.dialogue.templates import template_hashes
 from agentlab.envs.base import Env
 from agentlab.errors import AgentlabError
 from agentlab.pool.document import AgentDocument
@@ -55,7 +56,7 @@ class AgentS2:
     env_kind: ClassVar[str] = "desktop"
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
-        self.config = load_config(options or {}, where=str(document.path or document.name))
+        self.config = runner_config(S2Config, document, options)
         self.document = document
 
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
@@ -68,7 +69,8 @@ class _Episode:
     def __init__(self, agent: AgentS2, env: Env, task: str, ctx: RunContext) -> None:
         self.cfg = agent.config
         self.env, self.task, self.rec, self.max_steps = env, task, ctx.recorder, ctx.max_steps
-        self.asker = Asker(ctx.llm, agent.config, ctx.image_side)
+        self.asker = RoleAsker(ctx.llm, agent.config, system="s2/system", correction="s2/feedback",
+                               model_roles=MODEL_ROLES, image_side=ctx.image_side)
         self.manager = Manager(self.asker, task)
         self.worker = Worker(self.asker, Mixture(agent.config, env, self.asker), task)
         self.steps = 0
@@ -103,7 +105,7 @@ class _Episode:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> AgentResult:
-        self.rec.meta.extra.update(s2_config=self.cfg.model_dump(mode="json"), prompts=prompt_hashes())
+        self.rec.meta.extra.update(s2_config=self.cfg.model_dump(mode="json"), prompts=template_hashes(PROMPT_NAMES))
         status: Status = "max_steps"
         error: str | None = None
         try:

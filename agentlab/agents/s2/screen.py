@@ -1,6 +1,6 @@
 """What Agent S2's roles see of one screen: the observation, its OCR read once, and the text form.
 
-A model that takes images gets the screenshot (attached by :class:`~agentlab.agents.s2.asking.Asker`);
+A model that takes images gets the screenshot (attached by :class:`~agentlab.agents.asker.RoleAsker`);
 a text-only model gets :meth:`Screen.text`: the accessibility elements and, with ``ocr``, the
 lines tesseract reads. OCR of a 1280x800 screen takes ~2 s, so a screen is read at most once,
 whether the worker's observation or the textual expert asked first.

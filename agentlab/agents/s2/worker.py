@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from agentlab.agents.response import sections
 from agentlab.agents.s2.actions import SemanticAction, actions_doc, parse_semantic
-from agentlab.agents.s2.asking import Asker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.s2.config import S2Config
 from agentlab.agents.s2.grounding import CarriedOut, Grounded, Mixture
 from agentlab.agents.s2.screen import Screen
 from agentlab.dialogue.ask import AskResult, Attempt
@@ -77,7 +78,7 @@ class _Act:
 class Worker:
     """Carries subgoals out on one env through the run's experts."""
 
-    def __init__(self, asker: Asker, mixture: Mixture, task: str) -> None:
+    def __init__(self, asker: RoleAsker[S2Config], mixture: Mixture, task: str) -> None:
         self.asker = asker
         self.mixture = mixture
         self.task = task
@@ -97,5 +98,5 @@ class Worker:
             "actions": actions_doc(cfg.experts),
         }
         asked = self.asker.ask("worker", "s2/worker", fields, parse_worker_reply, checks=[act],
-                               image=screen.obs.screenshot, on_attempt=on_attempt)
+                               images=[screen.obs.screenshot], on_attempt=on_attempt)
         return Turn(asked, act.grounded if asked.ok else None, act.outcome if asked.ok else None)

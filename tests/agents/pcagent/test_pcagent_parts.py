@@ -13,7 +13,7 @@ from agentlab.agents.pcagent.manager import CommunicationHub, Subtask, parse_pla
 from agentlab.agents.pcagent.perception import Perception, TextItem
 from agentlab.agents.pcagent.progress import ProgressAgent, parse_progress
 from agentlab.agents.pcagent.reflection import ReflectionAgent, parse_reflection, screen_diff
-from agentlab.agents.pcagent.asker import RoleAsker
+from agentlab.agents.asker import RoleAsker
 from agentlab.envs.actions.desktop import DESKTOP, Click, Drag, SelectText, Type
 from agentlab.envs.base import Element, Observation
 from agentlab.envs.ocr import OcrBox, group_lines
@@ -75,7 +75,7 @@ def test_options_are_checked_and_name_the_document(pc_doc, tmp_path) -> None:
     assert cls.env_kind == "desktop"
     agent = cls(pc_doc, {"seed": 3, "reflection": False, "manager": False, "ocr": False})
     assert (agent.config.seed, agent.config.reflection, agent.config.manager, agent.config.ocr) == (3, False, False, False)
-    with pytest.raises(ConfigError, match=r"PCTestAgent.md: runner_options.reflecton: Extra inputs"):
+    with pytest.raises(ConfigError, match=r"PCTestAgent.md: runner_options.reflecton: unknown key.*known: .*reflection"):
         cls(pc_doc, {"reflecton": False})
     with pytest.raises(ConfigError, match="runner_options.max_subtasks"):
         cls(pc_doc, {"max_subtasks": 0})
@@ -129,7 +129,7 @@ def test_an_unchanged_screen_is_no_effect_without_asking_the_model() -> None:
     shot = Image.new("RGB", (50, 50), "white")
     before = Perception(Observation(screenshot=shot, elements=[]), 10)
     after = Perception(Observation(screenshot=shot.copy(), elements=[]), 10)
-    agent = ReflectionAgent(RoleAsker(NoModel(), PCAgentConfig()))  # type: ignore[arg-type]
+    agent = ReflectionAgent(RoleAsker(NoModel(), PCAgentConfig(), system="pcagent/system", correction="pcagent/correction"))  # type: ignore[arg-type]
     r = agent.reflect(subtask="s", action="click (5, 5)", thought="", before=before, after=after)
     assert (r.verdict, r.asked) == ("no effect", False)
 
@@ -152,7 +152,7 @@ def test_the_reflection_prompt_shows_what_changed_not_two_whole_screens() -> Non
 
 def test_no_usable_verdict_or_progress_keeps_the_loop_going(role_scripted) -> None:
     llm = role_scripted(reflection=["Looks fine to me.", "ok", "yes"], progress=["", "  ", "Progress:"])
-    asker = RoleAsker(llm, PCAgentConfig(max_retries=2))
+    asker = RoleAsker(llm, PCAgentConfig(max_retries=2), system="pcagent/system", correction="pcagent/correction")
     before = Perception(Observation(screenshot=Image.new("RGB", (50, 50), "white"), elements=[]), 10)
     after = Perception(Observation(screenshot=Image.new("RGB", (50, 50), "black"), elements=[]), 10)
     r = ReflectionAgent(asker).reflect(subtask="s", action="click (5, 5)", thought="", before=before, after=after)

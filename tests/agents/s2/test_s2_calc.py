@@ -14,7 +14,8 @@ import pytest
 from agentlab.envs.testing.system import missing_system
 
 from agentlab.agents.s2.actions import SetCells
-from agentlab.agents.s2.asking import Asker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.s2.config import MODEL_ROLES
 from agentlab.agents.s2.cells import SYSTEM_PYTHON
 from agentlab.agents.s2.config import S2Config
 from agentlab.agents.s2.grounding import Mixture
@@ -55,7 +56,7 @@ def test_the_structural_expert_writes_cells_into_the_open_calc_document(tmp_path
         env = opened.env
         assert env.uno_url  # type: ignore[attr-defined]
         cfg = S2Config()
-        mixture = Mixture(cfg, env, Asker(s2.Backend([]), cfg))
+        mixture = Mixture(cfg, env, RoleAsker(s2.Backend([]), cfg, system="s2/system", correction="s2/feedback", model_roles=MODEL_ROLES))
         grounded = mixture.ground(SetCells((("A4", "Total"), ("B4", 60))), Screen(env.observe()))
         assert grounded.expert == "structural" and grounded.actions == []
         done = mixture.carry_out(grounded)

@@ -10,7 +10,8 @@ from agentlab.envs.testing.system import missing_system
 
 from agentlab.agents.base import Solo
 from agentlab.agents.s2.actions import ClickText, SelectSpan
-from agentlab.agents.s2.asking import Asker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.s2.config import MODEL_ROLES
 from agentlab.agents.s2.config import S2Config
 from agentlab.agents.s2.grounding import Mixture
 from agentlab.agents.s2.runner import AgentS2
@@ -100,7 +101,7 @@ def test_the_textual_expert_finds_words_on_the_screen_and_clicks_them(xdisplay, 
     env = DesktopEnv(display=xdisplay, app="demo_gtk")
     obs = env.reset()
     cfg = S2Config()
-    mixture = Mixture(cfg, env, Asker(s2.Backend([]), cfg))
+    mixture = Mixture(cfg, env, RoleAsker(s2.Backend([]), cfg, system="s2/system", correction="s2/feedback", model_roles=MODEL_ROLES))
     screen = Screen(obs)
     dark = mixture.ground(ClickText("Dark mode"), screen)
     x, y = dark.actions[0].x, dark.actions[0].y
@@ -119,7 +120,7 @@ def test_the_textual_expert_drag_selects_a_span(xdisplay, demo_app, needs_a11y, 
     env.step(Type("Ana Lopez", element=_by_text(obs, "Name").id))
     assert demo_app.wait_for("name", "Ana Lopez")["name"] == "Ana Lopez"
     cfg = S2Config()
-    mixture = Mixture(cfg, env, Asker(s2.Backend([]), cfg))
+    mixture = Mixture(cfg, env, RoleAsker(s2.Backend([]), cfg, system="s2/system", correction="s2/feedback", model_roles=MODEL_ROLES))
     span = mixture.ground(SelectSpan("Lopez"), Screen(env.observe()))
     # (OCR may read the entry's text cursor into the word: "Lopez|")
     assert span.expert == "textual" and span.target.startswith("Lopez") and span.actions[0].start is not None

@@ -9,7 +9,8 @@ import pytest
 from agentlab.agents.base import AGENTS, agent_class
 from agentlab.agents.s2.actions import (ACTIONS, ClickSemantic, Done, Fail, SelectSpan, SetCells, TypeSemantic,
                                         actions_doc, parse_semantic)
-from agentlab.agents.s2.asking import Asker
+from agentlab.agents.asker import RoleAsker
+from agentlab.agents.s2.config import MODEL_ROLES
 from agentlab.agents.s2.cells import write_cells
 from agentlab.agents.s2.config import S2Config
 from agentlab.agents.s2.grounding import Mixture, best_element, parse_point
@@ -61,7 +62,7 @@ def test_an_ablated_expert_leaves_the_prompt_and_its_actions_are_refused() -> No
     no_visual = actions_doc(("textual", "structural"))
     assert "- click(" not in no_visual and "into" not in no_visual and "click_text(" in no_visual
     cfg = S2Config(experts=["visual", "structural"])
-    mixture = Mixture(cfg, env=None, asker=Asker(None, cfg))  # type: ignore[arg-type]  # nothing is asked or done
+    mixture = Mixture(cfg, env=None, asker=RoleAsker(None, cfg, system="s2/system", correction="s2/feedback"))  # type: ignore[arg-type]  # nothing is asked or done
     screen = Screen(Observation(None, DEMO))
     with pytest.raises(InvalidActionError, match="needs the textual grounding expert, which this run leaves out"):
         mixture.ground(SelectSpan("Lopez"), screen)
@@ -85,7 +86,7 @@ def test_text_similarity_picks_the_described_element_and_scores_it() -> None:
     el, score = best_element("the Save button", [_el(1, "push button", "Open"), _el(2, "label", "Quit")])
     assert score < 0.3
     cfg = S2Config()
-    mixture = Mixture(cfg, env=None, asker=Asker(_TextOnly(), cfg))  # type: ignore[arg-type]
+    mixture = Mixture(cfg, env=None, asker=RoleAsker(_TextOnly(), cfg, system="s2/system", correction="s2/feedback", model_roles=MODEL_ROLES))  # type: ignore[arg-type]
     g = mixture.ground(ClickSemantic("the Greet button"), Screen(Observation(None, DEMO)))
     assert (g.expert, g.detail["element"], g.actions[0].to_call()) == ("visual", 4, "click(4)")
     role = g.role()
