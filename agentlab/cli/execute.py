@@ -173,7 +173,7 @@ def exec_tasks(
         raise ConfigError(f"--{'rerun' if rerun is not None else 'retry-errors'} runs rows of an earlier run again; "
                           "it needs --resume")
     if mode not in MODES:
-        raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
+        raise ConfigError(f"--mode must be {' or '.join(MODES)}, not '{mode}'")
     if manager not in MANAGERS:
         raise ConfigError(f"--manager must be one of {', '.join(MANAGERS)}, not '{manager}'")
     if tasks.is_dir() and out.resolve() == tasks.resolve():
