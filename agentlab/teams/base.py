@@ -14,11 +14,9 @@ state, the result row, harness errors -- and calls a team through three hooks:
    trajectory's end record), also after a harness error.
 
 A second planner/worker/reviewer design is a new module with a class implementing these three
-hooks and one line in :data:`TEAMS`; nothing in the kernel changes. A team with settings of its
-own names their pydantic model (a :class:`TeamSettings`) in that line: the run carries them in
-``ExecOptions.team_settings``, checked by that model, and the manifest records them under the
-team's name. A team that asks a person gets the run's callback as ``Job.ask``
-(:mod:`agentlab.dialogue.person`) whenever its settings say it asks (:attr:`TeamSettings.asks_person`).
+hooks and one line in :data:`TEAMS`, which names its settings model too (a :class:`TeamSettings`,
+checked wherever ``ExecOptions.team_settings`` is filled); nothing in the kernel changes. A team
+whose settings ask a person gets the run's callback (:mod:`agentlab.dialogue.person`) as ``Job.ask``.
 """
 
 from __future__ import annotations
@@ -124,12 +122,6 @@ class ExecOptions:
             raise ConfigError(f"team {self.team!r} has no {model.__name__} settings")
         return self.team_settings
 
-    def settings_record(self) -> dict[str, Any]:
-        """The team's settings for the manifest, under the team's name ({} without any)."""
-        if not isinstance(self.team_settings, TeamSettings):
-            return {}
-        return {str(self.team): self.team_settings.model_dump(mode="json")}
-
 
 @dataclass
 class Job:
@@ -207,7 +199,7 @@ def team_settings(name: str, given: TeamSettings | dict[str, Any] | None = None,
     if isinstance(given, model):
         return given
     try:
-        return model.model_validate(given.model_dump() if isinstance(given, BaseModel) else dict(given or {}))
+        return model.model_validate(given.model_dump() if isinstance(given, BaseModel) else given or {})
     except ValidationError as exc:
         raise ConfigError(f"team {name!r} settings: {' '.join(str(exc).split())[:300]}", where=where) from None
 
