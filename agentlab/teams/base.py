@@ -107,14 +107,12 @@ class ExecOptions:
     mode: Mode = "single"
     #: a team of :data:`TEAMS` carrying every task out; None: chosen per task (:func:`team_name`)
     team: str | None = None
-    #: that team's settings: its own model, or a mapping it checks (None: its defaults)
+    #: that team's settings: its own model, or a mapping it checks (None: its defaults; no team: none,
+    #: so ``replace(options, team=None)`` leaves no other team's settings behind)
     team_settings: TeamSettings | dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if self.team is not None:
-            self.team_settings = team_settings(self.team, self.team_settings)
-        elif self.team_settings:
-            raise ConfigError("team settings were given but no team to take them")
+        self.team_settings = None if self.team is None else team_settings(self.team, self.team_settings)
 
     def settings(self, model: type[S]) -> S:
         """The team's settings as its own model (how a team reads them)."""
