@@ -53,7 +53,7 @@ def test_enrolment_hides_only_the_note_about_the_agents_it_is_enrolling() -> Non
 
 
 def test_a_notebook_question_without_a_scripted_answer_is_not_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    from agentlab.teams.cola.interaction import Question, ScriptedAnswers
+    from agentlab.dialogue.person import Question, ScriptedAnswers
     from agentlab.viz.ask import NotebookAsk
 
     def nobody(prompt: str) -> str:

@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING
 import typer
 
 from agentlab.run.episode import check_out_dir
-from agentlab.metaagent.router import DEFAULT_ROUTER, ROUTERS
-from agentlab.teams.base import TEAMS
+from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER, ROUTERS
+from agentlab.teams.base import MODES, TEAMS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.dialogue.person import Ask
     from agentlab.llm.config import LLMConfig
     from agentlab.llm.roles import ModelsFile
-    from agentlab.teams.cola.interaction import Ask
-    from agentlab.teams.cola.options import ColaOptions
+    from agentlab.teams.base import TeamSettings
 
+_TEAMS_HELP = "; ".join(f"{name} ({entry.about})" for name, entry in TEAMS.items())
 
 
 def _load_tasks(path: Path):
@@ -34,7 +35,7 @@ def _load_tasks(path: Path):
     return load_tasks(path) if path.is_dir() else [load_task(path)]
 
 
-def parse_runner_options(items: list[str]) -> dict[str, object]:
+def parse_runner_options(items: list[str], flag: str = "--runner-option") -> dict[str, object]:
     """``["replan=false", "experts=[visual]"]`` -> ``{"replan": False, "experts": ["visual"]}`` (values
     read as YAML); a malformed item is one :class:`ConfigError` line naming it."""
     import yaml
@@ -46,11 +47,11 @@ def parse_runner_options(items: list[str]) -> dict[str, object]:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--runner-option must be KEY=VALUE, not {item!r}")
+            raise ConfigError(f"{flag} must be KEY=VALUE, not {item!r}")
         try:
             out[key.strip()] = safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError as exc:
-            raise ConfigError(f"--runner-option {item!r}: the value is not valid YAML ({' '.join(str(exc).split())[:120]})") from None
+            raise ConfigError(f"{flag} {item!r}: the value is not valid YAML ({' '.join(str(exc).split())[:120]})") from None
     return out
 
 
@@ -85,36 +86,32 @@ def _sandbox_mode(requested: str | None, *, endpoint: bool) -> str:
     return mode
 
 
-def _team_setup(team: str | None, interaction: str, answers: Path | None,
-                items: list[str]) -> tuple[ColaOptions, Ask | None]:
-    """The team's settings and the person's callback (scripted answers from ``--answers``, else the
-    terminal). ``--team`` names a team of :data:`~agentlab.teams.base.TEAMS`; the interaction flags
-    fill the settings of a team that has them (COLA's) and are an error for any other."""
+def _team_setup(team: str | None, interaction: str | None, answers: Path | None,
+                items: list[str]) -> tuple[TeamSettings | None, Ask | None]:
+    """The ``--team``'s settings, checked by its own model (named by its :data:`~agentlab.teams.base.TEAMS`
+    entry), and the person's callback when those settings ask one: scripted answers from ``--answers``,
+    else the terminal."""
+    from agentlab.dialogue.person import ScriptedAnswers, terminal_ask
     from agentlab.errors import ConfigError
-    from agentlab.teams.base import team_class
-    from agentlab.teams.cola.interaction import MODES, ScriptedAnswers, terminal_ask
-    from agentlab.teams.cola.options import ColaOptions
+    from agentlab.teams.base import team_settings
 
-    field = team_class(team).settings_field if team is not None else None
-    if field != "cola":
-        if interaction != "automatic" or answers is not None or items:
-            raise ConfigError("--interaction, --answers and --cola-option set a COLA team's settings; they need --team cola")
-        return ColaOptions(), None
-    if interaction not in MODES:
-        raise ConfigError(f"--interaction must be one of {', '.join(MODES)}, not '{interaction}'")
-    try:
-        cola = ColaOptions(**{**parse_runner_options(items), "interaction": interaction})
-    except ValueError as exc:
-        raise ConfigError(f"--cola-option: {' '.join(str(exc).split())[:300]}") from None
-    if interaction == "automatic":
-        return cola, None
-    return cola, (ScriptedAnswers.from_file(answers) if answers is not None else terminal_ask)
+    given = {**parse_runner_options(items, "--team-option"), **({} if interaction is None else {"interaction": interaction})}
+    if team is None:
+        if given or answers is not None:
+            raise ConfigError("--interaction, --answers and --team-option set a team's settings; they need --team")
+        return None, None
+    settings = team_settings(team, given, where="--team-option")
+    if settings is None or not settings.asks_person:
+        if answers is not None:
+            raise ConfigError(f"--answers: --team {team} asks nobody with these settings (see its --interaction)")
+        return settings, None
+    return settings, (ScriptedAnswers.from_file(answers) if answers is not None else terminal_ask)
 
 
 def exec_tasks(
     tasks: Path = typer.Option(..., "--tasks", help="A task file or a folder of them (data/tasks format)."),
     out: Path = typer.Option(..., "--out", help="Run folder: results.jsonl and one episode folder per task."),
-    router: str = typer.Option(DEFAULT_ROUTER, "--router", help=f"{' | '.join(ROUTERS)} (gt: each task's gold agent, or gold plan)"),
+    router: str = typer.Option(DEFAULT_ROUTER, "--router", help=f"{' | '.join(ROUTERS)} (default {DEFAULT_ROUTER}: the answer key, each task's gold agent or its gold plan; a trained router routes through the store)."),
     agent: str | None = typer.Option(None, "--agent", help="Force this pool agent for every task."),
     llm_config: Path | None = typer.Option(None, "--llm-config", help="YAML LLM config, optionally with a roles: map (a model per role, docs/roles.md) (default: AGENTLAB_LLM_* or embedded SmolLM2)."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Replies/actions per task."),
@@ -129,12 +126,12 @@ def exec_tasks(
     budget: str | None = typer.Option(None, "--budget", help="Stop starting episodes once one would pass a limit: tokens=N,usd=X,seconds=S (any subset); with --resume, a new budget for the rest (docs/execution.md)."),
     prices: Path | None = typer.Option(None, "--prices", help="YAML price table (USD per million tokens per model id) over data/prices.yaml and AGENTLAB_PRICES; rows get usd."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many new tasks."),
-    tokens: Path | None = typer.Option(None, "--tokens", help="Router checkpoint (default: data/tokens for agenttoken)."),
+    tokens: Path | None = typer.Option(None, "--tokens", help=f"Router checkpoint (default: the shipped one for {' | '.join(sorted(CHECKPOINT_ROUTERS))})."),
     agents_dir: Path | None = typer.Option(None, "--agents", help="Agent documents folder (default data/agents)."),
     display: str | None = typer.Option(None, "--display", help="X display for desktop tasks (default: a private Xvfb per task); with --workers N, one per worker: :1,:2."),
     device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' (the built-in protocol-level fake device) or an adb serial; with --workers N, one per worker: a,b."),
     runner_option: list[str] = typer.Option([], "--runner-option", "-O", help="KEY=VALUE laid over every document's runner_options (repeat; VALUE is YAML), e.g. -O replan=false -O 'experts=[visual, textual]'."),
-    mode: str = typer.Option("single", "--mode", help="single (one agent per task; a gold plan still runs under --router gt) | manager (the router ranks, a manager writes the plan, its steps run)."),
+    mode: str = typer.Option(MODES[0], "--mode", help=f"{' | '.join(MODES)}: one agent per task (a gold plan still runs under --router {DEFAULT_ROUTER}), or the router ranks, a manager writes the plan, its steps run."),
     manager: str = typer.Option("llm", "--manager", help="Manager mode: llm (hash-manager prompt over the top-K documents) | clauses (split the instruction, route each part)."),
     k: int = typer.Option(5, "--k", min=1, help="Manager mode: the top-K agents the manager may use."),
     unconstrained: bool = typer.Option(False, "--unconstrained", help="Manager mode: prompt only, no plan-grammar decoding (the ablation)."),
@@ -142,10 +139,10 @@ def exec_tasks(
     min_plan_steps: int = typer.Option(1, "--min-plan-steps", min=1, help="Constrained manager: at least this many plan steps."),
     copy_task_words: bool = typer.Option(False, "--copy-task-words", help="Constrained manager: subtasks only use the task's own words."),
     clauses: bool = typer.Option(False, "--clauses", help="llm manager: route each part of the instruction on its own; when the parts land in different applications, their agents are the plan's candidates instead of the top-K."),
-    team: str | None = typer.Option(None, "--team", help=f"A team carries every task out: {' | '.join(TEAMS)} (cola: planner, scheduler, decision agents, reviewer; docs/agents/cola.md)."),
-    interaction: str = typer.Option("automatic", "--interaction", help="--team cola: automatic | passive (ask when unsure, failed or an error) | active (confirm every step)."),
-    answers: Path | None = typer.Option(None, "--answers", help="--team cola: the person's answers in advance, one per line (yes | no | stop | retry[: text] | reassign AGENT | backtrack K[: text]); without it the terminal asks."),
-    cola_option: list[str] = typer.Option([], "--cola-option", help="--team cola: KEY=VALUE of the team's settings (repeat; VALUE is YAML), e.g. --cola-option max_retries=2 --cola-option review=checks."),
+    team: str | None = typer.Option(None, "--team", help=f"A team carries every task out: {_TEAMS_HELP}."),
+    interaction: str | None = typer.Option(None, "--interaction", help="--team: when a team that asks a person asks (the same as --team-option interaction=MODE; e.g. automatic | passive | active)."),
+    answers: Path | None = typer.Option(None, "--answers", help="--team: the person's answers in advance, one per line (yes | no | stop | retry[: text] | reassign AGENT | backtrack K[: text]); without it the terminal asks."),
+    team_option: list[str] = typer.Option([], "--team-option", help="--team: KEY=VALUE of the team's settings, checked by its own settings model (repeat; VALUE is YAML), e.g. --team-option max_retries=2."),
     router_llm_config: Path | None = typer.Option(None, "--router-llm-config", help="YAML LLM config of the router/manager, apart from the agents' --llm-config (default: AGENTLAB_LLM_*)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Run tasks on N Ray workers (default 1: serial, in-process, Ray not started)."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Run on this existing Ray cluster (e.g. ray://head:10001 or auto) with --workers workers."),
@@ -175,8 +172,8 @@ def exec_tasks(
     if rerun_kinds and not (resume or force_resume):
         raise ConfigError(f"--{'rerun' if rerun is not None else 'retry-errors'} runs rows of an earlier run again; "
                           "it needs --resume")
-    if mode not in ("single", "manager"):
-        raise ConfigError(f"--mode must be single or manager, not '{mode}'")
+    if mode not in MODES:
+        raise ConfigError(f"--mode must be {' or '.join(MODES)}, not '{mode}'")
     if manager not in MANAGERS:
         raise ConfigError(f"--manager must be one of {', '.join(MANAGERS)}, not '{manager}'")
     if tasks.is_dir() and out.resolve() == tasks.resolve():
@@ -188,9 +185,9 @@ def exec_tasks(
     devices = per_worker(device, workers, "--device", shareable=frozenset({"fake"}))
     for serial in devices:  # a malformed --device is one line now, not a harness error per phone task
         parse_device(serial)
-    cola, ask = _team_setup(team, interaction, answers, cola_option)
-    if team is not None and mode != "single":
-        raise ConfigError(f"--team {team} writes its own plan; drop --mode manager")
+    settings, ask = _team_setup(team, interaction, answers, team_option)
+    if team is not None and mode != MODES[0]:
+        raise ConfigError(f"--team {team} writes its own plan; drop --mode {mode}")
     items = _load_tasks(tasks)
     pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
@@ -205,7 +202,7 @@ def exec_tasks(
                           envs=TaskEnvOptions(display=displays[0] if displays else None,
                                               device=devices[0] if devices else device,
                                               workspace=WorkspaceConfig(sandbox=isolation)),
-                          mode=mode, team=team, cola=cola)  # type: ignore[arg-type]
+                          mode=mode, team=team, team_settings=settings)  # type: ignore[arg-type]
     manager_options = ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
                                      max_steps=max_plan_steps, min_steps=min_plan_steps, copy_task_words=copy_task_words,
                                      clauses=clauses)

@@ -92,7 +92,7 @@ def _check_gui(paths: list[Path], out: Path | None) -> int:
     import shutil
     import tempfile
 
-    from agentlab.envs.gui_replay import check_task_gui
+    from agentlab.envs.gui_replay import check_task_gui, replays
     from agentlab.errors import DataError
     from agentlab.tasks.spec import load_task
 
@@ -105,7 +105,7 @@ def _check_gui(paths: list[Path], out: Path | None) -> int:
             failed += 1
             typer.echo(f"FAIL {exc}")
             continue
-        if task.env != "desktop":
+        if not replays(task):
             continue
         folder = root / task.id
         if folder.exists():

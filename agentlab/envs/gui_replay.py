@@ -171,6 +171,11 @@ class GuiCheck:
         return head + (f" ({self.error})" if self.error else f" (GUI: {self.steps} steps in {self.replay_s:.1f}s)")
 
 
+def replays(task: ExecTask) -> bool:
+    """Whether :func:`check_task_gui` checks ``task``: the GUI solutions it replays are a desktop's."""
+    return task.env == "desktop"
+
+
 def check_task_gui(task: ExecTask, folder: Path, options: TaskEnvOptions | None = None,
                    on_step: StepHook | None = None) -> GuiCheck:
     """Open ``task`` in ``folder`` (its episode folder), score the start state, replay its GUI

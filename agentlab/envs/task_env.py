@@ -42,6 +42,11 @@ class TaskEnvOptions:
     #: seconds to wait for a task's application window (LibreOffice's first start is slow)
     app_start_timeout_s: float = 120.0
 
+    @property
+    def sandbox(self) -> str:
+        """How the programs agents run are isolated (``auto`` | ``bwrap`` | ``none``; recorded in the manifest)."""
+        return self.workspace.sandbox
+
 
 class TaskEnv:
     """An env opened for one task. Subclasses override :meth:`collect` and :meth:`close`."""

@@ -59,9 +59,9 @@ from agentlab.parallel import Gate, Scale, WorkerRecipe, map_unordered
 from agentlab.record.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
 from agentlab.runlock import check_unlocked, holds_run_folder
 from agentlab.pool.store import AgentPool
-from agentlab.teams.base import ExecOptions, Job, PlanFn, RouteFn, team_class, team_name
-from agentlab.teams.cola.interaction import Ask
-from agentlab.teams.single import NoAgentChosen, gt_agent  # noqa: F401  (ground-truth routing: part of this module's API)
+from agentlab.teams.base import ExecOptions, Job, NoAgentChosen, PlanFn, RouteFn, TeamSettings, team_class, team_name
+from agentlab.dialogue.person import Ask
+from agentlab.metaagent.ground_truth import gt_agent  # noqa: F401  (ground-truth routing: part of this module's API)
 
 log = logging.getLogger(__name__)
 
@@ -149,12 +149,11 @@ def suite_manifest(
     resume with a changed role model is refused."""
     opts = asdict(options)
     envs = opts.pop("envs")
-    opts.pop("seed"), opts.pop("seeds"), opts.pop("cola")
-    settings = team_class(options.team).settings_field if options.team else None
-    if settings:  # a team's own settings change results only when that team runs
-        opts[settings] = getattr(options, settings).model_dump(mode="json")
+    opts.pop("seed"), opts.pop("seeds"), opts.pop("team_settings")
+    if isinstance(options.team_settings, TeamSettings):  # a team's own settings change results only when it runs
+        opts[str(options.team)] = options.team_settings.model_dump(mode="json")
     opts.update(router="forced" if agent else options.router, agent=agent, device=envs["device"],
-                sandbox=options.envs.workspace.sandbox, isolation=isolation_in_force(options.envs.workspace.sandbox))
+                sandbox=options.envs.sandbox, isolation=isolation_in_force(options.envs.sandbox))
     return build_manifest(
         "exec",
         models={"agents": _seeing(backend_identity(llm), llm, (sides or ImageSides()).default),

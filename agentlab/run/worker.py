@@ -35,7 +35,7 @@ from agentlab.record.budget import Budget
 from agentlab.llm.prices import PriceTable
 from agentlab.tasks.spec import ExecTask
 from agentlab.parallel import Scale
-from agentlab.teams.cola.interaction import Ask
+from agentlab.dialogue.person import Ask
 from agentlab.errors import ConfigError
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig

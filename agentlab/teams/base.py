@@ -14,7 +14,9 @@ state, the result row, harness errors -- and calls a team through three hooks:
    trajectory's end record), also after a harness error.
 
 A second planner/worker/reviewer design is a new module with a class implementing these three
-hooks and one line in :data:`TEAMS`; nothing in the kernel changes.
+hooks and one line in :data:`TEAMS`, which names its settings model too (a :class:`TeamSettings`,
+checked wherever ``ExecOptions.team_settings`` is filled); nothing in the kernel changes. A team
+whose settings ask a person gets the run's callback (:mod:`agentlab.dialogue.person`) as ``Job.ask``.
 """
 
 from __future__ import annotations
@@ -23,28 +25,61 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentlab.agents.context import Models, RunContext
 from agentlab.envs.task_env import TaskEnv, TaskEnvOptions
-from agentlab.errors import ConfigError
+from agentlab.errors import AgentlabError, ConfigError
 from agentlab.judge.evaluators import EvalResult
 from agentlab.metaagent.router import DEFAULT_ROUTER
 from agentlab.tasks.spec import ExecTask
 from agentlab.pool.store import AgentPool
-from agentlab.teams.cola.options import ColaOptions
 from agentlab.envs.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.dialogue.person import Ask
     from agentlab.tasks.decisions import RouteResult
-    from agentlab.teams.cola.interaction import Ask
 
-#: team name -> "module:Class" (the class takes no arguments; a run's settings come with the :class:`Job`)
-TEAMS: dict[str, str] = {
-    "single": "agentlab.teams.single:SingleAgent",
-    "plan": "agentlab.teams.executed:PlanTeam",
-    "cola": "agentlab.teams.cola.run:ColaRunner",
+
+class TeamSettings(BaseModel):
+    """What a team's own settings model derives from: unknown keys are refused, and it says whether
+    the team will ask a person (so the run knows to hand it one; Ray runs have nobody to ask)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @property
+    def asks_person(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class TeamEntry:
+    """One team of :data:`TEAMS`: its class and its settings model, as "module:Class" (imported lazily)."""
+
+    team: str  #: the class; it takes no arguments (a run's settings come with the :class:`Job`)
+    settings: str | None = None  #: its :class:`TeamSettings` model (None: the team has no settings)
+    about: str = ""  #: one line for ``--team``'s help
+
+
+#: team name -> its entry: the only list of teams (the CLI's choices and help are built from it)
+TEAMS: dict[str, TeamEntry] = {
+    "single": TeamEntry("agentlab.teams.single:SingleAgent", about="one agent on the whole task"),
+    "plan": TeamEntry("agentlab.teams.executed:PlanTeam", about="a plan's steps in order, each by its agent"),
+    "cola": TeamEntry("agentlab.teams.cola.run:ColaRunner", "agentlab.teams.cola.options:ColaOptions",
+                      about="planner, scheduler, decision agents, reviewer (docs/agents/cola.md)"),
 }
+#: how the agents of a task are chosen when no team is named: one (routed, or the gold plan's), or a manager's plan
+Mode = Literal["single", "manager"]
+MODES: tuple[str, ...] = get_args(Mode)
+
+S = TypeVar("S", bound=TeamSettings)
+
+class NoAgentChosen(AgentlabError):
+    """The router gave no agent for the task (e.g. the ICL router's generation named none): the
+    routing failed, so the task fails -- not a harness error."""
+
 
 #: picks the agent (a pool name) for a task; raises an AgentlabError when none can be chosen
 RouteFn = Callable[[ExecTask], str]
@@ -69,11 +104,21 @@ class ExecOptions:
     envs: TaskEnvOptions = field(default_factory=TaskEnvOptions)
     #: "single": one agent per task (a task's gold plan still runs under ``--router gt``);
     #: "manager": a manager writes a plan over the router's top-K agents and the plan is executed
-    mode: Literal["single", "manager"] = "single"
-    #: a team carrying every task out (``"cola"``); None: plans run step by step (agentlab.teams.executed)
+    mode: Mode = "single"
+    #: a team of :data:`TEAMS` carrying every task out; None: chosen per task (:func:`team_name`)
     team: str | None = None
-    #: the COLA team's settings (``team="cola"``): interaction mode, review, recovery budgets, memory
-    cola: ColaOptions = field(default_factory=ColaOptions)
+    #: that team's settings: its own model, or a mapping it checks (None: its defaults; no team: none,
+    #: so ``replace(options, team=None)`` leaves no other team's settings behind)
+    team_settings: TeamSettings | dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.team_settings = None if self.team is None else team_settings(self.team, self.team_settings)
+
+    def settings(self, model: type[S]) -> S:
+        """The team's settings as its own model (how a team reads them)."""
+        if not isinstance(self.team_settings, model):
+            raise ConfigError(f"team {self.team!r} has no {model.__name__} settings")
+        return self.team_settings
 
 
 @dataclass
@@ -111,9 +156,6 @@ class Opening:
 class Team(Protocol):
     """A way to carry a task out (see the module docstring for the three hooks)."""
 
-    #: the field of the run's options holding this team's own settings (recorded in the manifest), if any
-    settings_field: ClassVar[str | None]
-
     def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None: ...
 
     def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None: ...
@@ -123,15 +165,41 @@ class Team(Protocol):
     def close(self, job: Job, row: dict[str, Any]) -> None: ...
 
 
-def team_class(name: str, *, where: str | None = None) -> type[Team]:
-    """The team registered as ``name``; an unknown name is a :class:`ConfigError` listing the known ones."""
+def team_entry(name: str, *, where: str | Path | None = None) -> TeamEntry:
+    """The entry of the team registered as ``name``; an unknown name is a :class:`ConfigError` listing the known ones."""
     try:
-        target = TEAMS[name]
+        return TEAMS[name]
     except KeyError:
         raise ConfigError(f"unknown team {name!r}; known teams: {', '.join(TEAMS)}", where=where) from None
+
+
+def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
-    cls: type[Team] = getattr(importlib.import_module(module), attr)
+    return getattr(importlib.import_module(module), attr)
+
+
+def team_class(name: str, *, where: str | None = None) -> type[Team]:
+    """The team registered as ``name``."""
+    cls: type[Team] = _load(team_entry(name, where=where).team)
     return cls
+
+
+def team_settings(name: str, given: TeamSettings | dict[str, Any] | None = None, *,
+                  where: str | Path | None = None) -> TeamSettings | None:
+    """Team ``name``'s settings checked by its own model (its defaults for what ``given`` leaves out);
+    None for a team without settings. Settings a team does not take are a :class:`ConfigError`."""
+    entry = team_entry(name, where=where)
+    if entry.settings is None:
+        if given:
+            raise ConfigError(f"team {name!r} takes no settings", where=where)
+        return None
+    model: type[TeamSettings] = _load(entry.settings)
+    if isinstance(given, model):
+        return given
+    try:
+        return model.model_validate(given.model_dump() if isinstance(given, BaseModel) else given or {})
+    except ValidationError as exc:
+        raise ConfigError(f"team {name!r} settings: {' '.join(str(exc).split())[:300]}", where=where) from None
 
 
 def team_name(task: ExecTask, options: ExecOptions, *, agent: str | None, route: RouteFn | None,

@@ -14,7 +14,7 @@ plan, else the task's ground-truth agent on the whole task.
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import Any
 
 from agentlab.envs.task_env import TaskEnv
 from agentlab.judge.evaluators import EvalResult
@@ -51,7 +51,6 @@ def _plan_for(job: Job, row: dict[str, Any]) -> list[PlanStep] | None:
 class PlanTeam:
     """A plan's steps in order; the row gains ``plan``, ``step_outcomes`` and the summed costs."""
 
-    settings_field: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         self.hub: Hub | None = None

@@ -10,28 +10,21 @@ cannot act on the task's env (a GUI agent given a workspace task) is the router'
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import Any
 
 from agentlab.agents.base import Agent, build_agent, run_agent
 from agentlab.tasks.env_kinds import CAN_ACT
 from agentlab.envs.task_env import TaskEnv
-from agentlab.errors import AgentlabError
 from agentlab.metaagent.ground_truth import gt_agent
 from agentlab.judge.evaluators import EvalResult
-from agentlab.teams.base import Job, Opening
+from agentlab.teams.base import Job, NoAgentChosen, Opening
 from agentlab.envs.trajectory import TrajectoryRecorder
 
 log = logging.getLogger(__name__)
 
-class NoAgentChosen(AgentlabError):
-    """The router gave no agent for the task (e.g. the ICL router's generation named none): the
-    routing failed, so the task fails -- not a harness error."""
-
-
 class SingleAgent:
     """One agent on the whole task; the episode folder is its trajectory."""
 
-    settings_field: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         self.agent: Agent | None = None

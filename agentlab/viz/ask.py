@@ -1,4 +1,4 @@
-"""The COLA team's question to a person, asked in a notebook (an :data:`~agentlab.teams.cola.interaction.Ask`).
+"""A team's question to a person, asked in a notebook (an :data:`~agentlab.dialogue.person.Ask`).
 
 A running cell cannot receive widget clicks (the kernel is busy running it), so the question
 is shown as an ipywidgets card -- the step, the agent, what the reviewer saw, how to answer --
@@ -7,7 +7,7 @@ politely until the person replies; an answer that cannot be read is asked again.
 keeps the conversation (question, answer) so the notebook shows what was decided.
 
 Under papermill (or any kernel without a front end for input), ``input()`` is refused; the
-answers given in advance are used instead (:class:`~agentlab.teams.cola.interaction.ScriptedAnswers`,
+answers given in advance are used instead (:class:`~agentlab.dialogue.person.ScriptedAnswers`,
 ``yes`` when none are left), so a papermill run never hangs.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentlab.errors import ConfigError
-from agentlab.teams.cola.interaction import Answer, Question, ScriptedAnswers, parse_answer
+from agentlab.dialogue.person import Answer, Question, ScriptedAnswers, parse_answer
 
 log = logging.getLogger(__name__)
 

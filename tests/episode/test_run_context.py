@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -73,8 +73,6 @@ def test_usage_by_role_adds_up_to_the_row(tmp_path: Path, pool, scripted) -> Non
 class _EchoTeam:
     """A team written for this test: it opens the task's env and writes the answer file itself."""
 
-    settings_field: ClassVar[str | None] = None
-
     def prepare(self, job: teams.Job, row: dict[str, Any]) -> teams.Opening | None:
         row["agents"] = ["echo"]
         return teams.Opening(job.task.env, job.options.envs)
@@ -94,7 +92,7 @@ class _EchoTeam:
 
 
 def test_a_new_team_is_one_registry_entry(tmp_path: Path, pool, scripted, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(teams.TEAMS, "echo", f"{__name__}:_EchoTeam")
+    monkeypatch.setitem(teams.TEAMS, "echo", teams.TeamEntry(f"{__name__}:_EchoTeam"))
     task = load_task(tasks_dir() / "csv-sales-summary.json")
     row = run_task(task, pool=pool, llm=scripted(["hello"]), out_dir=tmp_path, options=ExecOptions(team="echo"))
     assert row["error"] is None and row["status"] == "done" and row["agents"] == ["echo"]

@@ -25,7 +25,7 @@ ONE_STEP = "1. Add the bookmark"
 
 
 def _options() -> ExecOptions:
-    return ExecOptions(team="cola", max_steps=3, cola=ColaOptions())  # type: ignore[arg-type]
+    return ExecOptions(team="cola", max_steps=3, team_settings=ColaOptions())  # type: ignore[arg-type]
 
 
 def _outside(tmp_path: Path) -> tuple[Path, dict[str, tuple[int, bytes | None]]]:

@@ -8,7 +8,7 @@ import pytest
 
 from agentlab.envs.snapshot import FolderChanges
 from agentlab.errors import ActionParseError, ConfigError
-from agentlab.teams.cola.interaction import Answer, Question, ScriptedAnswers, parse_answer, terminal_ask
+from agentlab.dialogue.person import Answer, Question, ScriptedAnswers, parse_answer, terminal_ask
 from agentlab.teams.cola.memory import LongTermMemory, MemoryEntry, ShortTermMemory
 from agentlab.teams.cola.planner import parse_plan
 from agentlab.teams.cola.reviewer import StepView, check_step, parse_review

@@ -14,7 +14,7 @@ from pathlib import Path
 from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.llm.base import ChatMessage
-from agentlab.teams.cola.interaction import ScriptedAnswers
+from agentlab.dialogue.person import ScriptedAnswers
 from agentlab.teams.cola.options import ColaOptions
 from agentlab.envs.trajectory import load_trajectory
 
@@ -31,7 +31,7 @@ READ = py("print(open('sales.csv').read().count(chr(10)))")  # a harmless step: 
 
 
 def _options(**cola: object) -> ExecOptions:
-    return ExecOptions(team="cola", max_steps=3, cola=ColaOptions(**cola))  # type: ignore[arg-type]
+    return ExecOptions(team="cola", max_steps=3, team_settings=ColaOptions(**cola))  # type: ignore[arg-type]
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -176,7 +176,7 @@ def test_agentlab_exec_team_cola_through_a_loopback_openai_endpoint(tmp_path, ch
     assert row["llm_calls"] == 3 == len(chat_server.requests) and row["model_id"] == "strong-model"
     bad = CliRunner().invoke(app, ["exec", "--tasks", str(tasks_dir() / f"{TASK.id}.json"), "--out", str(tmp_path / "x"),
                                    "--interaction", "active"])
-    assert bad.exit_code != 0 and "need --team cola" in str(bad.exception)
+    assert bad.exit_code != 0 and "they need --team" in str(bad.exception)
     both = CliRunner().invoke(app, ["exec", "--tasks", str(tasks_dir() / f"{TASK.id}.json"), "--out", str(tmp_path / "y"),
                                     "--team", "cola", "--mode", "manager"])
     assert both.exit_code != 0 and "drop --mode manager" in str(both.exception)

@@ -72,6 +72,6 @@ def cola_run(tmp_path_factory: pytest.TempPathFactory, viz_pool: AgentPool) -> P
 
     out = tmp_path_factory.mktemp("viz-cola") / "run"
     llm = TeamScript(planner=[ONE_STEP], agent=[WRONG, SOLVE], reviewer=[NO, YES])
-    run_suite([TASK], pool=viz_pool, llm=llm, out_dir=out, options=ExecOptions(team="cola", max_steps=3, cola=ColaOptions()),
+    run_suite([TASK], pool=viz_pool, llm=llm, out_dir=out, options=ExecOptions(team="cola", max_steps=3, team_settings=ColaOptions()),
               progress=False)
     return out

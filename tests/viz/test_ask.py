@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentlab.teams.cola.interaction import Question
+from agentlab.dialogue.person import Question
 from agentlab.viz.ask import NotebookAsk
 
 Q = Question(kind="unsure", step=2, agent="WordAgent", subtask="write the letter", text="Accept it?")

@@ -1,4 +1,5 @@
-"""How a COLA team runs (``ExecOptions.cola``; ``agentlab exec --team cola`` fills it).
+"""How a COLA team runs: the settings model its :data:`~agentlab.teams.base.TEAMS` entry names
+(``ExecOptions.team_settings``; ``agentlab exec --team cola --team-option KEY=VALUE`` fills it).
 
 One pydantic object, so a YAML config or a papermill ``parameters`` cell can set it, and every
 bound on the team's recovery (retries, reassignments, backtracks, questions) is explicit.
@@ -8,16 +9,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
 
-from agentlab.teams.cola.interaction import Mode
+from pydantic import Field
+
+from agentlab.teams.base import TeamSettings
 from agentlab.teams.cola.reviewer import ReviewMode
 
+#: when the team asks a person: never; when the reviewer is unsure, a step failed past the team's own
+#: recovery, or an error stopped an agent; after every step, to confirm it (declining stops the task)
+Mode = Literal["automatic", "passive", "active"]
 
-class ColaOptions(BaseModel):
+
+class ColaOptions(TeamSettings):
     """The team's settings; the run's ``max_steps`` is each step's budget."""
-
-    model_config = ConfigDict(extra="forbid")
 
     interaction: Mode = Field("automatic", description="automatic | passive (ask when unsure/failed/error) | active (confirm every step)")
     review: ReviewMode = Field("model", description="model: checks, then a model call; checks: the deterministic checks only")
@@ -36,3 +41,7 @@ class ColaOptions(BaseModel):
     max_new_tokens: int = Field(160, ge=16, description="planner replies")
     review_max_new_tokens: int = Field(64, ge=16, description="reviewer replies")
     max_attempts: int = Field(2, ge=1, description="asks per planner/reviewer reply until it parses")
+
+    @property
+    def asks_person(self) -> bool:
+        return self.interaction != "automatic"

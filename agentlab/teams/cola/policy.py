@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentlab.envs.snapshot import Snapshot
-from agentlab.teams.cola.interaction import Answer, QuestionKind
+from agentlab.dialogue.person import Answer, QuestionKind
 from agentlab.teams.cola.options import ColaOptions
 from agentlab.teams.cola.reviewer import Review
 from agentlab.teams.cola.scheduler import Assignment

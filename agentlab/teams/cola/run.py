@@ -7,12 +7,13 @@ once the task is judged, puts the task's summary in the team's long-term memory.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from agentlab.envs.task_env import TaskEnv
 from agentlab.judge.evaluators import EvalResult
 from agentlab.fileio import atomic_write_json
 from agentlab.teams.base import Job, Opening
+from agentlab.teams.cola.options import ColaOptions
 from agentlab.teams.cola.team import ColaTeam, TeamStatus
 from agentlab.teams.executed import plan_row, plan_status
 from agentlab.teams.hub import PLAN_FILE, Hub
@@ -43,7 +44,6 @@ def cola_row(team: ColaTeam, status: TeamStatus, job: Job) -> dict[str, Any]:
 class ColaRunner:
     """COLA's planner, scheduler, decision agents and reviewer on one task (docs/agents/cola.md)."""
 
-    settings_field: ClassVar[str | None] = "cola"
 
     def __init__(self) -> None:
         self.hub: Hub | None = None
@@ -51,7 +51,7 @@ class ColaRunner:
         self.fields: dict[str, Any] = {}
 
     def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None:
-        cola = job.options.cola
+        cola = job.options.settings(ColaOptions)
         row.update(mode=job.options.mode, team="cola", plan=[], step_outcomes=[], plan_source="cola",
                    interaction=cola.interaction, cola=cola.model_dump(mode="json"))
         self.hub = Hub(job.task.instruction)

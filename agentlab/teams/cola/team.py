@@ -44,8 +44,9 @@ from agentlab.safepath import SafeFolder
 from agentlab.tasks.decisions import PlanStep
 from agentlab.pool.document import AgentDocument
 from agentlab.teams.base import Job
-from agentlab.teams.cola.interaction import Answer, Question, QuestionKind
+from agentlab.dialogue.person import Answer, Question, QuestionKind
 from agentlab.teams.cola.memory import LongTermMemory, MemoryEntry, ShortTermMemory
+from agentlab.teams.cola.options import ColaOptions
 from agentlab.teams.cola.policy import Decision, Slot, decide
 from agentlab.teams.cola.planner import PROMPTS as PLANNER_PROMPTS
 from agentlab.teams.cola.planner import Planner
@@ -94,8 +95,8 @@ class ColaTeam:
         task, pool, options = job.task, job.pool, job.options
         self.job, self.task, self.pool, self.opened, self.hub = job, task, pool, opened, hub
         self.episode_dir, self.run_dir, self.options, self.deadline = job.folder, job.run_dir, options, job.deadline
-        self.cola = options.cola
-        if self.cola.interaction != "automatic" and job.ask is None:
+        self.cola = options.settings(ColaOptions)
+        if self.cola.asks_person and job.ask is None:
             raise ConfigError(f"interaction mode {self.cola.interaction!r} needs someone to ask (an answers file, a terminal)",
                               where=task.source or task.id)
         self.ask = job.ask

@@ -1,17 +1,10 @@
-"""How a COLA team talks to a person: one question type, one answer type, one callback.
+"""Asking a person: one question type, one answer type, one callback, whatever the team or front end.
 
-COLA's interaction modes decide *when* a person is asked (:data:`Mode`):
-
-* ``automatic`` -- never; the reviewer's verdict decides;
-* ``passive`` -- when the reviewer is unsure, when a step failed and the team's own retries
-  and reassignments are spent, or when an error stopped an agent;
-* ``active`` -- after every step, to confirm it (declining stops the task).
-
-Whatever the front end, the question goes through ONE callback type, :data:`Ask`
-(``Question -> Answer``): :func:`terminal_ask` in the CLI, :class:`ScriptedAnswers` in tests
-and unattended runs (``agentlab exec --answers FILE``; papermill runs), and the notebook
-prompt in :mod:`agentlab.viz.ask`. An answer is written the same way everywhere
-(:func:`parse_answer`)::
+A team that involves a person (COLA's passive and active modes, in its own settings) decides
+*when* to ask; the run decides *how*: the kernel hands the team one callback of type :data:`Ask`
+(``Question -> Answer``) -- :func:`terminal_ask` in the CLI, :class:`ScriptedAnswers` in tests
+and unattended runs (``agentlab exec --answers FILE``; papermill runs), and the notebook prompt
+in :mod:`agentlab.viz.ask`. An answer is written the same way everywhere (:func:`parse_answer`)::
 
     yes | no | stop | retry[: guidance] | reassign AGENT[: guidance] | backtrack K[: guidance]
 
@@ -32,9 +25,6 @@ from agentlab.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["automatic", "passive", "active"]
-MODES: tuple[Mode, ...] = ("automatic", "passive", "active")
-
 #: why the team asks
 QuestionKind = Literal["confirm", "unsure", "failed", "error"]
 Choice = Literal["yes", "no", "stop", "retry", "reassign", "backtrack"]
@@ -43,7 +33,7 @@ CHOICES: tuple[Choice, ...] = ("yes", "no", "stop", "retry", "reassign", "backtr
 
 @dataclass(frozen=True)
 class Question:
-    """What the team asks a person about one step (``step`` counts from 1, as shown)."""
+    """What a team asks a person about one step (``step`` counts from 1, as shown)."""
 
     kind: QuestionKind
     step: int
@@ -54,7 +44,7 @@ class Question:
 
     def prompt(self) -> str:
         """The question as a person reads it, with how to answer."""
-        return (f"[COLA, step {self.step}, {self.agent}] {self.text}\n"
+        return (f"[step {self.step}, {self.agent}] {self.text}\n"
                 f"Answer: {' | '.join(_SYNTAX[c] for c in self.choices)}")
 
 
