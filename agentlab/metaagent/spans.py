@@ -159,10 +159,10 @@ def load_default(pool: AgentPool, path: Path = DEFAULT_PATH) -> SpanDetector | N
 
 
 def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float = 1.0,
-              encoder: SentenceEncoder | None = None) -> tuple[SpanDetector, list[tuple[str, str]]]:
+              encoder: SentenceEncoder | None = None) -> tuple[SpanDetector, list[tuple[str, str, str]]]:
     """Fit on ``pool``'s specialists' demonstrations: the classifier on the seeds and half the
     self-instruct ones, the threshold on the other half at ``budget``. Returns the detector and the
-    held-out single-application requests (text, platform) its threshold was fitted on."""
+    held-out single-application requests (text, domain, platform) its threshold was fitted on."""
     from sklearn.linear_model import LogisticRegression
 
     from agentlab.metaagent.data import load_training_set
@@ -172,7 +172,7 @@ def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float 
     data = load_training_set(pool, source="all", seed=seed)
     seeds = {(d.name, x.text.lower()) for d in pool for x in d.demonstrations}
     train: list[tuple[str, str]] = []
-    held: list[tuple[str, str]] = []  # (text, platform)
+    held: list[tuple[str, str, str]] = []  # (text, domain, platform)
     rng = random.Random(seed)
     for text, y in zip(data.texts, data.labels):
         doc = pool.get(data.agents[y])
@@ -181,7 +181,7 @@ def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float 
         if (doc.name, text.lower()) in seeds or rng.random() < 0.5:
             train.append((text, doc.domain))
         else:
-            held.append((text, doc.platform))
+            held.append((text, doc.domain, doc.platform))
     domains = sorted({d for _, d in train})
     win_text, win_label = [], []
     for text, dom in train:
@@ -195,7 +195,7 @@ def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float 
     clf.fit(x, np.asarray(win_label))
     det = SpanDetector(domains, clf.coef_.astype(np.float32), clf.intercept_.astype(np.float32), 0.0, enc.model_id, {})
     platform_of = {d.domain: d.platform for d in pool}
-    scores = sorted(det.score(t, p, enc) for t, p in held)
+    scores = sorted(det.score(t, p, enc) for t, _, p in held)
     k = int(np.floor(budget * len(scores)))
     det.threshold = float(scores[len(scores) - 1 - k]) if k < len(scores) else 0.0
     det.fit = {"train_demonstrations": len(train), "train_windows": len(win_text), "held_out": len(held),

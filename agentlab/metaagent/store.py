@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from agentlab.errors import ConfigError
 from agentlab.metaagent.device import on_platform
 from agentlab.metaagent.mentions import ApplicationLexicon, names_two_applications
+from agentlab.metaagent.spans import SpanDetector
 from agentlab.metaagent.store_policy import FallbackPolicy, generalists
 from agentlab.pool import AgentPool
 from agentlab.tasks.decisions import RouteResult
@@ -52,6 +53,9 @@ class StoreRule:
     #: the fallback signal's threshold (``inf``: the signal never sends a task to a generalist)
     threshold: float = math.inf
     signal: str = "generalist_mass"
+    #: the phrase detector of two-application requests (:mod:`~agentlab.metaagent.spans`), beside
+    #: named applications; None (the default): named applications only
+    spans: SpanDetector | None = None
     lexicon: ApplicationLexicon = field(init=False)
     policy: FallbackPolicy | None = field(init=False)
 
@@ -68,7 +72,8 @@ class StoreRule:
         gen = set(self.policy.generalists)
         if not any(n in gen for n, _ in result.ranking) and result.agent not in gen:
             return result
-        multi = names_two_applications(self.lexicon, text, platform)
+        multi = names_two_applications(self.lexicon, text, platform) or (
+            self.spans is not None and self.spans.is_multi(text, platform))
         decision = self.policy.decide(result.ranking, result.agent, multi_app=multi)
         if decision.agent == result.agent:
             return result

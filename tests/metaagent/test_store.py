@@ -56,3 +56,17 @@ def test_an_unknown_policy_is_one_clear_error() -> None:
     assert check_policy("open") == "open"
     with pytest.raises(ConfigError, match="--policy must be one of store, open, not 'greedy'"):
         check_policy("greedy")
+
+
+def test_a_request_whose_phrases_need_two_applications_goes_to_a_generalist_with_the_detector(
+        pool: AgentPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No application is named; the phrase detector (when given) sees notes -> writer, slides -> impress."""
+    from agentlab.metaagent import spans
+    from tests.metaagent.test_spans import WordEncoder, _detector
+
+    monkeypatch.setattr(spans, "_encoder", lambda model_id: WordEncoder())
+    res = RouteResult("SlideAgent", [("SlideAgent", 0.6), ("AgentS2", 0.2), ("PCAgent", 0.1), ("WordAgent", 0.1)])
+    text = "turn the meeting notes into slides"
+    assert StoreRule(pool).decide(res, text, "desktop") is res  # named applications only: stays
+    assert StoreRule(pool, spans=_detector()).decide(res, text, "desktop").agent == "AgentS2"
+    assert StoreRule(pool, spans=_detector()).decide(res, "make the slides of the deck blue", "desktop") is res
