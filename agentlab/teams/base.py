@@ -36,6 +36,7 @@ from agentlab.teams.cola.options import ColaOptions
 from agentlab.envs.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.metaagent.router import RouterShelf
     from agentlab.tasks.decisions import RouteResult
     from agentlab.teams.cola.interaction import Ask
 
@@ -92,6 +93,7 @@ class Job:
     route: RouteFn | None = None  #: the router (None: ground truth)
     planner: PlanFn | None = None  #: manager mode
     ask: Ask | None = None  #: how a team that asks a person asks (COLA's passive/active modes)
+    routers: RouterShelf | None = None  #: the routers the run has built (a team's own router comes from here)
 
     def context(self, recorder: TrajectoryRecorder, **changes: Any) -> RunContext:
         """The :class:`RunContext` of one agent acting for this episode (its own recorder)."""
