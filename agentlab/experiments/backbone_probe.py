@@ -54,12 +54,11 @@ def nearest_centroid(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch
 
 
 def linear_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, classes: int, *,
-                 l2: float = 1e-2, steps: int = 100, seed: int = 0) -> torch.Tensor:
+                 l2: float = 1e-2, steps: int = 100) -> torch.Tensor:
     """Predicted class per test row from an L2-regularised logistic regression fitted with L-BFGS."""
     tr, te = _standardise(train_x.float(), test_x.float())
-    w, b = fit_logistic(tr, train_y, classes, l2=l2, steps=steps, seed=seed)
-    with torch.no_grad():
-        return (te @ w + b).argmax(1)
+    w, b = fit_logistic(tr.numpy(), train_y.numpy(), classes, l2=l2, max_iter=steps)
+    return torch.from_numpy(te.double().numpy() @ w + b).argmax(1)
 
 
 def score(train_x: torch.Tensor, train_domains: Sequence[str], test_x: torch.Tensor, test_domains: Sequence[str]) -> ProbeScore:

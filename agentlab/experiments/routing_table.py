@@ -81,11 +81,11 @@ class SetScore:
 
 
 def _route(router: Router, tasks: list[Any], device_aware: bool, policy: str = "open") -> list[RouteResult]:
-    texts = [t.instruction for t in tasks]
-    if not device_aware and policy == "open":
-        return router.route(texts)
+    from agentlab.metaagent.store import StoreRule, check_policy
+
     platforms = [getattr(t, "platform", None) if device_aware else None for t in tasks]
-    return router.route_on(texts, platforms, policy=policy)
+    rule = StoreRule(router.pool) if check_policy(policy, option="policy") == "store" else None
+    return router.route([t.instruction for t in tasks], platforms=platforms, policy=rule)
 
 
 def score_set(router: Router, tasks: list[BenchmarkTask], pool: AgentPool, *, device_aware: bool = False,

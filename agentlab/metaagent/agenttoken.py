@@ -278,7 +278,7 @@ class AgentTokenRouter(Router):
         return [self._ranking(z) for z in self.agent_logits(tasks, states)]
 
     @torch.no_grad()
-    def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
+    def _choose(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
         return self.decode(tasks, states)
 
     @torch.no_grad()

@@ -236,7 +236,10 @@ def route(
     skipped = f", {len(rejected)} rejected" if rejected else ""
     if mode == "router":
         platforms = [t.get("platform") or platform for t in ok_items]
-        results = iter(r.route_on(texts, platforms, states_arg, policy=policy) if ok_items else [])
+        from agentlab.metaagent.store import StoreRule
+
+        rule = StoreRule(pool) if policy == "store" else None
+        results = iter(r.route(texts, states_arg, platforms=platforms, policy=rule))
         from agentlab.tasks.decisions import RouteResult
 
         records = [RouteResult(None, [], error=rejected[t["id"]]).as_record(t["id"]) if t["id"] in rejected

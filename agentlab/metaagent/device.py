@@ -15,8 +15,8 @@ platform's agents, renormalised, so a policy or a manager reading it sees the sa
 platform none of the ranked agents runs on leaves the decision as it was, with a warning in its
 ``error`` (nothing to choose from is not a reason to choose nothing). :func:`restrict` is the same
 rule for any set of eligible agents: a task file's env admits only the agents whose runner can act
-on it (a workspace task never goes to a GUI-only agent: ``RouterRoute`` in :mod:`agentlab.run.episode`). Callers: :meth:`agentlab.metaagent.router.Router.route_on`
-(``agentlab route --platform``; ``route_task`` for task files, whose env names the platform).
+on it (a workspace task never goes to a GUI-only agent: ``RouterRoute`` in :mod:`agentlab.run.episode`). Caller: :meth:`agentlab.metaagent.router.Router.route`
+(``agentlab route --platform``; a task file's env names the platform).
 """
 
 from __future__ import annotations

@@ -29,34 +29,30 @@ from agentlab.errors import DataError
 log = logging.getLogger(__name__)
 
 
-def shrunk_covariance(h: torch.Tensor, labels: torch.Tensor, means: torch.Tensor, shrinkage: float) -> torch.Tensor:
-    """Pooled within-class covariance of ``h`` shrunk towards ``(tr Σ / d)·I`` by ``shrinkage`` in [0, 1]."""
-    resid = h - means[labels]
-    dof = max(len(labels) - int(labels.unique().numel()), 1)
-    cov = resid.T @ resid / dof
-    scale = float(cov.diagonal().mean())
-    eye = torch.eye(cov.shape[0], dtype=cov.dtype)
-    # a tiny ridge keeps the solve defined at shrinkage 0
-    return (1.0 - shrinkage) * cov + (shrinkage + 1e-6) * scale * eye
-
-
 def discriminant_rows(
     h: torch.Tensor, labels: torch.Tensor, n_agents: int, shrinkage: float = 0.5
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(W [n_agents, d], b [n_agents])`` of the shrinkage LDA on ``h`` (float64 inside, fp32 out).
 
+    The agent means and ``Σ_γ`` are scikit-learn's (``LinearDiscriminantAnalysis(solver="lsqr")``:
+    the class covariances weighted by their share of the examples, each shrunk towards its
+    ``tr/d·I``, which sums to the pooled one shrunk towards ``tr Σ / d·I``); the rows are solved here,
+    without its log-prior intercept, for any number of agents (it keeps one row for two classes).
     Every agent needs at least one example (:class:`~agentlab.errors.DataError` otherwise).
     """
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
     if not 0.0 <= shrinkage <= 1.0:
         raise DataError(f"LDA shrinkage must lie in [0, 1], not {shrinkage}")
-    x, y = h.double(), labels.long()
+    y = labels.long()
     counts = torch.bincount(y, minlength=n_agents)
     if bool((counts == 0).any()):
         missing = [int(i) for i in torch.nonzero(counts == 0).flatten()]
         raise DataError(f"LDA rows need examples of every agent; none for row(s) {missing}")
-    means = torch.zeros(n_agents, x.shape[1], dtype=torch.float64).index_add_(0, y, x) / counts[:, None]
-    cov = shrunk_covariance(x, y, means, shrinkage)
-    w = torch.linalg.solve(cov, means.T).T
+    lda = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(h.detach().double().cpu().numpy(), y.cpu().numpy())
+    n = len(y)  # sklearn's covariance divides by n; the pooled estimate divides by n - agents
+    means, cov = torch.from_numpy(lda.means_), torch.from_numpy(lda.covariance_) * n / max(n - n_agents, 1)
+    w = torch.linalg.lstsq(cov, means.T).solution.T
     b = -0.5 * (w * means).sum(1)
     return w.float(), b.float()
 

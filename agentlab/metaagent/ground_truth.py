@@ -4,13 +4,14 @@ domain for the interface its env needs.
 Why a router: ``agentlab exec --router gt`` is the oracle arm of every execution study, and a run
 treats it like any other router (one registry, :data:`~agentlab.metaagent.router.ROUTERS`) instead
 of special-casing its name. It reads a task file's fields (gold ``agent``, ``domain``, ``env``), so
-it routes task files (:meth:`route_task`), not bare instructions; a task with a gold plan runs
+it routes task files (:meth:`route`), not bare instructions; a task with a gold plan runs
 that plan under it (:attr:`follows_gold_plans`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from agentlab.errors import ConfigError, HarnessError
@@ -18,8 +19,11 @@ from agentlab.tasks.decisions import RouteResult
 from agentlab.metaagent.router import Router
 from agentlab.pool import AgentPool
 from agentlab.tasks.env_kinds import ENV_KINDS
+from agentlab.tasks.spec import ExecTask
 
 log = logging.getLogger(__name__)
+BARE = ("ground truth (router gt) routes task files -- it reads their gold agent, domain and env -- "
+        "not bare instructions; use it with agentlab exec, or choose a learned router")
 
 def gt_agent(task: Any, pool: AgentPool) -> str:
     """Ground-truth routing: the task's ``agent``, else the pool's agent of the task's domain with
@@ -61,9 +65,11 @@ class GroundTruthRouter(Router):
         return {"seconds": 0.0}
 
     def rank(self, tasks: list[str], states: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
-        raise ConfigError("ground truth (router gt) routes task files -- it reads their gold agent, domain and env -- "
-                          "not bare instructions; use it with agentlab exec, or choose a learned router")
+        raise ConfigError(BARE)
 
-    def route_task(self, task: Any, acting: Any = None) -> RouteResult:
-        name = gt_agent(task, self.pool)  # the gold agent acts on its task's env by construction
-        return RouteResult(agent=name, ranking=[(name, 1.0)])
+    def route(self, tasks: Sequence[str | ExecTask], states: Any = None, **_: Any) -> list[RouteResult]:
+        """Each task file's gold agent: it acts on its task's env by construction, under any policy."""
+        if any(isinstance(t, str) for t in tasks):
+            raise ConfigError(BARE)
+        names = [gt_agent(t, self.pool) for t in tasks if not isinstance(t, str)]
+        return [RouteResult(agent=n, ranking=[(n, 1.0)]) for n in names]

@@ -176,9 +176,7 @@ class HybridRouter(Router):
         logits = self.token.agent_logits(tasks, states) + self.prior(tasks, states)
         return [self.token._ranking(z) for z in logits]
 
-    def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
-        if not tasks:
-            return []
+    def _choose(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
         return self.token.decode(tasks, states, prior=self.prior(tasks, states))
 
     # ------------------------------------------------------------------ persistence

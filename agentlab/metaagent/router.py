@@ -1,7 +1,8 @@
 """The one interface every MetaAgent router implements (AgentToken and all baselines).
 
-A router ranks the agents of a pool for each task; ``route`` takes the top-1 and ``plan``
-turns the top-K into a multi-agent plan through the manager prompt (hash-manager mode).
+A router ranks the agents of a pool for each task; ``route`` is the one routing call (its choice,
+kept to the task's device and, given a :class:`~agentlab.metaagent.store.StoreRule`, under the store's
+policy) and ``plan`` turns the top-K into a multi-agent plan through the manager prompt (hash-manager mode).
 Benchmarks, the CLI and notebooks only talk to :class:`Router`, so every method is
 measured through the same front door.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from agentlab.metaagent.data import TrainingSet
     from agentlab.metaagent.store import StoreRule
     from agentlab.metaagent.manager import HashManager
+    from agentlab.tasks.spec import ExecTask
 
 
 C = TypeVar("C", bound=BaseModel)
@@ -107,49 +109,39 @@ class Router(ABC):
     ) -> list[list[tuple[str, float]]]:
         """For each task, every agent of the pool with its probability, sorted descending."""
 
-    def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
-        """Top-1 of :meth:`rank` for each task."""
+    def _choose(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
+        """The router's own decision per task (top-1 of :meth:`rank`; AgentToken decodes, ICL generates)."""
         return [RouteResult(agent=r[0][0] if r else None, ranking=r) for r in self.rank(tasks, states)]
 
-    def route_on(self, tasks: list[str], platforms: list[str | None],
-                 states: list[str | None] | None = None, *, policy: str = "open") -> list[RouteResult]:
-        """:meth:`route`, each task restricted to the agents of its device's platform
-        (:func:`agentlab.metaagent.device.on_platform`; None: every agent). ``policy="store"``
-        also applies the store's policy (:class:`agentlab.metaagent.store.StoreRule`: specialists
-        first, a generalist for a request naming two applications)."""
-        from agentlab.metaagent.device import on_platform
-        from agentlab.metaagent.store import check_policy
+    def route(
+        self,
+        tasks: Sequence[str | ExecTask],
+        states: list[str | None] | None = None,
+        *,
+        platforms: Sequence[str | None] | None = None,
+        acting: Collection[str] | None = None,
+        policy: StoreRule | None = None,
+    ) -> list[RouteResult]:
+        """The one routing call: each task (an instruction, or a task file: its instruction on the
+        platform its env runs on) to an agent. ``platforms`` (None: a task file's, else any) keeps each
+        task to its device's agents (:func:`~agentlab.metaagent.device.on_platform`); ``acting`` (None:
+        every agent) to the agents that can act on the task's env; ``policy`` (None: every agent
+        competes, the paper's tables) applies the store's policy
+        (:class:`~agentlab.metaagent.store.StoreRule`: specialists first, a generalist for a request
+        naming two applications); build it once per pool and pass it to every call."""
+        from agentlab.metaagent.device import on_platform, platform_of_env, restrict
 
-        check_policy(policy, option="policy")
+        if platforms is None:
+            platforms = [None if isinstance(t, str) else platform_of_env(getattr(t, "env", "")) for t in tasks]
         if len(platforms) != len(tasks):
-            raise ConfigError(f"route_on: {len(tasks)} tasks but {len(platforms)} platforms")
-        routed = self.route(tasks, states)
-        if policy == "open":
-            return [on_platform(r, self.pool, p) for r, p in zip(routed, platforms)]
-        rule = self.store_rule()
-        return [rule.decide(r, t, p) for r, t, p in zip(routed, tasks, platforms)]
-
-    def route_task(self, task: Any, acting: Collection[str] | None = None) -> RouteResult:
-        """The agent for one task file (an :class:`~agentlab.tasks.spec.ExecTask`): by its
-        instruction, among the agents that can act on its env (``acting``; None: every agent),
-        under the store's policy on the platform its env runs on (:mod:`agentlab.metaagent.store`),
-        for every router that reads text; ground truth reads the file's fields."""
-        from agentlab.metaagent.device import platform_of_env, restrict
-
-        routed = self.route([task.instruction])[0]
-        if acting is not None:
-            routed = restrict(routed, acting, f"the agents that can act on a {getattr(task, 'env', '?')} task")
-        return self.store_rule().decide(routed, task.instruction, platform_of_env(getattr(task, "env", "")))
-
-    def store_rule(self) -> StoreRule:
-        """The store's policy over this router's pool (it reads every document's Applications line:
-        built once per pool, not per task)."""
-        from agentlab.metaagent.store import StoreRule
-
-        rule = getattr(self, "_store_rule", None)
-        if rule is None or rule.pool is not self.pool:
-            rule = self._store_rule = StoreRule(self.pool)
-        return rule
+            raise ConfigError(f"route: {len(tasks)} tasks but {len(platforms)} platforms")
+        texts = [t if isinstance(t, str) else t.instruction for t in tasks]
+        out = []
+        for r, text, platform in zip(self._choose(texts, states) if texts else [], texts, platforms):
+            if acting is not None:
+                r = restrict(r, acting, "the agents that can act on the task's env")
+            out.append(policy.decide(r, text, platform) if policy else on_platform(r, self.pool, platform))
+        return out
 
     def plan(
         self,
@@ -273,3 +265,19 @@ def build_router(
     router = cls(pool, llm, progress=progress)
     router.fit(load_training_set(pool, demos))
     return router
+
+
+class RouterShelf:
+    """The routers one run has built, by kind and checkpoint, as :func:`build_router` builds them
+    (``progress`` off): a run builds each once (fitting encodes every demonstration) and they go
+    with the run, not with the process (a second run with another pool or checkpoint builds its own)."""
+
+    def __init__(self, pool: AgentPool) -> None:
+        self.pool = pool
+        self._built: dict[tuple[str, str], Router] = {}
+
+    def get(self, kind: str, tokens: Path | None = None) -> Router:
+        key = (kind, str(tokens))
+        if key not in self._built:
+            self._built[key] = build_router(kind, self.pool, tokens, progress=False)
+        return self._built[key]

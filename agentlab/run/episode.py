@@ -52,7 +52,7 @@ from agentlab.llm.config import LLMConfig
 from agentlab.llm.deadline import task_deadline
 from agentlab.llm.prices import PriceTable
 from agentlab.llm.screens import ImageSides
-from agentlab.metaagent.router import ROUTERS, Router, build_router
+from agentlab.metaagent.router import ROUTERS, Router, RouterShelf, build_router
 from agentlab.record.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run,
                                record_budget)
 from agentlab.parallel import Gate, Scale, WorkerRecipe, map_unordered
@@ -78,11 +78,14 @@ TIMING_FIELDS = frozenset({"seconds", "setup_s", "evaluate_s"})
 
 
 class RouterRoute:
-    """A route function over a built router: the agent its ``route_task`` chooses for a task file
-    (none chosen: :class:`NoAgentChosen`, the task fails). Carries whether a gold plan runs under it."""
+    """A route function over a built router: the agent it chooses for a task file among those that
+    can act on its env, under the store's policy (none chosen: :class:`NoAgentChosen`, the task
+    fails). Carries whether a gold plan runs under it."""
 
     def __init__(self, router: Router, kind: str) -> None:
-        self.router, self.kind = router, kind
+        from agentlab.metaagent.store import StoreRule
+
+        self.router, self.kind, self.policy = router, kind, StoreRule(router.pool)
         self.follows_gold_plans = router.follows_gold_plans
         self._acting: dict[str, frozenset[str]] = {}
 
@@ -97,7 +100,7 @@ class RouterRoute:
 
     def __call__(self, task: ExecTask) -> str:
         env = getattr(task, "env", None)
-        decided = self.router.route_task(task, self.acting(env) if env else None)
+        decided = self.router.route([task], acting=self.acting(env) if env else None, policy=self.policy)[0]
         if decided.agent is None:
             why = f": {' '.join(decided.error.split())}" if decided.error else ""
             raise NoAgentChosen(f"router '{self.kind}' chose no agent{why}", where=task.source or task.id)
@@ -202,6 +205,7 @@ def run_task(
     ask: Ask | None = None,
     roles: Mapping[str, LLMBackend] | None = None,
     sides: ImageSides | None = None,
+    routers: RouterShelf | None = None,
 ) -> dict[str, Any]:
     """Carry one task out and judge it; the row of ``results.jsonl`` (never raises AgentlabError).
 
@@ -209,7 +213,7 @@ def run_task(
     (:func:`agentlab.teams.base.team_name`: one agent, a plan's steps, or a named team), the
     metered models (``llm``, and ``roles``: a model per role; ``sides``: each role's screenshot
     size), the deadline, opening the env the team asks for, judging the end state once, the row
-    (its costs from the meters) and harness errors. ``seed_index`` picks the run's seed ``options.seed + seed_index``; ``ask`` is how a
+    (its costs from the meters) and harness errors; ``routers``: those the run has built (None: this task's own). ``seed_index`` picks the run's seed ``options.seed + seed_index``; ``ask`` is how a
     team that asks a person asks.
     """
     t0 = time.monotonic()
@@ -224,7 +228,8 @@ def run_task(
     models = Models(llm, roles, sides)
     name = team_name(task, options, agent=agent, route=route, planner=planner)
     job = Job(task=task, pool=pool, models=models, options=replace(options, seed=seed), folder=folder, run_dir=out_dir,
-              deadline=t0 + options.time_limit_s, agent=agent, route=route, planner=planner, ask=ask)
+              deadline=t0 + options.time_limit_s, agent=agent, route=route, planner=planner, ask=ask,
+              routers=routers or RouterShelf(pool))
     team = team_class(name, where=task.source or task.id)()
     opened: TaskEnv | None = None
     try:
@@ -441,7 +446,7 @@ def run_suite(
                            "and router (agentlab.run.worker.EpisodeRecipe); loaded models are not shipped")
     if recipe is None:
         recipe = partial(_in_process, pool=pool, llm=llm, out_dir=out_dir, options=options, route=route, agent=agent,
-                         planner=planner, ask=ask, roles=roles, sides=sides)
+                         planner=planner, ask=ask, roles=roles, sides=sides, routers=RouterShelf(pool))
     lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
     ran = 0
     meter = BudgetMeter(budget, earlier=rows) if budget is not None else None

@@ -40,7 +40,7 @@ from agentlab.errors import ConfigError
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.screens import ImageSides
-from agentlab.metaagent.router import DEFAULT_ROUTER
+from agentlab.metaagent.router import DEFAULT_ROUTER, RouterShelf
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import PlanFn, RouteFn
 from agentlab.teams.planning import ManagerOptions
@@ -158,7 +158,8 @@ class EpisodeRecipe:
     def __call__(self, index: int) -> Callable[[WorkItem], dict[str, Any]]:
         w = self.build()
         return partial(run_item, pool=w.pool, llm=w.llm, out_dir=self.out_dir, options=self.options_for(index),
-                       route=w.route, agent=self.agent, planner=w.planner, roles=w.roles, sides=self.sides)
+                       route=w.route, agent=self.agent, planner=w.planner, roles=w.roles, sides=self.sides,
+                       routers=RouterShelf(w.pool))
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from agentlab.envs.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.dialogue.person import Ask
+    from agentlab.metaagent.router import RouterShelf
     from agentlab.tasks.decisions import RouteResult
 
 
@@ -137,6 +138,7 @@ class Job:
     route: RouteFn | None = None  #: the router (None: ground truth)
     planner: PlanFn | None = None  #: manager mode
     ask: Ask | None = None  #: how a team that asks a person asks (COLA's passive/active modes)
+    routers: RouterShelf | None = None  #: the routers the run has built (a team's own router comes from here)
 
     def context(self, recorder: TrajectoryRecorder, **changes: Any) -> RunContext:
         """The :class:`RunContext` of one agent acting for this episode (its own recorder)."""

@@ -20,15 +20,12 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from agentlab.errors import ConfigError
 from agentlab.fileio import atomic_path, atomic_write_json
-
-if TYPE_CHECKING:  # pragma: no cover
-    import torch
 
 WEIGHTS = "prior.safetensors"
 CARD = "prior.json"
@@ -94,46 +91,36 @@ class ToolPrior:
         return cls(names, weight, bias, card)
 
 
-def fit_logistic(x: torch.Tensor, y: torch.Tensor, classes: int, *, l2: float, steps: int,
-                 seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Weights ``(dim, classes)`` and bias of an L2-penalised multinomial logistic regression of
-    ``y`` on ``x``, full batch with L-BFGS (strong Wolfe). ``seed=None`` starts at zero (fully
-    deterministic); a seed starts from small random weights. Also the backbone probe's fitter
+def fit_logistic(x: np.ndarray, y: np.ndarray, classes: int, *, l2: float, max_iter: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weights ``(dim, classes)`` and bias of the multinomial logistic regression of ``y`` on ``x``
+    minimising the mean cross-entropy ``+ l2·|W|²`` (bias free): scikit-learn's L-BFGS from zero,
+    deterministic. Two classes: its binary fit, the same optimum split into two opposite rows; a class
+    without examples gets bias ``-inf`` (never predicted). Also the backbone probe's fitter
     (:mod:`agentlab.experiments.backbone_probe`)."""
-    import torch
+    from sklearn.linear_model import LogisticRegression
 
-    if seed is None:
-        w = torch.zeros(x.shape[1], classes, requires_grad=True)
-    else:
-        gen = torch.Generator().manual_seed(seed)
-        w = (torch.randn(x.shape[1], classes, generator=gen) * 0.01).requires_grad_(True)
-    b = torch.zeros(classes, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=steps, line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(x @ w + b, y) + l2 * (w * w).sum()
-        loss.backward()
-        return loss
-
-    with torch.enable_grad():
-        opt.step(closure)
-    return w.detach(), b.detach()
+    binary = len(np.unique(y)) == 2
+    model = LogisticRegression(C=1.0 / ((1 if binary else 2) * len(y) * l2), max_iter=max_iter, tol=1e-10)
+    model.fit(np.asarray(x, dtype=np.float64), y)
+    w, b = model.coef_.T, model.intercept_
+    if binary:
+        w, b = np.hstack([-w / 2, w / 2]), np.concatenate([-b / 2, b / 2])
+    weight, bias = np.zeros((w.shape[0], classes)), np.full(classes, -np.inf)
+    weight[:, model.classes_], bias[model.classes_] = w, b
+    return weight, bias
 
 
 def fit(vectors: np.ndarray, labels: list[str], *, l2: float = 1e-3, max_iter: int = 300,
         card: dict[str, Any] | None = None) -> ToolPrior:
-    """The tool prior of ``labels`` on ``vectors`` (:func:`fit_logistic` from zero: deterministic).
+    """The tool prior of ``labels`` on ``vectors`` (:func:`fit_logistic`: deterministic).
     The card records the training accuracy."""
-    import torch
-
     if len(vectors) != len(labels) or not labels:
         raise ValueError("fit needs as many labels as vectors, and at least one")
     names = tuple(sorted(set(labels)))
-    x = torch.tensor(np.asarray(vectors), dtype=torch.float32)
-    y = torch.tensor([names.index(label) for label in labels])
-    w, b = fit_logistic(x, y, len(names), l2=l2, steps=max_iter)
-    acc = float(((x @ w + b).argmax(-1) == y).float().mean())
+    x = np.asarray(vectors, dtype=np.float64)
+    y = np.array([names.index(label) for label in labels])
+    w, b = fit_logistic(x, y, len(names), l2=l2, max_iter=max_iter)
+    acc = float(((x @ w + b).argmax(-1) == y).mean())
     info = {**(card or {}), "l2": l2, "max_iter": max_iter, "examples": len(labels), "train_accuracy": round(acc, 4),
             "counts": {n: labels.count(n) for n in names}}
-    return ToolPrior(names, w.numpy().copy(), b.numpy().copy(), info)
+    return ToolPrior(names, w.astype(np.float32), b.astype(np.float32), info)

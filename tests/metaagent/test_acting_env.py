@@ -1,5 +1,5 @@
 """The store sends a task only to an agent that can act on its environment (issue #38): for every
-router (the restriction sits in ``Router.route_task``), for manager plans and for clause plans."""
+router (the restriction sits in ``Router.route``), for manager plans and for clause plans."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_a_workspace_task_is_never_routed_to_a_gui_agent(pool: AgentPool) -> Non
     route = RouterRoute(Fixed(pool, ["ChromeAgent", "AgentS2", "FileAgent", "ClockAgent"]), "fixed")
     chosen = route(task)
     assert chosen == "FileAgent"  # the best-ranked agent that can act on a workspace
-    decided = route.router.route_task(task, acting_agents(pool, "workspace"))
+    decided = route.router.route([task], acting=acting_agents(pool, "workspace"), policy=route.policy)[0]
     assert all(n in acting_agents(pool, "workspace") for n, _ in decided.ranking)
 
 

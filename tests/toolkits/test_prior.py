@@ -38,6 +38,17 @@ def test_fit_learns_separable_tools_and_survives_a_save_and_load(tmp_path: Path)
     assert sum(np.exp(v) for v in bias.values()) == pytest.approx(1.0)  # renormalised over the allowed names
 
 
+def test_a_specialist_with_two_tools_gets_two_opposite_rows() -> None:
+    """scikit-learn fits two classes as one binary model: the prior still has a row per tool."""
+    vectors, labels = _toy()
+    labels = ["rename_sheet" if lab == "sort_rows" else lab for lab in labels]
+    prior = fit(vectors, labels)
+    assert prior.names == ("delete_sheet", "rename_sheet") and prior.weight.shape == (8, 2)
+    assert prior.card["train_accuracy"] == 1.0
+    assert max(prior.probs(np.eye(8)[1]).items(), key=lambda kv: kv[1])[0] == "delete_sheet"
+    assert np.allclose(prior.weight[:, 0], -prior.weight[:, 1])
+
+
 def test_a_broken_prior_folder_is_one_config_error_naming_it(tmp_path: Path) -> None:
     folder = fit(*_toy(), card={"encoder": "toy"}).save(tmp_path / "p")
     (folder / "prior.safetensors").write_bytes(b"not a tensor file")

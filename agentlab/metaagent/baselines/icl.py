@@ -227,7 +227,7 @@ class ICLRouter(Router):
         stop = lambda text: bool(NAME_RE.search(text)) or "\n" in text.strip()  # noqa: E731
         return self.lm.generate(self._suffix_ids(task, state), self.cfg.max_new_tokens, stop)
 
-    def route(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
+    def _choose(self, tasks: list[str], states: list[str | None] | None = None) -> list[RouteResult]:
         """The paper's ICL router: the generated, parsed name (ranking attached for reference)."""
         states = states or [None] * len(tasks)
         ranks = self.rank(tasks, states)

@@ -14,14 +14,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from agentlab.agents.base import agent_class
 from agentlab.errors import ConfigError
 from agentlab.pool.document import AgentDocument
-from agentlab.metaagent.router import Router
 from agentlab.pool.store import AgentPool
-from agentlab.metaagent.router import build_router
 
 log = logging.getLogger(__name__)
 
@@ -39,20 +36,6 @@ class Assignment:
     def agent(self, k: int) -> str | None:
         """The ``k``-th choice (0: the first), None when the ranking is spent."""
         return self.candidates[k][0] if k < len(self.candidates) else None
-
-
-#: routers built in this process, by (kind, pool folder, pool names, checkpoint): fitting encodes every demonstration
-_ROUTERS: dict[tuple[str, str, tuple[str, ...], str], Router] = {}
-
-
-def router_ranker(kind: str, pool: AgentPool, tokens: Path | None = None) -> Ranker:
-    """A router of ``kind`` ready to rank (built as ``agentlab route`` builds it,
-    :func:`agentlab.metaagent.router.build_router`), once per process and pool."""
-    key = (kind, str(pool.root), tuple(pool.names), str(tokens))
-    if key not in _ROUTERS:
-        _ROUTERS[key] = build_router(kind, pool, tokens, progress=False)
-    router = _ROUTERS[key]
-    return lambda text: router.rank([text])[0]
 
 
 class Scheduler:

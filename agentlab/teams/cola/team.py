@@ -41,6 +41,7 @@ from agentlab.envs.task_env import TaskEnv
 from agentlab.errors import ConfigError, EnvironmentUnavailableError
 from agentlab.safepath import SafeFolder
 
+from agentlab.metaagent.router import RouterShelf
 from agentlab.tasks.decisions import PlanStep
 from agentlab.pool.document import AgentDocument
 from agentlab.teams.base import Job
@@ -52,7 +53,7 @@ from agentlab.teams.cola.planner import PROMPTS as PLANNER_PROMPTS
 from agentlab.teams.cola.planner import Planner
 from agentlab.teams.cola.reviewer import PROMPTS as REVIEWER_PROMPTS
 from agentlab.teams.cola.reviewer import Review, Reviewer, StepView
-from agentlab.teams.cola.scheduler import Ranker, Scheduler, router_ranker
+from agentlab.teams.cola.scheduler import Scheduler
 from agentlab.teams.hub import Hub, StepOutcome
 from agentlab.teams.step import run_step, step_folder
 from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
@@ -90,8 +91,7 @@ class ColaTeam:
     :func:`~agentlab.teams.step.run_step` as every plan step does.
     """
 
-    def __init__(self, job: Job, opened: TaskEnv, hub: Hub, *, ranker: Ranker | None = None,
-                 memory: LongTermMemory | None = None) -> None:
+    def __init__(self, job: Job, opened: TaskEnv, hub: Hub, *, memory: LongTermMemory | None = None) -> None:
         task, pool, options = job.task, job.pool, job.options
         self.job, self.task, self.pool, self.opened, self.hub = job, task, pool, opened, hub
         self.episode_dir, self.run_dir, self.options, self.deadline = job.folder, job.run_dir, options, job.deadline
@@ -106,8 +106,9 @@ class ColaTeam:
                                max_attempts=self.cola.max_attempts, sampling=self.plan_sampling)
         self.reviewer = Reviewer(job.models.get("reviewer"), mode=self.cola.review, max_attempts=self.cola.max_attempts,
                                  sampling=self.review_sampling)
-        rank = ranker or router_ranker(self.cola.scheduler_router, pool, self.cola.scheduler_tokens)
-        self.scheduler = Scheduler(pool, rank, task_env=task.env, can_act=CAN_ACT, runnable=self._runnable)
+        router = (job.routers or RouterShelf(pool)).get(self.cola.scheduler_router, self.cola.scheduler_tokens)
+        self.scheduler = Scheduler(pool, lambda text: router.rank([text])[0], task_env=task.env, can_act=CAN_ACT,
+                                   runnable=self._runnable)
         self.memory = memory or LongTermMemory(self.cola.memory_path or self.run_dir / MEMORY_FILE, top_n=self.cola.memory_top_n)
         self.dialogue = ShortTermMemory(self.cola.short_term)
         self.store = FolderStore(self.episode_dir / SNAPSHOT_DIR)
