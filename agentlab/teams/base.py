@@ -32,6 +32,7 @@ from agentlab.judge.evaluators import EvalResult
 from agentlab.metaagent.router import DEFAULT_ROUTER
 from agentlab.tasks.spec import ExecTask
 from agentlab.pool.store import AgentPool
+from agentlab.record.row import EpisodeRow
 from agentlab.teams.cola.options import ColaOptions
 from agentlab.envs.trajectory import TrajectoryRecorder
 
@@ -114,13 +115,13 @@ class Team(Protocol):
     #: the field of the run's options holding this team's own settings (recorded in the manifest), if any
     settings_field: ClassVar[str | None]
 
-    def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None: ...
+    def prepare(self, job: Job, row: EpisodeRow) -> Opening | None: ...
 
-    def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None: ...
+    def run(self, job: Job, opened: TaskEnv, row: EpisodeRow) -> None: ...
 
     def judged(self, job: Job, verdict: EvalResult) -> None: ...
 
-    def close(self, job: Job, row: dict[str, Any]) -> None: ...
+    def close(self, job: Job, row: EpisodeRow) -> None: ...
 
 
 def team_class(name: str, *, where: str | None = None) -> type[Team]:
