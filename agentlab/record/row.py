@@ -173,3 +173,14 @@ class EpisodeRow(_Lenient):
         if self.tokens_in is None and self.tokens_out is None:
             return None
         return (self.tokens_in or 0) + (self.tokens_out or 0)
+
+
+def rebased(row: Mapping[str, Any], prefix: str, *, router: str | None = None) -> dict[str, Any]:
+    """A row as a folder above its run folder holds it (a study's arms share the episodes of one
+    run per agent): its ``trajectory`` under ``prefix`` and, given one, the arm as its ``router``."""
+    moved = EpisodeRow.load(row)
+    if moved.trajectory is not None:
+        moved.trajectory = f"{prefix}{moved.trajectory}"
+    if router is not None:
+        moved.router = router
+    return moved.to_json()
