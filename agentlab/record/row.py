@@ -17,7 +17,7 @@ write it) so the viewer, far above, reads it without pulling either in.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,7 +29,7 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow")
 
     @classmethod
-    def _lenient(cls, d: Mapping[str, Any]) -> Any:
+    def _lenient(cls, d: Mapping[str, Any]) -> Self:
         """``d`` validated, every field that does not fit dropped (read as its default)."""
         try:
             return cls.model_validate(dict(d))
@@ -40,8 +40,6 @@ class _Lenient(BaseModel):
 
 class PlanPart(_Lenient):
     """What the ``plan`` team adds: the plan it ran, each step's outcome, where the plan came from."""
-
-    model_config = ConfigDict(extra="ignore")
 
     mode: str | None = None
     team: str | None = None
@@ -133,18 +131,16 @@ class EpisodeRow(_Lenient):
     #: what the team that ran the episode adds (None: one agent on the whole task)
     team_part: PlanPart | None = Field(default=None, exclude=True)
 
-    _FLAT: ClassVar[frozenset[str]] = frozenset({"line", "team_part"})
-
     @classmethod
-    def load(cls, d: Mapping[str, Any], line: int = 0) -> EpisodeRow:
+    def load(cls, d: Mapping[str, Any], line: int = 0) -> Self:
         """A row as read from a file (any version of it): the team part picked by its keys, every
         field of the wrong type read as absent, unknown keys kept."""
         part = next((p for p in PARTS if p.claims(d)), None)
-        own = {k: v for k, v in d.items() if k not in cls._FLAT and not (part and k in part.model_fields)}
+        own = {k: v for k, v in d.items() if k not in ("line", "team_part") and not (part and k in part.model_fields)}
         agents = own.get("agents")
         if isinstance(agents, str) and agents:  # rows of single-agent runs once named their agent as a string
             own["agents"] = [agents]
-        row: EpisodeRow = cls._lenient(own)
+        row = cls._lenient(own)
         if not isinstance(d.get("id"), str):
             row.id = f"(row {line} without an id)" if d.get("id") is None else str(d.get("id"))
         row.line = line

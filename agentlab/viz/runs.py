@@ -22,7 +22,6 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentlab.errors import DataError
 from agentlab.fileio import read_jsonl
@@ -40,13 +39,6 @@ ARMS_DIR, SHARED_DIR = "arms", "by_agent"
 #: files that make a folder an episode (a trajectory, its header, or a multi-agent episode's plan)
 EPISODE_MARKERS = ("traj.jsonl", "meta.json", "plan.json")
 _SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def _int(v: Any) -> int | None:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass
@@ -170,7 +162,8 @@ def _unfinished(run: RunFolder) -> list[EpisodeRow]:
         for folder in seeded or ([task] if is_episode_dir(task) else []):
             if folder.resolve() in named:
                 continue
-            seed = _int(folder.name.removeprefix("seed-")) if folder is not task else None
+            name = folder.name.removeprefix("seed-")
+            seed = int(name) if folder is not task and name.removeprefix("-").isdecimal() else None
             out.append(EpisodeRow(id=task.name, line=0, status="unfinished", seed=seed,
                               trajectory=folder.relative_to(run.path).as_posix()))
     return out
