@@ -36,6 +36,7 @@ from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask
 from agentlab.experiments.execution_acc import COST_FIELDS, ROLE_COST_FIELDS, pick_tasks, role_means, run_pairs
 from agentlab.fileio import write_jsonl
+from agentlab.record.row import rebased
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.screens import ImageSides
 from agentlab.pool import AgentPool
@@ -245,9 +246,7 @@ def run(
                             "agent_error": message if status == "no_agent" else None,
                             **{f: 0 for f in COST_FIELDS}, "trajectory": None})
                 continue
-            row = dict(done[(task.id, chosen_agent)], router=variant.name)
-            row["trajectory"] = f"../../runs/{key}/{row['trajectory']}"  # relative to the variant's folder
-            out.append(row)
+            out.append(rebased(done[(task.id, chosen_agent)], f"../../runs/{key}/", router=variant.name))  # relative to the variant's folder
         write_jsonl(sub / "results.jsonl", out)
         rows[variant.name] = out
     return ArchTable(rows=rows, variants=list(config.variants))

@@ -32,6 +32,7 @@ from agentlab.errors import AgentlabError, ConfigError
 from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask
 from agentlab.fileio import write_jsonl
+from agentlab.record.row import rebased
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER
@@ -188,8 +189,7 @@ def run_pairs(
                             resume=True, progress=progress, retry_errors=retry_errors, manifest=manifest,
                             roles=roles, sides=sides)
         for row in summary.rows:
-            row["trajectory"] = f"{agent}/{row['trajectory']}"  # relative to out_dir
-            done[(row["id"], agent)] = row
+            done[(row["id"], agent)] = rebased(row, f"{agent}/")  # the trajectory relative to out_dir
     return done
 
 
@@ -247,10 +247,7 @@ def run(
                                  "agent_error": no_agent.get((arm, task.id)),
                                  **{f: 0 for f in COST_FIELDS}, "trajectory": None})
             else:
-                row = dict(done[(task.id, picked)])
-                row["router"] = arm
-                row["trajectory"] = f"../../by_agent/{row['trajectory']}"  # relative to the arm's folder
-                arm_rows.append(row)
+                arm_rows.append(rebased(done[(task.id, picked)], "../../by_agent/", router=arm))  # relative to the arm's folder
         write_jsonl(out_dir / "arms" / arm / "results.jsonl", arm_rows)
         rows[arm] = arm_rows
     return ExecAcc(rows=rows, gold=gold)
@@ -281,7 +278,7 @@ def docs_ablation(
         sub = out_dir / ("docs" if use_docs else "no_docs")
         done = run_pairs(pairs, pool=pool, llm=llm, out_dir=sub, options=_options(config, use_docs=use_docs),
                          progress=progress)
-        rows[arm] = [dict(done[(t.id, gold[t.id])], router=arm) for t in phone]
+        rows[arm] = [rebased(done[(t.id, gold[t.id])], "", router=arm) for t in phone]
     return ExecAcc(rows=rows, gold=gold, documented=documented)
 
 

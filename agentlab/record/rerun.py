@@ -30,6 +30,7 @@ from typing import Any
 
 from agentlab.errors import ConfigError
 from agentlab.fileio import append_jsonl, read_jsonl
+from agentlab.record.row import EpisodeRow
 
 log = logging.getLogger(__name__)
 
@@ -98,18 +99,18 @@ def retire(out_dir: Path, rows: Iterable[tuple[dict[str, Any], Path | None]]) ->
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     for row, folder in rows:
         n = attempt(row)
-        kept = dict(row)
+        kept = EpisodeRow.load(row)
         if folder is not None:
             dest = out_dir / HISTORY_DIR / folder.relative_to(out_dir) / f"attempt-{n}"
             if folder.is_dir() and not dest.exists():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(folder, dest)
             if dest.is_dir():
-                kept["trajectory"] = dest.relative_to(out_dir).as_posix()
+                kept.trajectory = dest.relative_to(out_dir).as_posix()
         if (*key(row), n) in seen:
             continue
-        kept.update(attempt=n, replaced=when)
-        append_jsonl(history_path(out_dir), kept)
+        kept.attempt, kept.replaced = n, when
+        append_jsonl(history_path(out_dir), kept.to_json())
         seen.add((*key(row), n))
 
 

@@ -57,6 +57,7 @@ from agentlab.record.manifest import (Manifest, backend_identity, build_manifest
                                record_budget)
 from agentlab.parallel import Gate, Scale, WorkerRecipe, map_unordered
 from agentlab.record.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
+from agentlab.record.row import EpisodeRow
 from agentlab.runlock import check_unlocked, holds_run_folder
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, NoAgentChosen, PlanFn, RouteFn, TeamSettings, team_class, team_name
@@ -238,46 +239,45 @@ def run_task(
         if opening is not None:
             t_setup = time.monotonic()
             opened = open_task_env(opening.kind, task, folder, opening.options)
-            row.update(setup_s=round(time.monotonic() - t_setup, 6), isolation=opened.isolation)
+            row.setup_s, row.isolation = round(time.monotonic() - t_setup, 6), opened.isolation
             try:  # a model call of the team's own (a planner, a reviewer) stops at the deadline too
                 with task_deadline(job.deadline):
                     team.run(job, opened, row)
             except TimeLimitExceeded as exc:  # the task's failure, as when an agent's step runs out
-                row.update(status="time_limit", agent_error=exc.message)
+                row.status, row.agent_error = "time_limit", exc.message
             t_eval = time.monotonic()
             opened.collect()
             verdict = task.evaluate(opened.root, env=opened.eval_env)
-            row.update(success=verdict.success, score=float(verdict.score), evaluate_s=round(time.monotonic() - t_eval, 6),
-                       verdict=verdict.as_record())
+            row.success, row.score, row.verdict = verdict.success, float(verdict.score), verdict.as_record()
+            row.evaluate_s = round(time.monotonic() - t_eval, 6)
             team.judged(job, verdict)
     except DiskFullError:  # not this task's problem: the run stops (its row would not fit either)
         raise
     except TimeLimitExceeded as exc:  # while routing or planning: nothing ran, nothing to judge
-        row.update(status="time_limit", agent_error=exc.message)
+        row.status, row.agent_error = "time_limit", exc.message
     except AgentlabError as exc:
-        row["error"] = " ".join(str(exc).split())
-        log.warning("task %s: harness error: %s", task.id, row["error"])
+        row.error = " ".join(str(exc).split())
+        log.warning("task %s: harness error: %s", task.id, row.error)
     finally:
         if opened is not None:
             opened.close()
     team.close(job, row)
-    row.update(models.total().as_row(), usage_by_role=models.usage_by_role())
-    row["seconds"] = round(time.monotonic() - t0, 3)
-    return row
+    used = models.total()
+    row.llm_calls, row.tokens_in, row.tokens_out, row.loop_cuts = used.calls, used.tokens_in, used.tokens_out, used.loop_cuts
+    row.usage_by_role, row.seconds = models.usage_by_role(), round(time.monotonic() - t0, 3)
+    return row.to_json()
 
 
 def _new_row(task: ExecTask, out_dir: Path, options: ExecOptions, agent: str | None, model_id: str,
-             seed_index: int = 0) -> dict[str, Any]:
+             seed_index: int = 0) -> EpisodeRow:
     """An episode's row before it ran: failed, no steps, no error yet."""
     folder = episode_folder(out_dir, task.id, options, seed_index)
-    return {
-        "id": task.id, "domain": task.domain, "router": "forced" if agent else options.router, "agents": [],
-        "success": False, "score": 0.0, "status": "error", "steps": 0, "llm_calls": 0, "tokens_in": 0, "tokens_out": 0,
-        "seconds": 0.0, "error": None, "trajectory": folder.relative_to(out_dir).as_posix(),
-        "max_steps": options.max_steps, "time_limit_s": options.time_limit_s, "seed": options.seed + seed_index,
-        "seed_index": seed_index, "max_new_tokens": options.max_new_tokens, "runner_options": dict(options.runner_options),
-        "model_id": model_id,
-    }
+    return EpisodeRow(
+        id=task.id, domain=task.domain, router="forced" if agent else options.router, agents=[], success=False, score=0.0,
+        status="error", steps=0, llm_calls=0, tokens_in=0, tokens_out=0, seconds=0.0, error=None,
+        trajectory=folder.relative_to(out_dir).as_posix(), max_steps=options.max_steps, time_limit_s=options.time_limit_s,
+        seed=options.seed + seed_index, seed_index=seed_index, max_new_tokens=options.max_new_tokens,
+        runner_options=dict(options.runner_options), model_id=model_id)
 
 
 def lost_row(item: WorkItem, why: str, *, out_dir: Path, options: ExecOptions, agent: str | None = None,
@@ -286,8 +286,8 @@ def lost_row(item: WorkItem, why: str, *, out_dir: Path, options: ExecOptions, a
     (``--retry-errors`` runs it again)."""
     task, seed_index = item
     row = _new_row(task, out_dir, options, agent, model_id, seed_index)
-    row["error"] = f"harness: {why}"
-    return row
+    row.error = f"harness: {why}"
+    return row.to_json()
 
 
 def comparable_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -459,10 +459,9 @@ def run_suite(
     shown = Progress(len(todo), "exec", "episode", enabled=progress,
                      tally=Tally(sum(bool(r.get("success")) for r in rows), len(rows)))
     try:
-        for (task, _), row in finished:
-            _price(row, prices, unpriced, warn=budget is not None and budget.usd is not None)
-            if earlier := attempts.get(key(row)):
-                row["attempt"] = earlier + 1
+        for (task, _), ended in finished:
+            row = _priced(ended, prices, unpriced, warn=budget is not None and budget.usd is not None,
+                          attempt=attempts.get(key(ended)))
             append_jsonl(path, row)
             rows.append(row)
             fresh.append(row)
@@ -496,14 +495,20 @@ def _outcome(meter: BudgetMeter, left: int) -> BudgetOutcome:
     return BudgetOutcome(meter.budget, meter.spent(), meter.episodes, meter.stopped_by, left)
 
 
-def _price(row: dict[str, Any], prices: PriceTable, unpriced: set[str], *, warn: bool) -> None:
-    """Put the row's ``usd`` beside its tokens; under a dollar budget, warn once per model without a price."""
-    row["usd"] = prices.row_usd(row)
+def _priced(ended: dict[str, Any], prices: PriceTable, unpriced: set[str], *, warn: bool,
+            attempt: int | None) -> dict[str, Any]:
+    """The row with its ``usd`` beside its tokens and, when it reran an episode, its ``attempt`` (the
+    one before it plus one); under a dollar budget, warn once per model without a price."""
+    row = EpisodeRow.load(ended)
+    row.usd = prices.row_usd(ended)
+    if attempt:
+        row.attempt = attempt + 1
     if warn:
-        for model in sorted(prices.unpriced(row) - unpriced):
+        for model in sorted(prices.unpriced(ended) - unpriced):
             log.warning("exec: model %r has no price (data/prices.yaml, --prices, AGENTLAB_PRICES): its tokens count "
                         "as 0 USD against the budget", model)
             unpriced.add(model)
+    return row.to_json()
 
 
 def _row_folder(out_dir: Path, row: dict[str, Any], options: ExecOptions) -> Path | None:

@@ -36,6 +36,7 @@ from agentlab.judge.evaluators import EvalResult
 from agentlab.metaagent.router import DEFAULT_ROUTER
 from agentlab.tasks.spec import ExecTask
 from agentlab.pool.store import AgentPool
+from agentlab.record.row import EpisodeRow
 from agentlab.envs.trajectory import TrajectoryRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,13 +159,13 @@ class Opening:
 class Team(Protocol):
     """A way to carry a task out (see the module docstring for the three hooks)."""
 
-    def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None: ...
+    def prepare(self, job: Job, row: EpisodeRow) -> Opening | None: ...
 
-    def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None: ...
+    def run(self, job: Job, opened: TaskEnv, row: EpisodeRow) -> None: ...
 
     def judged(self, job: Job, verdict: EvalResult) -> None: ...
 
-    def close(self, job: Job, row: dict[str, Any]) -> None: ...
+    def close(self, job: Job, row: EpisodeRow) -> None: ...
 
 
 def team_entry(name: str, *, where: str | Path | None = None) -> TeamEntry:

@@ -19,6 +19,7 @@ from typing import Any
 from agentlab.envs.task_env import TaskEnv
 from agentlab.judge.evaluators import EvalResult
 from agentlab.fileio import atomic_write_json
+from agentlab.record.row import EpisodeRow, PlanPart
 from agentlab.tasks.decisions import PlanStep
 from agentlab.teams.base import Job, Opening
 from agentlab.teams.hub import PLAN_FILE, Hub, StepOutcome
@@ -31,20 +32,20 @@ log = logging.getLogger(__name__)
 _UNFINISHED = ("time_limit", "context_overflow", "wrong_env", "failed", "max_steps", "error")
 
 
-def _plan_for(job: Job, row: dict[str, Any]) -> list[PlanStep] | None:
-    """The plan to execute (None: the manager wrote none; the row says why)."""
+def _plan_for(job: Job, part: PlanPart) -> list[PlanStep] | None:
+    """The plan to execute (None: the manager wrote none; the row's part says why)."""
     task = job.task
     if job.planner is not None:
         decided = job.planner(task)
-        row.update(plan_source="manager", manager_raw=decided.raw)
+        part.plan_source, part.manager_raw = "manager", decided.raw
         if not decided.plan:
-            row["plan_error"] = " ".join((decided.error or "the manager wrote no plan").split())
+            part.plan_error = " ".join((decided.error or "the manager wrote no plan").split())
             return None
         return list(decided.plan)
     if task.plan:
-        row["plan_source"] = "gold"
+        part.plan_source = "gold"
         return list(task.plan)
-    row["plan_source"] = "gt_agent"
+    part.plan_source = "gt_agent"
     return [PlanStep(gt_agent(task, job.pool), task.instruction)]
 
 
@@ -55,17 +56,17 @@ class PlanTeam:
     def __init__(self) -> None:
         self.hub: Hub | None = None
 
-    def prepare(self, job: Job, row: dict[str, Any]) -> Opening | None:
-        row.update(mode=job.options.mode, team=job.options.team, plan=[], step_outcomes=[])
-        plan = _plan_for(job, row)
+    def prepare(self, job: Job, row: EpisodeRow) -> Opening | None:
+        row.team_part = part = PlanPart(mode=job.options.mode, team=job.options.team, plan=[], step_outcomes=[])
+        plan = _plan_for(job, part)
         if plan is None:
-            row["status"] = "no_plan"
+            row.status = "no_plan"
             return None
         self.hub = Hub(job.task.instruction, plan)
-        row["plan"] = [s.as_dict() for s in plan]
+        part.plan = [s.as_dict() for s in plan]
         return Opening(job.task.env, job.options.envs)
 
-    def run(self, job: Job, opened: TaskEnv, row: dict[str, Any]) -> None:
+    def run(self, job: Job, opened: TaskEnv, row: EpisodeRow) -> None:
         assert self.hub is not None
         plan = self.hub.plan
         for index, step in enumerate(plan):
@@ -74,18 +75,15 @@ class PlanTeam:
                 log.info("task %s: the time limit ran out in step %d; %d step(s) not run", job.task.id, index + 1,
                          len(plan) - index - 1)
                 break
-        row["status"] = plan_status(self.hub.outcomes, len(plan))
+        row.status = plan_status(self.hub.outcomes, len(plan))
 
     def judged(self, job: Job, verdict: EvalResult) -> None:
         """Nothing to learn from the verdict."""
 
-    def close(self, job: Job, row: dict[str, Any]) -> None:
+    def close(self, job: Job, row: EpisodeRow) -> None:
         if self.hub is None:
             return
-        row.update(plan_row(self.hub.plan, self.hub.outcomes))
-        atomic_write_json(job.folder / PLAN_FILE, {"task": job.task.instruction, "plan": row["plan"],
-                                                  "step_outcomes": row["step_outcomes"], "status": row["status"],
-                                                  "success": row["success"], "error": row["error"]})
+        atomic_write_json(job.folder / PLAN_FILE, plan_record(job, row, self.hub))
 
 
 def plan_status(outcomes: list[StepOutcome], planned: int) -> str:
@@ -100,20 +98,16 @@ def plan_status(outcomes: list[StepOutcome], planned: int) -> str:
     return "failed"
 
 
-def plan_row(plan: list[PlanStep], outcomes: list[StepOutcome]) -> dict[str, Any]:
-    """The fields a multi-agent result row adds or aggregates (see docs/multi_agent.md)."""
-    agents: list[str] = []
-    for o in outcomes:
-        if o.agent not in agents:
-            agents.append(o.agent)
+def plan_record(job: Job, row: EpisodeRow, hub: Hub) -> dict[str, Any]:
+    """Fill the row with what the plan's steps did (see docs/multi_agent.md; the costs are the
+    kernel's, from the meters) and return ``plan.json``'s record of the episode."""
+    part = row.part(PlanPart)
+    assert part is not None
+    outcomes = hub.outcomes
+    part.plan, part.step_outcomes = [s.as_dict() for s in hub.plan], [o.as_row() for o in outcomes]
+    row.agents = list(dict.fromkeys(o.agent for o in outcomes))
+    row.steps = sum(o.steps for o in outcomes)
     problems = [f"step {o.index + 1} {o.agent} ({o.status}): {o.error}" for o in outcomes if o.error and o.status != "done"]
-    return {
-        "plan": [s.as_dict() for s in plan],
-        "step_outcomes": [o.as_row() for o in outcomes],
-        "agents": agents,
-        "steps": sum(o.steps for o in outcomes),
-        "llm_calls": sum(o.llm_calls for o in outcomes),
-        "tokens_in": sum(o.tokens_in for o in outcomes),
-        "tokens_out": sum(o.tokens_out for o in outcomes),
-        "agent_error": "; ".join(problems) or None,
-    }
+    row.agent_error = "; ".join(problems) or None
+    return {"task": job.task.instruction, "plan": part.plan, "step_outcomes": part.step_outcomes, "status": row.status,
+            "success": row.success, "error": row.error}

@@ -28,7 +28,8 @@ from typing import Any
 from agentlab.errors import AgentlabError
 from agentlab.fileio import atomic_write_bytes
 from agentlab.envs.trajectory import META_FILE, TRAJ_FILE, StepRecord, Trajectory, load_trajectory
-from agentlab.viz.runs import RunFolder, RunRow
+from agentlab.record.row import EpisodeRow, PlanPart
+from agentlab.viz.runs import RunFolder
 from agentlab.viz.trajectory import TEAM_DIR, action_text, draw_action, episode_parts, plan_html, png_bytes, role_rows
 
 log = logging.getLogger(__name__)
@@ -204,7 +205,7 @@ def _part_html(folder: Path, episode: Path, save: SaveImage, key: str, inside: I
     return f'<section class="part"><h2>{esc(label)}</h2><p class="muted">{info} · {len(traj.steps)} record(s)</p>{err}{steps}</section>'
 
 
-def _facts(row: RunRow, task: str | None) -> str:
+def _facts(row: EpisodeRow, task: str | None) -> str:
     tokens = None if row.tokens is None else f"{row.tokens} ({absent(row.tokens_in)} in, {absent(row.tokens_out)} out)"
     success = None if row.success is None else ("yes" if row.success else "no")
     facts = [("task", task), ("domain", row.domain), ("router", row.router), ("agents", ", ".join(row.agents) or None),
@@ -230,7 +231,7 @@ def task_of(episode: Path | None, inside: Inside = lambda p: True) -> str | None
     return None
 
 
-def _plan(row: RunRow, episode: Path | None, inside: Inside = lambda p: True) -> str:
+def _plan(row: EpisodeRow, episode: Path | None, inside: Inside = lambda p: True) -> str:
     if episode is not None and (episode / "plan.json").exists():
         if not inside(episode / "plan.json"):
             return f"<h2>Plan and the hub's hand-offs</h2><p class=\"bad\">plan.json {OUTSIDE}</p>"
@@ -238,21 +239,22 @@ def _plan(row: RunRow, episode: Path | None, inside: Inside = lambda p: True) ->
             return "<h2>Plan and the hub's hand-offs</h2>" + plan_html(episode)
         except (AgentlabError, OSError, ValueError) as exc:
             log.warning("%s: plan.json unreadable: %s", episode, exc)
-    if not row.step_outcomes and not row.plan:
+    part = row.part(PlanPart)
+    if part is None or not (part.step_outcomes or part.plan):
         return ""
-    outcomes = row.step_outcomes or [{"agent": p.get("agent"), "subtask": p.get("subtask")} for p in row.plan or []]
+    outcomes = part.step_outcomes or [{"agent": p.get("agent"), "subtask": p.get("subtask")} for p in part.plan]
     body = "".join(f"<tr><td>{i}</td><td>{absent(o.get('agent'))}</td><td>{absent(o.get('subtask'))}</td><td>{absent(o.get('status'))}</td>"
                    f"<td>{absent(o.get('steps'))}</td><td>{absent(o.get('summary'))}</td></tr>" for i, o in enumerate(outcomes, 1))
     return ("<h2>Plan and the hub's hand-offs</h2><table><tr><th>#</th><th>agent</th><th>subtask</th><th>status</th>"
             f"<th>actions</th><th>hub summary</th></tr>{body}</table>")
 
 
-def verdict_html(row: RunRow) -> str:
+def verdict_html(row: EpisodeRow) -> str:
     """What the evaluator expected and found (rows since issue #29), else what the row says."""
     if row.error:
         return f'<div class="verdict fail"><h2>Verdict</h2><p>not judged: harness error: {esc(row.error)}</p></div>'
     if row.status in ("wrong_env", "no_agent", "no_plan", "unfinished"):
-        why = row.agent_error or row.raw.get("plan_error") or "the episode has no result row (the run stopped during it)"
+        why = row.agent_error or (part.plan_error if (part := row.part(PlanPart)) else None) or "the episode has no result row (the run stopped during it)"
         return f'<div class="verdict fail"><h2>Verdict</h2><p>not judged ({esc(row.status)}): {esc(why)}</p></div>'
     cls = "pass" if row.success else "fail"
     head = (f'<h2>Verdict: <span class="{"ok" if row.success else "bad"}">{"success" if row.success else "failure"}</span>'
@@ -276,7 +278,7 @@ def _show(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
 
 
-def episode_body(run: RunFolder, row: RunRow, save: SaveImage) -> tuple[str, str]:
+def episode_body(run: RunFolder, row: EpisodeRow, save: SaveImage) -> tuple[str, str]:
     """``(task, body HTML)`` of a row's page: facts, plan, every trajectory part, the verdict."""
     episode = run.episode_dir(row)
     parts = trajectory_parts(episode) if episode is not None else []

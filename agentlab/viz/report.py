@@ -24,7 +24,8 @@ from agentlab.fileio import atomic_write_text
 from agentlab.record.manifest import Manifest, differences
 from agentlab.record.rerun import changes, summary
 from agentlab.viz.document import Bullets, Document, Heading, Paragraph, Table
-from agentlab.viz.runs import RunFolder, RunRow, load_run
+from agentlab.record.row import EpisodeRow
+from agentlab.viz.runs import RunFolder, load_run
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class Reproduction:
 
 def run_stats(run: RunFolder) -> list[SeedStats]:
     """:func:`seed_stats` over the run's result rows (episodes without a row are not counted)."""
-    rows = [r.raw | {"seed": r.seed if r.seed is not None else 0, "domain": r.domain or NO_DOMAIN} for r in run.rows if r.line]
+    rows = [r.to_json() | {"seed": r.seed if r.seed is not None else 0, "domain": r.domain or NO_DOMAIN} for r in run.rows if r.line]
     if not rows:
         return []
     try:
@@ -112,8 +113,8 @@ def _accuracy_table(stats: list[SeedStats]) -> Table:
     return Table(heads, rows, numeric=frozenset({1, 2, 3, 4, 7, 8}))
 
 
-def _cost_table(rows: list[RunRow]) -> Table:
-    groups: dict[str, list[RunRow]] = defaultdict(list)
+def _cost_table(rows: list[EpisodeRow]) -> Table:
+    groups: dict[str, list[EpisodeRow]] = defaultdict(list)
     for r in rows:
         groups[r.domain or NO_DOMAIN].append(r)
     out = []
@@ -125,7 +126,7 @@ def _cost_table(rows: list[RunRow]) -> Table:
                  numeric=frozenset(range(1, 8)))
 
 
-def _total_line(rows: list[RunRow]) -> str:
+def _total_line(rows: list[EpisodeRow]) -> str:
     """What the run's result rows spent in all (rows of versions without ``usd`` count no dollars)."""
     tin, tout = sum(r.tokens_in or 0 for r in rows), sum(r.tokens_out or 0 for r in rows)
     priced = [r.usd for r in rows if r.usd is not None]
@@ -134,9 +135,9 @@ def _total_line(rows: list[RunRow]) -> str:
     return f"In all: {tin + tout} tokens ({tin} in, {tout} out), {usd}, over {len(rows)} episode(s)."
 
 
-def _reruns(doc: Document, run: RunFolder, rows: list[RunRow]) -> None:
+def _reruns(doc: Document, run: RunFolder, rows: list[EpisodeRow]) -> None:
     """How many episodes were rerun and what changed (``--rerun``, :mod:`agentlab.record.rerun`)."""
-    found = changes([r.raw for r in rows], [h.raw for h in run.history])
+    found = changes([r.to_json() for r in rows], [h.to_json() for h in run.history])
     have = {(r.id, r.seed) for r in rows}
     pending = len({(h.id, h.seed) for h in run.history} - have)
     if not found and not pending:

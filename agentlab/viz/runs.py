@@ -3,9 +3,9 @@
 ``agentlab view`` and ``agentlab report`` read folders written by ``agentlab exec`` (and by the
 experiments that reuse its runner) of every version of this project: rows of older versions lack
 fields (``status``, ``tokens_in``, ``trajectory``, ``verdict``, ...), folders from before manifests
-have no ``manifest.json``, and a run killed mid-write leaves a torn last line. Every field is
-therefore read defensively into a typed :class:`RunRow` (absent stays ``None``), and only what makes
-the folder unreadable as a run (no folder, no ``results.jsonl``, a malformed line before the last)
+have no ``manifest.json``, and a run killed mid-write leaves a torn last line. Every row is
+therefore read defensively into the class the runs write (:meth:`agentlab.record.row.EpisodeRow.load`:
+absent or mistyped stays ``None``), and only what makes the folder unreadable as a run (no folder, no ``results.jsonl``, a malformed line before the last)
 is a :class:`~agentlab.errors.DataError`.
 
 A run folder may also be forged, or hold what a sandboxed program left behind: no path it records
@@ -22,12 +22,12 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentlab.errors import DataError
 from agentlab.fileio import read_jsonl
 from agentlab.record.manifest import MANIFEST_FILE, Manifest, read_manifest
 from agentlab.record.rerun import HISTORY_FILE
+from agentlab.record.row import EpisodeRow
 
 log = logging.getLogger(__name__)
 
@@ -41,102 +41,17 @@ EPISODE_MARKERS = ("traj.jsonl", "meta.json", "plan.json")
 _SLUG_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def _str(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def _float(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-@dataclass
-class RunRow:
-    """One line of ``results.jsonl`` (or an episode folder no row names: a run killed mid-episode)."""
-
-    id: str
-    line: int  #: line number in results.jsonl (0: no row)
-    domain: str | None = None
-    router: str | None = None
-    agents: list[str] = field(default_factory=list)
-    success: bool | None = None
-    score: float | None = None
-    status: str | None = None
-    steps: int | None = None
-    llm_calls: int | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    #: what the model calls cost (rows written since issue #43; older rows: None)
-    usd: float | None = None
-    #: 1 for a first run, n for the n-th rerun of the episode (rows without it: None, i.e. 1)
-    attempt: int | None = None
-    seconds: float | None = None
-    error: str | None = None  #: a harness error (the task was not judged)
-    agent_error: str | None = None
-    seed: int | None = None
-    model_id: str | None = None
-    trajectory: str | None = None  #: the episode folder, relative to the run folder
-    verdict: dict[str, Any] | None = None  #: the evaluator's checks (rows written since issue #29)
-    plan: list[dict[str, Any]] | None = None
-    step_outcomes: list[dict[str, Any]] | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], line: int) -> RunRow:
-        agents = d.get("agents")
-        plan, outcomes, verdict = d.get("plan"), d.get("step_outcomes"), d.get("verdict")
-        success = d.get("success")
-        return cls(
-            id=str(d.get("id", f"(row {line} without an id)")), line=line, domain=_str(d.get("domain")),
-            router=_str(d.get("router")),
-            agents=[str(a) for a in agents] if isinstance(agents, list) else ([str(agents)] if agents else []),
-            success=success if isinstance(success, bool) else None, score=_float(d.get("score")),
-            status=_str(d.get("status")), steps=_int(d.get("steps")), llm_calls=_int(d.get("llm_calls")),
-            tokens_in=_int(d.get("tokens_in")), tokens_out=_int(d.get("tokens_out")), usd=_float(d.get("usd")),
-            attempt=_int(d.get("attempt")), seconds=_float(d.get("seconds")),
-            error=_str(d.get("error")), agent_error=_str(d.get("agent_error")), seed=_int(d.get("seed")),
-            model_id=_str(d.get("model_id")), trajectory=_str(d.get("trajectory")),
-            verdict=verdict if isinstance(verdict, dict) else None,
-            plan=[p for p in plan if isinstance(p, dict)] if isinstance(plan, list) else None,
-            step_outcomes=[o for o in outcomes if isinstance(o, dict)] if isinstance(outcomes, list) else None,
-            raw=d,
-        )
-
-    @property
-    def harness_error(self) -> bool:
-        return bool(self.error)
-
-    @property
-    def tokens(self) -> int | None:
-        if self.tokens_in is None and self.tokens_out is None:
-            return None
-        return (self.tokens_in or 0) + (self.tokens_out or 0)
-
-
 @dataclass
 class RunFolder:
     """A run folder's rows (file order), its manifest (``None``: none, or unreadable) and episodes."""
 
     path: Path
-    rows: list[RunRow]
+    rows: list[EpisodeRow]
     manifest: Manifest | None = None
     #: why the manifest is missing or unusable (shown, never fatal)
     manifest_note: str | None = None
     #: rows replaced by reruns (``history.jsonl``, :mod:`agentlab.record.rerun`), oldest first
-    history: list[RunRow] = field(default_factory=list)
+    history: list[EpisodeRow] = field(default_factory=list)
 
     @property
     def seeds(self) -> list[int]:
@@ -164,13 +79,13 @@ class RunFolder:
             return False
         return any(real == root or real.is_relative_to(root) for root in self.roots)
 
-    def refused_trajectory(self, row: RunRow) -> str | None:
+    def refused_trajectory(self, row: EpisodeRow) -> str | None:
         """Why the row's ``trajectory`` is not followed (it leads outside the run folder), or None."""
         if row.trajectory and not self.contains(self.path / row.trajectory):
             return f"the row's trajectory path {row.trajectory!r} leads outside the run folder; it is not followed"
         return None
 
-    def episode_dir(self, row: RunRow) -> Path | None:
+    def episode_dir(self, row: EpisodeRow) -> Path | None:
         """The row's episode folder: its ``trajectory`` (relative to the run folder; an experiment's
         arms point into a shared folder beside them, ``../../by_agent/<agent>/episodes/<id>``), else
         ``episodes/<id>[/seed-<s>]``; ``None`` when no episode folder is there. Only a folder that
@@ -206,7 +121,7 @@ def load_run(run_dir: str | Path) -> RunFolder:
     results = path / RESULTS_FILE
     if not results.is_file():
         raise DataError(f"no {RESULTS_FILE} here; is this a run folder written by 'agentlab exec --out'?", where=path)
-    rows = [RunRow.from_dict(d, i) for i, d in enumerate(read_jsonl(results), 1)]
+    rows = [EpisodeRow.load(d, i) for i, d in enumerate(read_jsonl(results), 1)]
     manifest, note = None, None
     mpath = path / MANIFEST_FILE
     if not mpath.exists():
@@ -222,19 +137,19 @@ def load_run(run_dir: str | Path) -> RunFolder:
     return folder
 
 
-def _history(path: Path) -> list[RunRow]:
+def _history(path: Path) -> list[EpisodeRow]:
     """The rows reruns replaced; an unreadable history is a warning, never fatal (the results stand)."""
     hist = path / HISTORY_FILE
     if not hist.is_file():
         return []
     try:
-        return [RunRow.from_dict(d, i) for i, d in enumerate(read_jsonl(hist), 1)]
+        return [EpisodeRow.load(d, i) for i, d in enumerate(read_jsonl(hist), 1)]
     except (DataError, OSError) as exc:
         log.warning("%s: history unreadable (%s); reruns are shown without it", hist, exc)
         return []
 
 
-def _unfinished(run: RunFolder) -> list[RunRow]:
+def _unfinished(run: RunFolder) -> list[EpisodeRow]:
     """Episode folders under ``episodes/`` that no row names: episodes a killed run left behind."""
     top = run.path / EPISODES_DIR
     if not top.is_dir():
@@ -247,8 +162,9 @@ def _unfinished(run: RunFolder) -> list[RunRow]:
         for folder in seeded or ([task] if is_episode_dir(task) else []):
             if folder.resolve() in named:
                 continue
-            seed = _int(folder.name.removeprefix("seed-")) if folder is not task else None
-            out.append(RunRow(id=task.name, line=0, status="unfinished", seed=seed,
+            name = folder.name.removeprefix("seed-")
+            seed = int(name) if folder is not task and name.removeprefix("-").isdecimal() else None
+            out.append(EpisodeRow(id=task.name, line=0, status="unfinished", seed=seed,
                               trajectory=folder.relative_to(run.path).as_posix()))
     return out
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from agentlab.fileio import atomic_write_text
 from agentlab.viz.episode_page import absent, episode_body, esc, image_saver
-from agentlab.viz.runs import RunFolder, RunRow, load_run, slug
+from agentlab.record.row import EpisodeRow
+from agentlab.viz.runs import RunFolder, load_run, slug
 from agentlab.viz.site_assets import page
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ def page_names(run: RunFolder) -> dict[int, str]:
     return out
 
 
-def _success(row: RunRow) -> str:
+def _success(row: EpisodeRow) -> str:
     return "" if row.success is None else ("yes" if row.success else "no")
 
 
@@ -62,7 +63,7 @@ def _num(v: float | int | None, fmt: str = "{}") -> str:
     return f'<td class="num" data-sort="{v}">{esc(fmt.format(v))}</td>'
 
 
-def _index_row(row: RunRow, href: str, seeds: bool) -> str:
+def _index_row(row: EpisodeRow, href: str, seeds: bool) -> str:
     attrs = {"domain": row.domain or "", "status": row.status or "", "agent": " ".join(row.agents), "router": row.router or "",
              "success": _success(row)}
     data = " ".join(f'data-{k}="{esc(v)}"' for k, v in attrs.items())

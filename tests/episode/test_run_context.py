@@ -13,6 +13,7 @@ from agentlab.agents.context import Models, RunContext
 from agentlab.run.episode import ExecOptions, run_task
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.llm.base import ChatMessage, Metered
+from agentlab.record.row import EpisodeRow
 from agentlab.teams import base as teams
 from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
@@ -73,21 +74,21 @@ def test_usage_by_role_adds_up_to_the_row(tmp_path: Path, pool, scripted) -> Non
 class _EchoTeam:
     """A team written for this test: it opens the task's env and writes the answer file itself."""
 
-    def prepare(self, job: teams.Job, row: dict[str, Any]) -> teams.Opening | None:
-        row["agents"] = ["echo"]
+    def prepare(self, job: teams.Job, row: EpisodeRow) -> teams.Opening | None:
+        row.agents = ["echo"]
         return teams.Opening(job.task.env, job.options.envs)
 
-    def run(self, job: teams.Job, opened: Any, row: dict[str, Any]) -> None:
+    def run(self, job: teams.Job, opened: Any, row: EpisodeRow) -> None:
         rec = TrajectoryRecorder(job.folder, task=job.task.instruction)
         ctx = job.context(rec)
         reply = ctx.llm("echo").chat([ChatMessage("user", job.task.instruction)])[0]
         (opened.root / "echo.txt").write_text(reply)
-        row.update(status="done", steps=1)
+        row.status, row.steps = "done", 1
 
     def judged(self, job: teams.Job, verdict: Any) -> None:
         pass
 
-    def close(self, job: teams.Job, row: dict[str, Any]) -> None:
+    def close(self, job: teams.Job, row: EpisodeRow) -> None:
         pass
 
 

@@ -52,7 +52,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path | None]]:
 
 def test_a_run_builds_the_scheduler_router_once_and_the_next_run_its_own(tmp_path: Path, pool: AgentPool,
                                                                         built: list[tuple[str, Path | None]]) -> None:
-    options = ExecOptions(team="cola", max_steps=3, seeds=2, cola=ColaOptions())
+    options = ExecOptions(team="cola", max_steps=3, seeds=2, team_settings=ColaOptions())
     for run in ("first", "second"):
         llm = TeamScript(planner=[ONE_STEP] * 2, agent=[SOLVE] * 2, reviewer=[YES] * 2)
         summary = run_suite([TASK], pool=pool, llm=llm, out_dir=tmp_path / run, options=options, progress=False)
