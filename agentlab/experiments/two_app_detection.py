@@ -80,7 +80,7 @@ class Detection:
     def summary(self) -> dict[str, float | int | str]:
         out: dict[str, float | int | str] = {"threshold": round(self.threshold, 4)}
         for c in self.columns:
-            key = c.name.split(" ")[0]
+            key = c.name.split(" ")[0] + ("_two" if c.multi else "_one")
             out[f"{key}_spans"] = round(c.rate("spans"), 4)
             out[f"{key}_either"] = round(c.rate("mentions or spans"), 4)
         return out

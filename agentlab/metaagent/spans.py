@@ -38,7 +38,6 @@ import numpy as np
 
 from agentlab.errors import DataError
 from agentlab.fileio import atomic_write_text
-from agentlab.paths import REPO_ROOT
 from agentlab.pool import AgentPool
 from agentlab.pool.document import DOMAINS
 
@@ -47,8 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-#: the detector the store loads when its pool's domains match (written by ``benchmarks/spans.py``)
-DEFAULT_PATH = REPO_ROOT / "data" / "detectors" / "spans.json"
 #: window lengths in words, and the stride between windows of one length
 SIZES: tuple[int, ...] = (2, 4)
 STRIDE = 1
@@ -143,19 +140,6 @@ def _encoder(model_id: str) -> SentenceEncoder:
     if enc.model_id != model_id:
         raise DataError(f"span detector fitted on {model_id!r} embeddings, not {enc.model_id!r}")
     return enc
-
-
-def load_default(pool: AgentPool, path: Path = DEFAULT_PATH) -> SpanDetector | None:
-    """The shipped detector when it covers every specialist domain of ``pool`` (else None: a pool of
-    other applications would be scored on domains it does not have)."""
-    if not path.is_file():
-        return None
-    det = SpanDetector.load(path)
-    wanted = {d.domain for d in pool if d.platform in DOMAINS and d.domain in specialist_domains(d.platform)}
-    if not wanted <= set(det.domains):
-        log.info("spans: %s does not cover the pool's domains %s; not used", path, sorted(wanted - set(det.domains)))
-        return None
-    return det
 
 
 def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float = 1.0,

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentlab.errors import DataError
-from agentlab.metaagent.spans import SIZES, SpanDetector, fit_spans, load_default, specialist_domains, windows
+from agentlab.metaagent.spans import SIZES, SpanDetector, fit_spans, specialist_domains, windows
 from agentlab.pool import AgentPool
 
 
@@ -85,13 +85,6 @@ def test_save_load_round_trip_and_one_line_on_a_corrupt_file(tmp_path) -> None:
     (tmp_path / "b.json").write_text(json.dumps(data))
     with pytest.raises(DataError, match="refit"):
         SpanDetector.load(tmp_path / "b.json")
-
-
-def test_the_default_is_used_only_when_it_covers_the_pool(tmp_path) -> None:
-    pool = AgentPool.from_dir()
-    assert load_default(pool, tmp_path / "absent.json") is None
-    narrow = _detector().save(tmp_path / "narrow.json")  # three desktop domains: the pool has more
-    assert load_default(pool, narrow) is None
 
 
 def test_fit_keeps_the_threshold_within_the_held_out_budget() -> None:
