@@ -35,6 +35,25 @@ ROUTER_ROLE = "router"
 
 
 @dataclass(frozen=True)
+class Backends:
+    """The loaded models of one worker: the default one, each role's own, each role's screenshot side.
+
+    Why one object: the three always travel together (an episode meters each role's model and fits
+    its screenshots to that role's side), so every signature takes this instead of three parallel
+    arguments; :meth:`ModelsFile.load` builds it once per worker.
+    """
+
+    llm: LLMBackend
+    roles: Mapping[str, LLMBackend] = field(default_factory=dict)
+    sides: ImageSides = field(default_factory=ImageSides)
+
+    @staticmethod
+    def of(models: LLMBackend | Backends) -> Backends:
+        """``models``, or one backend serving every role (a test's scripted model, a notebook's backbone)."""
+        return models if isinstance(models, Backends) else Backends(models)
+
+
+@dataclass(frozen=True)
 class ModelsFile:
     """The default model and the models of named roles (nothing loaded)."""
 
@@ -57,6 +76,12 @@ class ModelsFile:
         from agentlab.llm import load_backend
 
         return {r: load_backend(c) for r, c in self.agent_roles().items()}
+
+    def load(self, llm: LLMBackend | None = None) -> Backends:
+        """The episodes' models, loaded (``llm``: the default one already loaded, to reuse)."""
+        from agentlab.llm import load_backend
+
+        return Backends(llm or load_backend(self.llm), self.load_roles(), self.image_sides())
 
 
 def load_models_file(path: str | Path, known_roles: Collection[str] | None = None) -> ModelsFile:
