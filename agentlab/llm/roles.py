@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentlab.config import line_of, load_mapping, validate
+from agentlab.config import config_from, line_of, load_mapping, validate
 from agentlab.errors import ConfigError
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
@@ -91,13 +91,13 @@ def load_models_file(path: str | Path, known_roles: Collection[str] | None = Non
     mapping, an entry that is not one, a field an entry cannot have, an unknown role name.
     """
     path = Path(path)
-    raw, text = load_mapping(path, what="LLM config file", allow_empty=False)
-    if "roles" not in raw:
-        return ModelsFile(LLMConfig.from_yaml(path))
-    if "llm" not in raw:
+    raw, text = load_mapping(path, what="LLM config file", allow_empty=False)  # the one read of the file
+    if "roles" in raw and "llm" not in raw:
         raise ConfigError("a file with roles: keeps its default model under llm: (the fields of every role's "
                           "entry are the same as llm:'s)", where=path)
-    default = LLMConfig.from_yaml(path)
+    default = config_from(LLMConfig, dict(raw), text, path, wrapper="llm", siblings=("roles",)).from_source(str(path))
+    if "roles" not in raw:
+        return ModelsFile(default)
     section = raw["roles"] or {}
     if not isinstance(section, dict):
         raise ConfigError("roles: must map role names to model entries", where=_at(path, text, ("roles",)))
