@@ -197,3 +197,10 @@ def execute(spec: RunSpec, tasks: list[ExecTask], *, worker: Worker | None = Non
     manifest = suite_manifest(tasks, pool=worker.pool, models=worker.models, options=recipe.options, agent=recipe.agent,
                               router=None if recipe.agent is not None else router_identity(recipe.router, recipe.tokens))
     return _run_suite(spec, list(tasks), worker, manifest=manifest, ask=ask, progress=progress)
+
+
+def run_task(spec: RunSpec, task: ExecTask, *, worker: Worker | None = None, ask: Ask | None = None,
+             seed_index: int = 0) -> dict[str, Any]:
+    """One task of ``spec`` carried out and judged, as :func:`execute` would: a one-task debug. The
+    row is returned, not written (no ``results.jsonl``, no manifest); the episode folder is made."""
+    return spec.recipe.episodes(worker or spec.recipe.build(), 0, ask)((task, seed_index))

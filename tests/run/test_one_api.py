@@ -27,8 +27,9 @@ from agentlab.tasks.spec import load_task, tasks_dir
 from ..episode.conftest import ScriptedBackend, py
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the run package's own entry points: nobody outside it calls them
-KERNEL = frozenset({"run_suite", "_run_suite", "run_task", "run_item"})
+#: the run package's own entry points: nobody outside it calls them (``agentlab.run.run_task``, a
+#: spec's one-task debug, is public; the kernel ``agentlab.run.episode.run_task`` is not)
+KERNEL = frozenset({"run_suite", "_run_suite", "run_item"})
 
 
 @functools.cache
@@ -55,10 +56,13 @@ def kernel_uses(src: str | ast.AST) -> list[str]:
     """The kernel names ``src`` uses in code (imported, called, looked up): docstrings do not count."""
     out = []
     for node in ast.walk(ast.parse(src) if isinstance(src, str) else src):
-        name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute)
-                else node.name.rsplit(".", 1)[-1] if isinstance(node, ast.alias) else None)
-        if name in KERNEL:
-            out.append(f"{name} (line {getattr(node, 'lineno', '?')})")
+        names = ({node.id} if isinstance(node, ast.Name) else {node.attr} if isinstance(node, ast.Attribute)
+                 else {a.name for a in node.names} if isinstance(node, ast.ImportFrom) else set())
+        kernel = set(KERNEL)
+        if (isinstance(node, ast.ImportFrom) and node.module == "agentlab.run.episode") or (
+                isinstance(node, ast.Attribute) and ast.unparse(node.value).endswith("episode")):
+            kernel.add("run_task")
+        out += [f"{name} (line {node.lineno})" for name in sorted(names & kernel)]  # type: ignore[attr-defined]
     return out
 
 
@@ -93,7 +97,8 @@ def test_the_checks_see_what_they_look_for() -> None:
     assert roles_and_sides("def f(\n    llm,\n    *,\n    roles=None,\n    sides=None,\n): pass") == ["f (line 1)"]
     assert roles_and_sides("def f(llm, roles): pass") == []
     assert kernel_uses("from agentlab.run.episode import run_suite as go\ngo()") == ["run_suite (line 1)"]
-    assert kernel_uses("'''calls run_task'''\nimport agentlab.run.episode as e\ne.run_task(1)") == ["run_task (line 3)"]
+    assert kernel_uses("'''calls run_task'''\nfrom agentlab.run import episode\nepisode.run_task(1)") == ["run_task (line 3)"]
+    assert kernel_uses("from agentlab.run.episode import run_task\nfrom agentlab.run import run_task") == ["run_task (line 1)"]
 
 
 def test_the_folder_is_checked_once_and_the_serial_path_uses_the_recipe(tmp_path, monkeypatch) -> None:
@@ -157,3 +162,16 @@ def test_a_broken_models_file_is_still_one_line(tmp_path, text) -> None:
     with pytest.raises(ConfigError) as err:
         load_models_file(path)
     assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_run_task_is_one_task_of_a_spec_and_writes_no_results(tmp_path) -> None:
+    from agentlab.run import run_task
+
+    task = load_task(tasks_dir() / "csv-sales-summary.json")
+    assert task.reference_solution is not None
+    llm = ScriptedBackend([py(task.reference_solution.code, "DONE")])
+    spec = RunSpec(EpisodeRecipe(tmp_path / "debug", ExecOptions(max_steps=2), agent="CoderAgent"))
+    row = run_task(spec, task, worker=Worker(AgentPool.from_dir(None), Backends(llm)))
+    assert (row["success"], row["agents"], row["router"]) == (True, ["CoderAgent"], "forced")
+    assert (tmp_path / "debug" / row["trajectory"] / "traj.jsonl").is_file()
+    assert not (tmp_path / "debug" / "results.jsonl").exists()
