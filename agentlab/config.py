@@ -272,6 +272,12 @@ def load_config(model: type[M], path: str | Path, *, wrapper: str | None = None,
     """
     path = Path(path)
     raw, text = load_mapping(path, what=what, allow_empty=allow_empty)
+    return config_from(model, raw, text, path, wrapper=wrapper, overrides=overrides, siblings=siblings)
+
+
+def config_from(model: type[M], raw: dict[str, Any], text: str, path: Path, *, wrapper: str | None = None,
+                overrides: dict[str, Any] | None = None, siblings: Collection[str] = ()) -> M:
+    """:func:`load_config` on a mapping already read from ``path`` (a file other readers share is read once)."""
     prefix: tuple[Any, ...] = ()
     if wrapper is not None and wrapper in raw:
         section = raw[wrapper]

@@ -15,27 +15,21 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import functools
 import json
 import logging
 import os
 import socket
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import ParamSpec, TypeVar
 
 from agentlab.errors import DataError
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -135,19 +129,6 @@ class RunLock:
                 pass
             os.close(self._fd)  # closing drops the flock
             self._fd = None
-
-
-def holds_run_folder(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run ``fn`` holding the lock of the run folder it is given as ``out_dir=`` (made if missing)."""
-
-    @functools.wraps(fn)
-    def locked(*args: P.args, **kwargs: P.kwargs) -> R:
-        folder = Path(kwargs["out_dir"])  # type: ignore[arg-type]
-        folder.mkdir(parents=True, exist_ok=True)
-        with RunLock(folder):
-            return fn(*args, **kwargs)
-
-    return locked
 
 
 def check_unlocked(folder: Path) -> None:

@@ -42,7 +42,7 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
     from agentlab.experiments import desktop_arch as da
     from agentlab.experiments.execution_acc import frame_markdown
     from agentlab.agents.roles import known_roles
-    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm import LLMConfig
     from agentlab.llm.roles import ModelsFile, load_models_file
 
     variants = da.default_variants() + (da.grounding_variants() if args.grounding_ablation else [])
@@ -69,16 +69,15 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
                                   common_options={"max_retries": args.max_retries} if args.max_retries is not None else {})
     # an LLM config file may give roles their own models (docs/roles.md): each episode role gets its own
     models = load_models_file(args.llm_config, known_roles()) if args.llm_config else ModelsFile(LLMConfig.from_env())
-    llm = load_backend(models.llm)
-    roles = models.load_roles()
+    loaded = models.load()
+    llm = loaded.llm
     pool = AgentPool.from_dir(None)
     tasks = load_tasks()
     chosen = da.choose_tasks(tasks, config)
     machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
                f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.")
     t0 = time.perf_counter()
-    res = da.run(tasks, pool, llm, config, args.out / "table", retry_errors=args.retry_errors, roles=roles,
-                 sides=models.image_sides())
+    res = da.run(tasks, pool, loaded, config, args.out / "table", retry_errors=args.retry_errors)
     took = time.perf_counter() - t0
     frame = res.frame()
     body = [

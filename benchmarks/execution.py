@@ -17,7 +17,7 @@ Issue 13's goal: the harness's own time per workspace step -- everything except 
 time and the program's own run time (prompt building, reply parsing, sandbox and workspace
 setup, observations, recording the trajectory) -- is at most 50 ms and at most 5% of the
 episode's wall time. This script runs workspace tasks through the real episode runner
-(:func:`agentlab.run.episode.run_suite`, ground-truth routing, the pool's code agents) with a
+(:func:`agentlab.run.execute`, ground-truth routing, the pool's code agents) with a
 SCRIPTED model that replays each task's reference solution as one fenced block + DONE, so it
 measures the harness, not a model. Per episode it reads the timings the runner records
 (``info.timing`` of each step, ``seconds`` and ``evaluate_s`` of the row) and reports
@@ -53,7 +53,9 @@ from _common import RESULTS, command_line, log, summary_line, usage_error, write
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.workspace import WorkspaceConfig, bwrap_available
 from agentlab.experiments.subsets import evenly
-from agentlab.run.episode import ExecOptions, run_suite
+from agentlab.run.episode import ExecOptions
+from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
+from agentlab.llm.roles import Backends
 from agentlab.tasks.spec import ExecTask, load_tasks
 from agentlab.fileio import read_jsonl
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
@@ -169,7 +171,7 @@ def accuracy(args: argparse.Namespace, command: str) -> None:
     """Table 1 / 3 / 7 analogs with a real model."""
     from agentlab.experiments import execution_acc as ea
     from agentlab.agents.roles import known_roles
-    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.llm import LLMConfig
     from agentlab.llm.roles import ModelsFile, load_models_file
 
     arms = [a for a in args.arms.split(",") if a]
@@ -178,15 +180,14 @@ def accuracy(args: argparse.Namespace, command: str) -> None:
                               max_new_tokens=args.max_new_tokens, generalist=args.generalist)
     # an LLM config file may give roles their own models (docs/roles.md): each episode role gets its own
     models = load_models_file(args.llm_config, known_roles()) if args.llm_config else ModelsFile(LLMConfig.from_env())
-    llm = load_backend(models.llm)
-    roles = models.load_roles()
+    loaded = models.load()
+    llm = loaded.llm
     pool = AgentPool.from_dir(None)
     tasks = load_tasks()
     machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
                f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.")
     t0 = time.perf_counter()
-    res = ea.run(tasks, pool, llm, config, args.out / "table1", retry_errors=args.retry_errors, roles=roles,
-                 sides=models.image_sides())
+    res = ea.run(tasks, pool, loaded, config, args.out / "table1", retry_errors=args.retry_errors)
     took = time.perf_counter() - t0
     chosen = ea.pick_tasks(tasks, n, config.envs)
     body = [
@@ -265,8 +266,7 @@ def overhead(args: argparse.Namespace, command: str) -> bool:
     tasks = [t for t in load_tasks() if t.env == "workspace" and t.reference_solution is not None and not t.plan]
     tasks = evenly(tasks, args.tasks if args.tasks is not None else (8 if args.quick else None))
     modes = ["none"] + (["bwrap"] if bwrap_available() else [])
-    pool = AgentPool.from_dir(None)
-    llm = ReferenceReplay(tasks)
+    worker = Worker(AgentPool.from_dir(None), Backends(ReferenceReplay(tasks)))
     sides = {m: Side(m) for m in modes}
     log(f"execution benchmark: {len(tasks)} workspace task(s), sandbox modes {modes}, scripted model (harness only)")
     machine = (f"Machine: {os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the start, "
@@ -279,7 +279,8 @@ def overhead(args: argparse.Namespace, command: str) -> bool:
             for mode in modes if i % 2 == 0 else modes[::-1]:
                 out = Path(tmp) / mode
                 opts = ExecOptions(max_steps=3, envs=TaskEnvOptions(workspace=WorkspaceConfig.model_validate({"sandbox": mode})))
-                run_suite([task], pool=pool, llm=llm, out_dir=out, options=opts, resume=True, progress=False)
+                # one task per call into each mode's folder: the task set grows, so the resume is forced
+                execute(RunSpec(EpisodeRecipe(out, opts), force_resume=True), [task], worker=worker, progress=False)
                 account(sides[mode], out)
     took = time.perf_counter() - t0
 

@@ -237,7 +237,9 @@ class ReferenceReplies(LLMBackend):
 
 
 def viewer_picture(out: Path, work: Path = ROOT / "runs" / "figures") -> Path:
-    from agentlab.run.episode import ExecOptions, run_suite
+    from agentlab.llm.roles import Backends
+    from agentlab.run.episode import ExecOptions
+    from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
     from agentlab.tasks.spec import load_task, tasks_dir
     from agentlab.pool import AgentPool
     from agentlab.viz.chromium import screenshot
@@ -248,8 +250,8 @@ def viewer_picture(out: Path, work: Path = ROOT / "runs" / "figures") -> Path:
     run = work / "viewer-run"
     if run.exists():  # this script's own folder from an earlier call: start afresh
         shutil.rmtree(run)
-    run_suite([task], pool=AgentPool.from_dir(None), llm=ReferenceReplies(task.reference_solution.code), out_dir=run,
-              options=ExecOptions(max_steps=10), progress=False)
+    execute(RunSpec(EpisodeRecipe(run, ExecOptions(max_steps=10))), [task],
+            worker=Worker(AgentPool.from_dir(None), Backends(ReferenceReplies(task.reference_solution.code))), progress=False)
     write_site(run)
     page = run / "view" / "episodes" / f"{VIEWER_TASK}.html"
     return screenshot(page, out / "viewer_episode.png", width=1000, height=1600, budget_ms=3000)

@@ -1,6 +1,6 @@
 """Table 2 analog: multi-agent tasks executed end to end -- AgentMatch, SubtaskAcc, ExecutionAcc, cost.
 
-Methods (``--methods``, all by default), each through the one exec path (``run_suite``, the same
+Methods (``--methods``, all by default), each through the one exec path (:func:`agentlab.run.execute`, the same
 ``ExecOptions`` an ``agentlab exec`` run would build), one run folder per method under ``--out``:
 
 - ``gold``: the task's gold plan (``--router gt``);

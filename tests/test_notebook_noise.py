@@ -90,10 +90,14 @@ def test_the_main_job_never_rewrites_the_readme_pictures(name: str) -> None:
 
 
 def test_the_suite_shows_its_bar_only_on_a_terminal(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
-    """``run_suite(progress=True)`` (what notebooks call) writes no bar where stderr is not a terminal:
+    """``execute(progress=True)`` (what notebooks call) writes no bar where stderr is not a terminal:
     a kernel's stderr, a log file, this captured stream."""
-    from agentlab.run.episode import ExecOptions, run_suite
+    from agentlab.llm.roles import Backends
     from agentlab.pool import AgentPool
+    from agentlab.run import RunSpec, execute
+    from agentlab.run.episode import ExecOptions
+    from agentlab.run.worker import EpisodeRecipe, Worker
 
-    run_suite([], pool=AgentPool.from_dir(None), llm=None, out_dir=tmp_path, options=ExecOptions(), progress=True)  # type: ignore[arg-type]
+    execute(RunSpec(EpisodeRecipe(tmp_path, ExecOptions())), [], worker=Worker(AgentPool.from_dir(None), Backends(None)),  # type: ignore[arg-type]
+            progress=True)
     assert "exec" not in capsys.readouterr().err

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.llm.base import LLMBackend, Metered
-from agentlab.llm.screens import ImageFit, ImageSides
+from agentlab.llm.roles import Backends
+from agentlab.llm.screens import ImageFit
 from agentlab.envs.trajectory import TrajectoryRecorder
 
 __all__ = ["DEFAULT_ROLE", "Models", "RunContext", "Usage"]
@@ -63,11 +63,9 @@ class Models:
     side in ``sides`` and counted (:class:`~agentlab.llm.screens.ImageFit`).
     """
 
-    def __init__(self, default: LLMBackend, roles: Mapping[str, LLMBackend] | None = None,
-                 sides: ImageSides | None = None) -> None:
-        self.default = default
-        self.roles = dict(roles or {})
-        self.sides = sides or ImageSides()
+    def __init__(self, models: LLMBackend | Backends) -> None:
+        models = Backends.of(models)
+        self.default, self.roles, self.sides = models.llm, dict(models.roles), models.sides
         self._meters: dict[str, Metered] = {}
         self._fits: dict[str, ImageFit] = {}
 

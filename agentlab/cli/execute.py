@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from agentlab.run.episode import check_out_dir
 from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER, ROUTERS
 from agentlab.teams.base import MODES, TEAMS
 
@@ -179,7 +178,6 @@ def exec_tasks(
     if tasks.is_dir() and out.resolve() == tasks.resolve():
         raise ConfigError("--out is the task folder: its results.jsonl and manifest.json would be read as task "
                           "files; choose another --out", where=out)
-    check_out_dir(out, resume or force_resume)  # before anything slow: nothing is touched on this error
     scale = Scale(workers=workers, address=ray_address, cpus_per_worker=cpus_per_worker)
     displays = per_worker(display, workers, "--display")  # a named screen or phone is not shared by workers
     devices = per_worker(device, workers, "--device", shareable=frozenset({"fake"}))
@@ -189,14 +187,12 @@ def exec_tasks(
     if team is not None and mode != MODES[0]:
         raise ConfigError(f"--team {team} writes its own plan; drop --mode {mode}")
     items = _load_tasks(tasks)
-    pool = AgentPool.from_dir(agents_dir)
     if agent is not None:
-        pool.get(agent)
+        AgentPool.from_dir(agents_dir).get(agent)
     # resolved here, not in each worker: every worker (every node of a cluster) uses this process's choice
     models, router_cfg = exec_models(llm_config, router_llm_config)
-    llm_cfg, agent_roles = models.llm, models.agent_roles()
-    isolation = _sandbox_mode(sandbox, endpoint="openai" in (llm_cfg.kind, router_cfg.kind,
-                                                             *(c.kind for c in agent_roles.values())))
+    isolation = _sandbox_mode(sandbox, endpoint="openai" in (models.llm.kind, router_cfg.kind,
+                                                             *(c.kind for c in models.agent_roles().values())))
     options = ExecOptions(router=router, max_steps=max_steps, time_limit_s=time_limit, seed=seed, seeds=seeds,
                           max_new_tokens=max_new_tokens, runner_options=parse_runner_options(runner_option),
                           envs=TaskEnvOptions(display=displays[0] if displays else None,
@@ -206,12 +202,11 @@ def exec_tasks(
     manager_options = ManagerOptions(kind=manager, k=k, constrained=not unconstrained,  # type: ignore[arg-type]
                                      max_steps=max_plan_steps, min_steps=min_plan_steps, copy_task_words=copy_task_words,
                                      clauses=clauses)
-    recipe = EpisodeRecipe(out_dir=out, options=options, llm=llm_cfg, router_llm=router_cfg, router=router, tokens=tokens,
-                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options,
-                           roles=agent_roles)
+    recipe = EpisodeRecipe(out_dir=out, options=options, models=models, router_llm=router_cfg, router=router, tokens=tokens,
+                           agent=agent, agents_dir=agents_dir, displays=displays, devices=devices, manager=manager_options)
     spec = RunSpec(recipe, scale=scale, resume=resume, force_resume=force_resume, limit=limit, budget=run_budget,
                    prices=price_table, rerun=rerun_kinds)
-    summary = execute(spec, items, ask=ask, pool=pool)
+    summary = execute(spec, items, ask=ask)
     for domain, (acc, n) in summary.by_domain().items():
         typer.echo(f"{domain}: ExecutionAcc={acc:.3f} (n={n})")
     if seeds > 1 and summary.rows:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +38,7 @@ from agentlab.experiments.execution_acc import COST_FIELDS, ROLE_COST_FIELDS, pi
 from agentlab.fileio import write_jsonl
 from agentlab.record.row import rebased
 from agentlab.llm.base import LLMBackend
-from agentlab.llm.screens import ImageSides
+from agentlab.llm.roles import Backends
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
@@ -190,13 +190,12 @@ def choose_tasks(tasks: Sequence[ExecTask], config: DesktopArchConfig) -> list[E
 
 
 def run(
-    tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: DesktopArchConfig, out_dir: Path, *,
-    progress: bool = True, retry_errors: bool = False, roles: Mapping[str, LLMBackend] | None = None,
-    sides: ImageSides | None = None,
+    tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend | Backends, config: DesktopArchConfig, out_dir: Path,
+    *, progress: bool = True, retry_errors: bool = False,
 ) -> ArchTable:
     """Every variant on every chosen desktop task; rows per variant (also written to
-    ``<out>/variants/<slug>/results.jsonl``). ``roles``/``sides``: a model per role (Agent S2's
-    manager, worker, grounder; PC-Agent's), from an LLM config file's ``roles:``."""
+    ``<out>/variants/<slug>/results.jsonl``). ``llm``: one model, or a model per role (Agent S2's
+    manager, worker, grounder; PC-Agent's) from an LLM config file's ``roles:``."""
     if not config.variants:
         raise ConfigError("no variants to measure (variants: [])")
     names = [v.name for v in config.variants]
@@ -234,7 +233,7 @@ def run(
         key = options_key(options.runner_options)
         log.info("desktop architectures: %s on %d task(s)", variant.name, len(chosen))
         done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "runs" / key, options=options,
-                         progress=progress, retry_errors=retry_errors, roles=roles, sides=sides)
+                         progress=progress, retry_errors=retry_errors)
         out: list[dict[str, Any]] = []
         for task in chosen:
             chosen_agent = picked[task.id]

@@ -3,7 +3,8 @@
 Each *arm* decides which pool agent carries each task out -- ground truth (``gt``, the task's
 gold agent), a trained or fitted router (``agenttoken``, ``embedding``, ``icl``, ...), or one
 agent for everything (``generalist``: the paper's single generalist column) -- and the chosen
-agent runs the task through the real episode runner (:func:`agentlab.run.episode.run_task`).
+agent runs the task through the real episode runner (a :class:`~agentlab.run.RunSpec` given to
+:func:`agentlab.run.execute`).
 
 Episodes are shared between arms: with greedy decoding and one seed, an episode is a function
 of (task, agent, model), so when two arms pick the same agent for a task it runs once and both
@@ -20,21 +21,22 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.run.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route, run_suite, suite_manifest
+from agentlab.run.episode import ExecOptions, NoAgentChosen, RouteFn, gt_agent, router_route
+from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask
 from agentlab.fileio import write_jsonl
 from agentlab.record.row import rebased
 from agentlab.llm.base import LLMBackend
-from agentlab.llm.screens import ImageSides
+from agentlab.llm.roles import Backends
 from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER
 from agentlab.pool import AgentPool
 
@@ -174,32 +176,29 @@ def _options(config: ExecAccConfig, **runner_options: Any) -> ExecOptions:
 
 
 def run_pairs(
-    pairs: dict[str, list[ExecTask]], *, pool: AgentPool, llm: LLMBackend, out_dir: Path, options: ExecOptions,
-    progress: bool = True, retry_errors: bool = False, roles: Mapping[str, LLMBackend] | None = None,
-    sides: ImageSides | None = None,
+    pairs: dict[str, list[ExecTask]], *, pool: AgentPool, llm: LLMBackend | Backends, out_dir: Path,
+    options: ExecOptions, progress: bool = True, retry_errors: bool = False,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row.
-    ``roles``/``sides``: a model of its own per role and each role's screenshot size (an LLM config
-    file's ``roles:``, :mod:`agentlab.llm.roles`)."""
+    ``llm``: the agents' model, or a model per role (an LLM config file's ``roles:``,
+    :meth:`agentlab.llm.roles.ModelsFile.load`)."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
+    worker = Worker(pool, Backends.of(llm))
     for agent, tasks in sorted(pairs.items()):
-        # the study's own manifest: a resumed folder made with another model, task set or option is refused
-        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent, roles=roles, sides=sides)
-        summary = run_suite(tasks, pool=pool, llm=llm, out_dir=out_dir / agent, options=options, agent=agent,
-                            resume=True, progress=progress, retry_errors=retry_errors, manifest=manifest,
-                            roles=roles, sides=sides)
+        # a resumed folder made with another model, task set or option is refused (the run's manifest)
+        spec = RunSpec(EpisodeRecipe(out_dir / agent, options, agent=agent), resume=True, retry_errors=retry_errors)
+        summary = execute(spec, tasks, worker=worker, progress=progress)
         for row in summary.rows:
             done[(row["id"], agent)] = rebased(row, f"{agent}/")  # the trajectory relative to out_dir
     return done
 
 
 def run(
-    tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend, config: ExecAccConfig, out_dir: Path, *,
+    tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend | Backends, config: ExecAccConfig, out_dir: Path, *,
     progress: bool = True, routes: dict[str, RouteFn] | None = None, retry_errors: bool = False,
-    roles: Mapping[str, LLMBackend] | None = None, sides: ImageSides | None = None,
 ) -> ExecAcc:
     """Route every task with every arm, run each distinct (task, agent) once, judge; rows per arm
-    (``roles``/``sides``: a model per role, :func:`run_pairs`)."""
+    (``llm``: one model or a model per role, :func:`run_pairs`)."""
     if not config.arms:
         raise ConfigError("no arms to measure (arms: [])")
     chosen = pick_tasks(tasks, config.tasks, config.envs)
@@ -233,7 +232,7 @@ def run(
     n_pairs = sum(len(v) for v in pairs.values())
     log.info("execution acc: %d task(s), %d arm(s), %d distinct (task, agent) episode(s)", len(chosen), len(config.arms), n_pairs)
     done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "by_agent", options=_options(config), progress=progress,
-                     retry_errors=retry_errors, roles=roles, sides=sides)
+                     retry_errors=retry_errors)
     rows: dict[str, list[dict[str, Any]]] = {}
     for arm in config.arms:
         arm_rows: list[dict[str, Any]] = []

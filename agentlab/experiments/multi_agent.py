@@ -2,8 +2,8 @@
 
 For each method -- the gold plan, the AgentToken manager (constrained and prompt-only), the ICL
 manager, the clause baseline, COLA (when its team is installed), a single generalist agent --
-every task goes through the one exec path (:func:`agentlab.run.episode.run_suite`, one folder per
-method), and the rows give:
+every task goes through the one exec path (a :class:`~agentlab.run.RunSpec` given to
+:func:`agentlab.run.execute`, one folder per method), and the rows give:
 
 * **AgentMatch**: the set of domains of the executed plan's agents equals the gold set;
 * **SubtaskAcc**: per gold step, a plan step of the same domain whose subtask reaches the
@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.agents.base import acting_agents
-from agentlab.run.episode import ExecOptions, run_suite
+from agentlab.run.episode import ExecOptions
+from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
+from agentlab.llm.roles import Backends
 from agentlab.errors import ConfigError, DataError
 from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask
@@ -317,8 +319,8 @@ def measure(
     scorer: BertScorer | None = None,
     routers: dict[str, Router] | None = None,
 ) -> Table2:
-    """Every method on every item: plans only (``plan_only``), or executed through ``run_suite``
-    into ``out/<method>`` (items need their task). ``manager`` holds the managers' settings (its
+    """Every method on every item: plans only (``plan_only``), or executed through
+    :func:`agentlab.run.execute` into ``out/<method>`` (items need their task). ``manager`` holds the managers' settings (its
     ``kind``/``constrained`` are set per method); ``exec_options`` the per-step budget etc.;
     ``routers`` may hold already-built routers by kind."""
     import shutil
@@ -364,8 +366,9 @@ def measure(
                                        team="cola" if method == "cola" else None)
             planner = (router_planner(router(kind), llm, manager_options(method), acting=partial(acting_agents, pool))
                        if managed else None)
-            summary = run_suite([it.task for it in items if it.task is not None], pool=pool, llm=llm, out_dir=folder,
-                                options=opts, agent=GENERALIST if method == "single" else None, planner=planner, progress=False)
+            spec = RunSpec(EpisodeRecipe(folder, opts, agent=GENERALIST if method == "single" else None))
+            summary = execute(spec, [it.task for it in items if it.task is not None],
+                              worker=Worker(pool, Backends(llm), planner=planner), progress=False)
             results.append(from_rows(method, items, summary.rows))
         log.info("%s: %d item(s) in %.0f s%s", method, len(items), time.perf_counter() - t0,
                  f" (skipped: {results[-1].skipped})" if results[-1].skipped else "")

@@ -5,8 +5,8 @@ the real ``openai`` client) that answers each task with its reference program af
 delay (a remote model's latency), so an episode is: model wait + the program in its sandbox +
 evaluation -- latency-bound, as episodes against a served model are. Both sides run the same
 tasks in one run: serial in-process (Ray not involved) and on Ray workers (``agentlab exec
---workers N``'s path: :func:`agentlab.run.episode.run_suite` with an
-:class:`agentlab.run.worker.EpisodeRecipe`). Ray's own start is timed apart and left out of
+--workers N``'s path: one :class:`~agentlab.run.RunSpec` given to :func:`agentlab.run.execute`,
+its :class:`~agentlab.run.worker.EpisodeRecipe` built by each worker). Ray's own start is timed apart and left out of
 the rates (a cluster is started once per session, not per run); each worker's setup (loading
 the pool, the backend) is inside them.
 
@@ -169,9 +169,10 @@ def start_ray(workers: int) -> float:
 
 def episodes(tasks: list[ExecTask], workers: int, delay: float, out: Path) -> Episodes:
     """Both sides on the same tasks: serially in-process and on ``workers`` Ray workers."""
-    from agentlab.run.episode import ExecOptions, comparable_row, run_suite
-    from agentlab.run.worker import EpisodeRecipe
-    from agentlab.llm import LLMConfig, load_backend
+    from agentlab.run.episode import ExecOptions, comparable_row
+    from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
+    from agentlab.llm import LLMConfig
+    from agentlab.llm.roles import ModelsFile
     from agentlab.llm.testing import LoopbackChatServer
     from agentlab.parallel import Scale
     from agentlab.pool import AgentPool
@@ -186,13 +187,14 @@ def episodes(tasks: list[ExecTask], workers: int, delay: float, out: Path) -> Ep
     options = ExecOptions(max_steps=3)
     with LoopbackChatServer(reply, delay_s=delay) as srv:
         cfg = LLMConfig(kind="openai", base_url=srv.url, model="loopback-coder")
-        llm = load_backend(cfg)
+        models = ModelsFile(cfg)
+        worker = Worker(pool, models.load())
         t = time.perf_counter()
-        serial = run_suite(tasks, pool=pool, llm=llm, out_dir=out / "serial", options=options, progress=False)
+        serial = execute(RunSpec(EpisodeRecipe(out / "serial", options, models)), tasks, worker=worker, progress=False)
         serial_s = time.perf_counter() - t
         t = time.perf_counter()
-        par = run_suite(tasks, pool=pool, llm=llm, out_dir=out / "parallel", options=options, progress=False,
-                        scale=Scale(workers=workers), recipe=EpisodeRecipe(out_dir=out / "parallel", options=options, llm=cfg))
+        par = execute(RunSpec(EpisodeRecipe(out / "parallel", options, models), scale=Scale(workers=workers)), tasks,
+                      worker=worker, progress=False)
         parallel_s = time.perf_counter() - t
 
     def by_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentlab.config import line_of, load_mapping, validate
+from agentlab.config import config_from, line_of, load_mapping, validate
 from agentlab.errors import ConfigError
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
@@ -32,6 +32,25 @@ from agentlab.llm.screens import ImageSides
 
 #: the MetaAgent's role (routing, the plan manager); ``--router-llm-config`` wins over it
 ROUTER_ROLE = "router"
+
+
+@dataclass(frozen=True)
+class Backends:
+    """The loaded models of one worker: the default one, each role's own, each role's screenshot side.
+
+    Why one object: the three always travel together (an episode meters each role's model and fits
+    its screenshots to that role's side), so every signature takes this instead of three parallel
+    arguments; :meth:`ModelsFile.load` builds it once per worker.
+    """
+
+    llm: LLMBackend
+    roles: Mapping[str, LLMBackend] = field(default_factory=dict)
+    sides: ImageSides = field(default_factory=ImageSides)
+
+    @staticmethod
+    def of(models: LLMBackend | Backends) -> Backends:
+        """``models``, or one backend serving every role (a test's scripted model, a notebook's backbone)."""
+        return models if isinstance(models, Backends) else Backends(models)
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,12 @@ class ModelsFile:
 
         return {r: load_backend(c) for r, c in self.agent_roles().items()}
 
+    def load(self, llm: LLMBackend | None = None) -> Backends:
+        """The episodes' models, loaded (``llm``: the default one already loaded, to reuse)."""
+        from agentlab.llm import load_backend
+
+        return Backends(llm or load_backend(self.llm), self.load_roles(), self.image_sides())
+
 
 def load_models_file(path: str | Path, known_roles: Collection[str] | None = None) -> ModelsFile:
     """The models of ``path``; ``known_roles``: the role names a ``roles:`` entry may use (None: any).
@@ -66,13 +91,13 @@ def load_models_file(path: str | Path, known_roles: Collection[str] | None = Non
     mapping, an entry that is not one, a field an entry cannot have, an unknown role name.
     """
     path = Path(path)
-    raw, text = load_mapping(path, what="LLM config file", allow_empty=False)
-    if "roles" not in raw:
-        return ModelsFile(LLMConfig.from_yaml(path))
-    if "llm" not in raw:
+    raw, text = load_mapping(path, what="LLM config file", allow_empty=False)  # the one read of the file
+    if "roles" in raw and "llm" not in raw:
         raise ConfigError("a file with roles: keeps its default model under llm: (the fields of every role's "
                           "entry are the same as llm:'s)", where=path)
-    default = LLMConfig.from_yaml(path)
+    default = config_from(LLMConfig, dict(raw), text, path, wrapper="llm", siblings=("roles",)).from_source(str(path))
+    if "roles" not in raw:
+        return ModelsFile(default)
     section = raw["roles"] or {}
     if not isinstance(section, dict):
         raise ConfigError("roles: must map role names to model entries", where=_at(path, text, ("roles",)))

@@ -1,4 +1,5 @@
-"""Running tasks: the one public way is a :class:`RunSpec` given to :func:`execute`.
+"""Running tasks: the one public way is a :class:`RunSpec` given to :func:`execute` (or, for a
+one-task debug, to :func:`run_task` with the task).
 
 The spec names the tasks' run (its folder, options, models, router, workers); :func:`execute`
 checks the folder once, writes the manifest, and runs every episode through the kernel
@@ -12,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.run.worker import RunSpec, execute
+    from agentlab.run.worker import RunSpec, execute, run_task
 
-__all__ = ["RunSpec", "execute"]
+__all__ = ["RunSpec", "execute", "run_task"]
 
 
 def __getattr__(name: str) -> Any:

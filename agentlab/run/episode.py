@@ -4,8 +4,8 @@ One task (:func:`run_task`): pick the agent (the given one, or the router's choi
 from its pool document's runner (:data:`~agentlab.agents.base.AGENTS`) → write the task's
 start state into a fresh workspace inside the episode folder → ``agent.run`` with a
 trajectory recorder → ``task.evaluate`` on the final state → one result row. A suite
-(:func:`run_suite`) appends one row per task to ``results.jsonl`` as each finishes, so a
-killed run keeps every finished row and ``resume=True`` skips them. With ``seeds=K`` each task
+(:func:`_run_suite`, behind :func:`agentlab.run.execute`) appends one row per task to
+``results.jsonl`` as each finishes, so a killed run keeps every finished row and a resume skips them. With ``seeds=K`` each task
 runs K times (seeds ``seed .. seed+K-1``); a row is done per (task id, seed). A run given a
 :class:`~agentlab.record.manifest.Manifest` records it in ``manifest.json`` and resumes only when it
 matches (:func:`agentlab.record.manifest.open_run`).
@@ -34,14 +34,14 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentlab.agents.context import Models
-from agentlab.record.budget import Budget, BudgetMeter, BudgetOutcome
+from agentlab.record.budget import BudgetMeter, BudgetOutcome
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
 from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, OutOfBudget, Stopped, TimeLimitExceeded
@@ -51,18 +51,21 @@ from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.deadline import task_deadline
 from agentlab.llm.prices import PriceTable
-from agentlab.llm.screens import ImageSides
+from agentlab.llm.roles import Backends
 from agentlab.metaagent.router import ROUTERS, Router, RouterShelf, build_router
 from agentlab.record.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run,
                                record_budget)
-from agentlab.parallel import Gate, Scale, WorkerRecipe, map_unordered
+from agentlab.parallel import Gate, WorkerRecipe, map_unordered
 from agentlab.record.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
 from agentlab.record.row import EpisodeRow
-from agentlab.runlock import check_unlocked, holds_run_folder
+from agentlab.runlock import RunLock, check_unlocked
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, NoAgentChosen, PlanFn, RouteFn, TeamSettings, team_class, team_name
 from agentlab.dialogue.person import Ask
 from agentlab.metaagent.ground_truth import gt_agent  # noqa: F401  (ground-truth routing: part of this module's API)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.run.worker import RunSpec, Worker
 
 log = logging.getLogger(__name__)
 
@@ -138,19 +141,18 @@ def suite_manifest(
     tasks: Iterable[ExecTask],
     *,
     pool: AgentPool,
-    llm: LLMBackend,
+    models: LLMBackend | Backends,
     options: ExecOptions,
     router: dict[str, Any] | None = None,
     agent: str | None = None,
-    roles: Mapping[str, LLMBackend] | None = None,
-    sides: ImageSides | None = None,
 ) -> Manifest:
     """The manifest of an ``agentlab exec`` run: the agents' model, the router (``router``: from
     :func:`router_identity`; default ground truth) and the sentence encoder, every agent document
     and task file hashed, the seeds, and the options that change results (not the display: where
     a desktop is shown does not change what happens on it). Each role with a model of its own
-    (``roles``) is recorded as ``role:<name>`` with whether it sees images and at what size, so a
+    (``models.roles``) is recorded as ``role:<name>`` with whether it sees images and at what size, so a
     resume with a changed role model is refused."""
+    models = Backends.of(models)
     opts = asdict(options)
     envs = opts.pop("envs")
     opts.pop("seed"), opts.pop("seeds"), opts.pop("team_settings")
@@ -160,11 +162,11 @@ def suite_manifest(
                 sandbox=options.envs.sandbox, isolation=isolation_in_force(options.envs.sandbox))
     return build_manifest(
         "exec",
-        models={"agents": _seeing(backend_identity(llm), llm, (sides or ImageSides()).default),
+        models={"agents": _seeing(backend_identity(models.llm), models.llm, models.sides.default),
                 "router": router or checkpoint_identity("forced" if agent else options.router, None),
                 "sentence_encoder": encoder_identity(),
-                **{f"role:{r}": _seeing(backend_identity(b), b, (sides or ImageSides()).of(r), always=True)
-                   for r, b in sorted((roles or {}).items())}},
+                **{f"role:{r}": _seeing(backend_identity(b), b, models.sides.of(r), always=True)
+                   for r, b in sorted(models.roles.items())}},
         seeds=[options.seed + i for i in range(options.seeds)],
         options=opts,
         tasks={t.id: t.source for t in tasks},
@@ -196,7 +198,7 @@ def run_task(
     task: ExecTask,
     *,
     pool: AgentPool,
-    llm: LLMBackend,
+    llm: LLMBackend | Backends,
     out_dir: Path,
     options: ExecOptions,
     route: RouteFn | None = None,
@@ -204,16 +206,13 @@ def run_task(
     seed_index: int = 0,
     planner: PlanFn | None = None,
     ask: Ask | None = None,
-    roles: Mapping[str, LLMBackend] | None = None,
-    sides: ImageSides | None = None,
     routers: RouterShelf | None = None,
 ) -> dict[str, Any]:
     """Carry one task out and judge it; the row of ``results.jsonl`` (never raises AgentlabError).
 
     The kernel every way of carrying a task out shares: the episode folder, the team
     (:func:`agentlab.teams.base.team_name`: one agent, a plan's steps, or a named team), the
-    metered models (``llm``, and ``roles``: a model per role; ``sides``: each role's screenshot
-    size), the deadline, opening the env the team asks for, judging the end state once, the row
+    metered models (``llm``: one model, or a model per role with each role's screenshot size), the deadline, opening the env the team asks for, judging the end state once, the row
     (its costs from the meters) and harness errors; ``routers``: those the run has built (None: this task's own). ``seed_index`` picks the run's seed ``options.seed + seed_index``; ``ask`` is how a
     team that asks a person asks.
     """
@@ -222,11 +221,11 @@ def run_task(
     folder = episode_folder(out_dir, task.id, options, seed_index)
     # left by a run killed before its row was written: start again (only ever inside episodes/)
     remove_inside(folder, out_dir / EPISODES_DIR)
-    row = _new_row(task, out_dir, options, agent, getattr(llm, "model_id", ""), seed_index)
-    if options.max_new_tokens is not None:
-        llm = ReplyCap(llm, options.max_new_tokens)
-        roles = {r: ReplyCap(b, options.max_new_tokens) for r, b in (roles or {}).items()}
-    models = Models(llm, roles, sides)
+    given = Backends.of(llm)
+    row = _new_row(task, out_dir, options, agent, getattr(given.llm, "model_id", ""), seed_index)
+    if (cap := options.max_new_tokens) is not None:
+        given = Backends(ReplyCap(given.llm, cap), {r: ReplyCap(b, cap) for r, b in given.roles.items()}, given.sides)
+    models = Models(given)
     name = team_name(task, options, agent=agent, route=route, planner=planner)
     job = Job(task=task, pool=pool, models=models, options=replace(options, seed=seed), folder=folder, run_dir=out_dir,
               deadline=t0 + options.time_limit_s, agent=agent, route=route, planner=planner, ask=ask,
@@ -306,11 +305,6 @@ def run_item(item: WorkItem, **kwargs: Any) -> dict[str, Any]:
     return run_task(task, seed_index=seed_index, **kwargs)
 
 
-def _in_process(index: int, **kwargs: Any) -> Callable[[WorkItem], dict[str, Any]]:
-    """The serial worker: :func:`run_item` with the objects run_suite was given."""
-    return partial(run_item, **kwargs)
-
-
 @dataclass
 class SuiteSummary:
     """What a suite run ended with (all rows of results.jsonl, old and new)."""
@@ -355,73 +349,47 @@ def check_out_dir(out_dir: Path, resume: bool) -> None:
                         where=path)
 
 
-@holds_run_folder  # one writer per run folder: a second run in out_dir is refused, naming this one
-def run_suite(
-    tasks: Iterable[ExecTask],
-    *,
-    pool: AgentPool,
-    llm: LLMBackend,
-    out_dir: Path,
-    options: ExecOptions,
-    route: RouteFn | None = None,
-    agent: str | None = None,
-    resume: bool = False,
-    limit: int | None = None,
-    progress: bool = True,
-    retry_errors: bool = False,
-    manifest: Manifest | None = None,
-    force_resume: bool = False,
-    planner: PlanFn | None = None,
-    ask: Ask | None = None,
-    scale: Scale | None = None,
-    recipe: WorkerRecipe[WorkItem, dict[str, Any]] | None = None,
-    roles: Mapping[str, LLMBackend] | None = None,
-    sides: ImageSides | None = None,
-    budget: Budget | None = None,
-    prices: PriceTable | None = None,
-    rerun: frozenset[str] = frozenset(),
-) -> SuiteSummary:
-    """Run every (task, seed) not yet in ``results.jsonl``, appending a row as each one ends.
+def _run_suite(spec: RunSpec, tasks: list[ExecTask], worker: Worker, *, manifest: Manifest, ask: Ask | None = None,
+               progress: bool = True) -> SuiteSummary:
+    """Run every (task, seed) of ``spec`` not yet in ``results.jsonl``, appending a row as each one ends.
 
+    Internal to the run package: :func:`agentlab.run.worker.execute` checks the folder and builds
+    ``worker`` (serial runs use it; Ray workers build their own from ``spec.recipe``) and the
+    ``manifest``, recorded in the folder or, when resuming, matched against the recorded one
+    (:func:`agentlab.record.manifest.open_run`; ``force_resume`` continues anyway).
     Each task runs ``options.seeds`` times; the items go seed by seed (every task with the first
     seed, then every task with the next), so a cut run holds whole passes first.
-    ``limit`` stops after that many newly run items (the rest stay for a resumed run).
-    ``manifest`` (see :func:`suite_manifest`) is recorded in the folder, or, when resuming, must
-    match the recorded one (:func:`agentlab.record.manifest.open_run`; ``force_resume`` continues anyway).
-    Without one, a manifest is built from the arguments and recorded; a resume that differs from it
-    is recorded as forced, not refused (:func:`agentlab.run.worker.execute` and the studies pass
-    theirs, and refuse).
-    ``scale`` with several workers (or a cluster address) runs the items on Ray workers, each
-    built by ``recipe`` (an :class:`agentlab.run.worker.EpisodeRecipe`: loaded models are not
-    shipped); the rows arrive in the order items finish. An item whose worker died twice gets a
-    harness-error row (:func:`lost_row`).
-    ``rerun`` (with ``resume``): ``{"failed"}`` runs again the episodes whose rows failed,
+    ``spec.limit`` stops after that many newly run items (the rest stay for a resumed run).
+    On several workers (or a cluster address) the rows arrive in the order items finish; an item
+    whose worker died twice gets a harness-error row (:func:`lost_row`).
+    ``spec.rerun`` (with ``resume``): ``{"failed"}`` runs again the episodes whose rows failed,
     ``{"errors"}`` (or ``retry_errors``) those that ended in a harness error (an app that did not
     start, an unreachable model); the replaced rows and their episode folders move to the run's
     history (:mod:`agentlab.record.rerun`, crash-safe), the new rows carry ``attempt``.
-    Every new row gets ``usd``: its tokens at ``prices`` (default :meth:`PriceTable.load`).
-    ``budget`` (:mod:`agentlab.record.budget`): no episode starts once one would pass a limit; the
+    Every new row gets ``usd``: its tokens at ``spec.prices`` (default :meth:`PriceTable.load`).
+    ``spec.budget`` (:mod:`agentlab.record.budget`): no episode starts once one would pass a limit; the
     seconds limit cuts the episodes in flight (no row); how it went is in the summary and the
     manifest's ``budget`` block.
     SIGTERM or Ctrl-C (:class:`~agentlab.errors.Stopped`) ends the suite: no new episode starts, the
     ones in flight leave no row (a resumed run carries them out again), finished rows stay.
-    ``out_dir`` is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
+    The run folder is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
     """
+    out_dir = spec.out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with RunLock(out_dir):
+        return _run_locked(spec, tasks, worker, manifest, ask, progress)
+
+
+def _run_locked(spec: RunSpec, tasks: list[ExecTask], worker: Worker, manifest: Manifest, ask: Ask | None,
+                progress: bool) -> SuiteSummary:
     from agentlab.progress import Progress, Tally, row_outcome
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    check_out_dir(out_dir, resume)
-    tasks = list(tasks)
-    strict = manifest is not None
-    if manifest is None:  # every run folder records what made it, whoever assembled the run
-        manifest = suite_manifest(tasks, pool=pool, llm=llm, options=options, agent=agent, roles=roles, sides=sides,
-                                  router=None if agent is not None else router_identity(options.router))
-    # a manifest the caller gave refuses a resume that differs (before anything in the folder is
-    # touched); one built here records the difference and goes on (a resume forced by its caller)
-    open_run(out_dir, manifest, resume=resume, force=force_resume or not strict)
+    recipe, out_dir, options, budget = spec.recipe, spec.out, spec.recipe.options, spec.budget
+    # a resume that differs is refused (before anything in the folder is touched), unless forced
+    open_run(out_dir, manifest, resume=spec.resume or spec.force_resume, force=spec.force_resume)
     path = results_path(out_dir)
     rows = read_jsonl(path) if path.exists() else []
-    kinds = rerun | ({"errors"} if retry_errors else set())
+    kinds = spec.rerun | ({"errors"} if spec.retry_errors else set())
     again = [r for r in rows if not _cut_off(r) and wanted(r, kinds)]
     dropped = again + [r for r in rows if _cut_off(r)]
     if dropped:
@@ -433,26 +401,23 @@ def run_suite(
         write_jsonl(path, rows)
     history = read_history(out_dir)
     attempts = last_attempts(history)
-    prices = prices if prices is not None else PriceTable.load()
+    prices = spec.prices if spec.prices is not None else PriceTable.load()
     done = {(r.get("id"), r.get("seed")) for r in rows}
     todo = [(t, i) for i in range(options.seeds) for t in tasks if (t.id, options.seed + i) not in done]
     skipped = len(done)
-    if limit is not None:
-        todo = todo[:limit]
+    if spec.limit is not None:
+        todo = todo[:spec.limit]
     log.info("exec: %d episode(s) to run, %d already in %s", len(todo), skipped, path)
-    scale = scale or Scale()
-    if scale.distributed and recipe is None:
-        raise HarnessError("running on several workers needs a recipe that builds each worker's model, pool "
-                           "and router (agentlab.run.worker.EpisodeRecipe); loaded models are not shipped")
-    if recipe is None:
-        recipe = partial(_in_process, pool=pool, llm=llm, out_dir=out_dir, options=options, route=route, agent=agent,
-                         planner=planner, ask=ask, roles=roles, sides=sides, routers=RouterShelf(pool))
-    lost = partial(lost_row, out_dir=out_dir, options=options, agent=agent, model_id=getattr(llm, "model_id", ""))
+    # one recipe: each Ray worker builds its own worker from it, a serial run uses the one given
+    make: WorkerRecipe[WorkItem, dict[str, Any]] = (
+        recipe if spec.scale.distributed else (lambda index: recipe.episodes(worker, index, ask)))
+    lost = partial(lost_row, out_dir=out_dir, options=options, agent=recipe.agent,
+                   model_id=getattr(worker.models.llm, "model_id", ""))
     ran = 0
     meter = BudgetMeter(budget, earlier=rows) if budget is not None else None
     gate = Gate(admit=meter.admit, deadline=meter.deadline,
                 expired=lambda: OutOfBudget("the seconds budget ran out")) if meter is not None else None
-    finished = map_unordered(recipe, todo, scale, lost=lost, gate=gate)
+    finished = map_unordered(make, todo, spec.scale, lost=lost, gate=gate)
     fresh: list[dict[str, Any]] = []
     unpriced: set[str] = set()
     # a bar on a terminal, one line per episode elsewhere (the running ExecutionAcc counts earlier rows too)

@@ -2,11 +2,12 @@
 and which screen or phone each worker owns.
 
 A Ray worker is a fresh process: a loaded model cannot (and should not) be shipped to it. An
-:class:`EpisodeRecipe` is the picklable description instead (LLM configs, the pool folder, the
+:class:`EpisodeRecipe` is the picklable description instead (the models file, the pool folder, the
 router kind, the manager's settings, the run's options); :meth:`EpisodeRecipe.build` loads a
-worker's own backend, pool, router and manager, and calling the recipe with a worker's index
-returns the function :func:`agentlab.parallel.map_unordered` applies to each task. The serial
-loop builds worker 0 from the same recipe (:func:`agentlab.run_spec.execute`). Isolation: every task already gets its own episode folder and workspace, and
+worker's own models (once, :meth:`~agentlab.llm.roles.ModelsFile.load`), pool, router and manager,
+and :meth:`EpisodeRecipe.episodes` turns a worker into the function
+:func:`agentlab.parallel.map_unordered` applies to each task. The serial loop builds worker 0 from
+the same recipe (:func:`execute`). Isolation: every task already gets its own episode folder and workspace, and
 a desktop task its own private Xvfb unless ``--display`` names one; a named display or a real
 phone serial cannot be shared by two workers, so they are given one per worker
 (``--display :1,:2``, ``--device emulator-5554,emulator-5556``) and worker ``i`` takes entry ``i``.
@@ -14,7 +15,7 @@ phone serial cannot be shared by two workers, so they are given one per worker
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -28,18 +29,17 @@ from agentlab.run.episode import (
     router_identity,
     router_route,
     run_item,
-    run_suite,
+    _run_suite,
     suite_manifest,
 )
+from agentlab.llm.roles import Backends, ModelsFile
 from agentlab.record.budget import Budget
 from agentlab.llm.prices import PriceTable
 from agentlab.tasks.spec import ExecTask
 from agentlab.parallel import Scale
 from agentlab.dialogue.person import Ask
 from agentlab.errors import ConfigError
-from agentlab.llm.base import LLMBackend
 from agentlab.llm.config import LLMConfig
-from agentlab.llm.screens import ImageSides
 from agentlab.metaagent.router import DEFAULT_ROUTER, RouterShelf
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import PlanFn, RouteFn
@@ -66,14 +66,14 @@ def per_worker(value: str | None, workers: int, flag: str, *, shareable: frozens
 
 @dataclass
 class Worker:
-    """What a worker runs episodes with: its pool, the agents' model (and each role's own), the
-    router, the manager."""
+    """What a worker runs episodes with: its pool, its models (the agents' and each role's own), the
+    router, the manager. A study or a notebook may hand :func:`execute` one it built itself (its own
+    router or planner, an already loaded backbone)."""
 
     pool: AgentPool
-    llm: LLMBackend
-    route: RouteFn | None
-    planner: PlanFn | None
-    roles: Mapping[str, LLMBackend] = field(default_factory=dict)
+    models: Backends
+    route: RouteFn | None = None
+    planner: PlanFn | None = None
 
 
 def preload() -> None:
@@ -97,8 +97,8 @@ class EpisodeRecipe:
 
     out_dir: Path
     options: ExecOptions
-    #: the agents' model
-    llm: LLMConfig
+    #: the agents' model and each role's own (the ``router`` role is in ``router_llm``)
+    models: ModelsFile = field(default_factory=ModelsFile)
     #: the router's / manager's model (None: ``AGENTLAB_LLM_*``, as ``agentlab route``)
     router_llm: LLMConfig | None = None
     router: str = DEFAULT_ROUTER
@@ -111,19 +111,6 @@ class EpisodeRecipe:
     devices: tuple[str, ...] = ()
     #: manager mode: how the manager writes plans (None: the options' mode decides nothing more)
     manager: ManagerOptions | None = None
-    #: role -> its own model (an LLM config file's ``roles:``; the ``router`` role is in ``router_llm``)
-    roles: Mapping[str, LLMConfig] = field(default_factory=dict)
-
-    @property
-    def sides(self) -> ImageSides:
-        """The longest screenshot side of every role (``max_image_side`` of its entry, else of ``llm``)."""
-        return ImageSides(self.llm.max_image_side, {r: c.max_image_side for r, c in self.roles.items()})
-
-    def load_roles(self) -> dict[str, LLMBackend]:
-        """Each role's own model, loaded (a role naming the agents' config shares nothing: it is loaded again)."""
-        from agentlab.llm import load_backend
-
-        return {role: load_backend(cfg) for role, cfg in self.roles.items()}
 
     def options_for(self, index: int) -> ExecOptions:
         """The run's options with worker ``index``'s own display and device."""
@@ -134,32 +121,34 @@ class EpisodeRecipe:
             envs = replace(envs, device=self.devices[index % len(self.devices)])
         return replace(self.options, envs=envs)
 
-    def build(self, *, llm: LLMBackend | None = None, pool: AgentPool | None = None) -> Worker:
-        """The worker's pool, model, router and manager (``llm``/``pool``: already loaded ones to reuse)."""
+    def build(self, *, routed: bool = True) -> Worker:
+        """The worker's pool, models, router and manager (``routed=False``: no router or manager, for
+        a driver whose episodes run on Ray workers)."""
         from agentlab.agents.base import acting_agents
         from agentlab.llm import load_backend
         from agentlab.metaagent.router import ROUTERS, build_router
         from agentlab.teams.planning import router_planner
 
-        pool = pool or AgentPool.from_dir(self.agents_dir)
-        llm = llm or load_backend(self.llm)
-        route: RouteFn | None = None
-        planner: PlanFn | None = None
-        if self.agent is None and self.options.mode == "manager":
-            if ROUTERS[self.router].state != "none":  # a ranking to plan over (ground truth: the tasks' gold plans)
-                manager_llm = llm if self.router_llm is None else load_backend(self.router_llm)
-                planner = router_planner(build_router(self.router, pool, self.tokens, llm=self.router_llm),
-                                         manager_llm, self.manager or ManagerOptions(),
-                                         acting=partial(acting_agents, pool))
-        elif self.agent is None:
-            route = router_route(self.router, pool, self.tokens, self.router_llm)
-        return Worker(pool, llm, route, planner, self.load_roles())
+        worker = Worker(AgentPool.from_dir(self.agents_dir), self.models.load())
+        if not routed or self.agent is not None:
+            return worker
+        if self.options.mode != "manager":
+            worker.route = router_route(self.router, worker.pool, self.tokens, self.router_llm)
+        elif ROUTERS[self.router].state != "none":  # a ranking to plan over (ground truth: the tasks' gold plans)
+            manager_llm = worker.models.llm if self.router_llm is None else load_backend(self.router_llm)
+            worker.planner = router_planner(build_router(self.router, worker.pool, self.tokens, llm=self.router_llm),
+                                            manager_llm, self.manager or ManagerOptions(),
+                                            acting=partial(acting_agents, worker.pool))
+        return worker
+
+    def episodes(self, worker: Worker, index: int, ask: Ask | None = None) -> Callable[[WorkItem], dict[str, Any]]:
+        """What worker ``index`` applies to each item: the kernel with ``worker``'s objects."""
+        return partial(run_item, pool=worker.pool, llm=worker.models, out_dir=self.out_dir,
+                       options=self.options_for(index), route=worker.route, agent=self.agent, planner=worker.planner,
+                       ask=ask, routers=RouterShelf(worker.pool))
 
     def __call__(self, index: int) -> Callable[[WorkItem], dict[str, Any]]:
-        w = self.build()
-        return partial(run_item, pool=w.pool, llm=w.llm, out_dir=self.out_dir, options=self.options_for(index),
-                       route=w.route, agent=self.agent, planner=w.planner, roles=w.roles, sides=self.sides,
-                       routers=RouterShelf(w.pool))
+        return self.episodes(self.build(), index)
 
 
 @dataclass(frozen=True)
@@ -191,28 +180,27 @@ class RunSpec:
         return self.recipe.out_dir
 
 
-def execute(spec: RunSpec, tasks: list[ExecTask], *, ask: Ask | None = None, progress: bool = True,
-            llm: LLMBackend | None = None, pool: AgentPool | None = None) -> SuiteSummary:
-    """Carry ``spec`` out on ``tasks``: the manifest (refusing a resume that differs), then every
-    (task, seed) not yet in ``results.jsonl``. ``ask``: how a team asks a person (serial runs only);
-    ``llm``/``pool``: already loaded ones to reuse (a notebook's backbone)."""
+def execute(spec: RunSpec, tasks: list[ExecTask], *, worker: Worker | None = None, ask: Ask | None = None,
+            progress: bool = True) -> SuiteSummary:
+    """Carry ``spec`` out on ``tasks``: the folder checked (once, before anything slow), the manifest
+    (refusing a resume that differs), then every (task, seed) not yet in ``results.jsonl``.
+    ``worker``: the models, pool, router and manager to run with, already built (a study's own
+    planner, a notebook's loaded backbone; default: built from the recipe); ``ask``: how a team asks
+    a person (serial runs only)."""
     recipe = spec.recipe
-    resume = spec.resume or spec.force_resume
-    check_out_dir(recipe.out_dir, resume)  # before anything slow: nothing is touched on this error
+    check_out_dir(recipe.out_dir, spec.resume or spec.force_resume)  # nothing is touched on this error
     if spec.scale.distributed and ask is not None:
         raise ConfigError("--workers/--ray-address run without a person to ask: a team that asks runs serially "
                           "(leave --workers out, or use --interaction automatic)")
-    worker = recipe.build(llm=llm, pool=pool) if not spec.scale.distributed else None
-    if worker is None:  # the driver still needs the pool and the agents' model for the manifest
-        from agentlab.llm import load_backend
+    # a distributed run's driver still needs the pool and the models for the manifest; its workers route
+    worker = worker or recipe.build(routed=not spec.scale.distributed)
+    manifest = suite_manifest(tasks, pool=worker.pool, models=worker.models, options=recipe.options, agent=recipe.agent,
+                              router=None if recipe.agent is not None else router_identity(recipe.router, recipe.tokens))
+    return _run_suite(spec, list(tasks), worker, manifest=manifest, ask=ask, progress=progress)
 
-        worker = Worker(pool or AgentPool.from_dir(recipe.agents_dir), llm or load_backend(recipe.llm), None, None,
-                        recipe.load_roles())
-    manifest = suite_manifest(tasks, pool=worker.pool, llm=worker.llm, options=recipe.options, agent=recipe.agent,
-                              router=None if recipe.agent is not None else router_identity(recipe.router, recipe.tokens),
-                              roles=worker.roles, sides=recipe.sides)
-    return run_suite(tasks, pool=worker.pool, llm=worker.llm, out_dir=recipe.out_dir, options=recipe.options_for(0),
-                     route=worker.route, agent=recipe.agent, planner=worker.planner, ask=ask, resume=resume,
-                     limit=spec.limit, retry_errors=spec.retry_errors, manifest=manifest, force_resume=spec.force_resume,
-                     progress=progress, scale=spec.scale, recipe=recipe if spec.scale.distributed else None,
-                     roles=worker.roles, sides=recipe.sides, budget=spec.budget, prices=spec.prices, rerun=spec.rerun)
+
+def run_task(spec: RunSpec, task: ExecTask, *, worker: Worker | None = None, ask: Ask | None = None,
+             seed_index: int = 0) -> dict[str, Any]:
+    """One task of ``spec`` carried out and judged, as :func:`execute` would: a one-task debug. The
+    row is returned, not written (no ``results.jsonl``, no manifest); the episode folder is made."""
+    return spec.recipe.episodes(worker or spec.recipe.build(), 0, ask)((task, seed_index))

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.roles import Backends
 from agentlab.pool import AgentPool
+from agentlab.run.episode import ExecOptions, SuiteSummary
+from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
 
 
 #: a canned reply, or a function computing it from the messages sent (ids read off the screen listing)
@@ -67,3 +71,11 @@ def solution(task: ExecTask) -> str:
 @pytest.fixture
 def task_file() -> Path:
     return tasks_dir() / "csv-sales-summary.json"
+
+
+def suite(tasks: list[ExecTask], *, pool: AgentPool, llm: LLMBackend, out_dir: Path, options: ExecOptions,
+          agent: str | None = None, **spec: Any) -> SuiteSummary:
+    """``tasks`` carried out as every caller does it -- a :class:`RunSpec` given to :func:`execute` --
+    with an already built test model (``spec``: the spec's other fields, ``resume`` etc.)."""
+    return execute(RunSpec(EpisodeRecipe(out_dir, options, agent=agent), **spec), list(tasks),
+                   worker=Worker(pool, Backends(llm)), progress=False)

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agentlab.run.episode import ExecOptions, HarnessError, gt_agent, run_suite, run_task
+from agentlab.run.episode import ExecOptions, HarnessError, gt_agent, run_task
 from agentlab.errors import BackendError, ConfigError, DataError
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.fileio import append_jsonl, read_jsonl
 from agentlab.llm.base import LLMBackend
 
-from .conftest import py
+from .conftest import py, suite
 
 
 class Down(LLMBackend):
@@ -99,21 +99,21 @@ def test_killed_suite_resumes_without_loss_or_duplicates(tmp_path, pool, scripte
     ids = ["csv-sales-summary", "os-error-lines", "docx-bold-title"]
     tasks = [load_task(tasks_dir() / f"{i}.json") for i in ids]
     # the first run "is killed" after one task; a half-done episode of the second is left behind
-    first = run_suite(tasks, pool=pool, llm=scripted([solve(ids[0])]), out_dir=tmp_path, options=ExecOptions(),
-                      limit=1, progress=False)
+    first = suite(tasks, pool=pool, llm=scripted([solve(ids[0])]), out_dir=tmp_path, options=ExecOptions(),
+                  limit=1)
     assert (first.ran, len(read_jsonl(tmp_path / "results.jsonl"))) == (1, 1)
     (tmp_path / "episodes" / ids[1]).mkdir(parents=True)
     (tmp_path / "episodes" / ids[1] / "traj.jsonl").write_text('{"step": 0, "torn')
     with pytest.raises(DataError, match="pass --resume"):
-        run_suite(tasks, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), progress=False)
-    second = run_suite(tasks, pool=pool, llm=scripted([solve(ids[1]), "FAIL"]), out_dir=tmp_path,
-                       options=ExecOptions(), resume=True, progress=False)
+        suite(tasks, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions())
+    second = suite(tasks, pool=pool, llm=scripted([solve(ids[1]), "FAIL"]), out_dir=tmp_path,
+                   options=ExecOptions(), resume=True)
     rows = read_jsonl(tmp_path / "results.jsonl")
     assert [r["id"] for r in rows] == ids and (second.ran, second.skipped) == (2, 1)
     assert [r["success"] for r in rows] == [True, True, False] and second.harness_errors == 0
     assert second.execution_acc == pytest.approx(2 / 3)
     assert second.by_domain() == {"calc": (1.0, 1), "os": (1.0, 1), "writer": (0.0, 1)}
-    again = run_suite(tasks, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), resume=True, progress=False)
+    again = suite(tasks, pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), resume=True)
     assert again.ran == 0 and len(read_jsonl(tmp_path / "results.jsonl")) == 3
 
 
@@ -247,14 +247,14 @@ def test_results_cut_anywhere_resume_keeps_every_finished_row_once(tmp_path_fact
     out = tmp_path_factory.mktemp("cut")
     ids = ["os-error-lines", "csv-sales-summary"]
     tasks = [load_task(tasks_dir() / f"{i}.json") for i in ids]
-    run_suite(tasks, pool=pool, llm=scripted([solve(i) for i in ids]), out_dir=out, options=ExecOptions(), progress=False)
+    suite(tasks, pool=pool, llm=scripted([solve(i) for i in ids]), out_dir=out, options=ExecOptions())
     results = out / "results.jsonl"
     data = results.read_bytes()
     results.write_bytes(data[: int(len(data) * cut)])
     complete = [r["id"] for r in read_jsonl(results)]
     lost = [i for i in ids if i not in complete]
-    again = run_suite(tasks, pool=pool, llm=scripted([solve(i) for i in lost]), out_dir=out, options=ExecOptions(),
-                      resume=True, progress=False)
+    again = suite(tasks, pool=pool, llm=scripted([solve(i) for i in lost]), out_dir=out, options=ExecOptions(),
+                  resume=True)
     rows = read_jsonl(results, tolerate_torn_tail=False)
     assert sorted(r["id"] for r in rows) == sorted(ids) and again.ran == len(lost)
     assert all(r["success"] for r in rows)
@@ -306,12 +306,13 @@ def test_an_agent_that_cannot_act_on_the_tasks_env_fails_the_task(tmp_path, pool
 
 
 def test_retry_errors_runs_harness_error_rows_again(tmp_path, pool, scripted, task, solution) -> None:
-    first = run_suite([task], pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions(), progress=False)
+    first = suite([task], pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions())
     assert first.harness_errors == 1
-    kept = run_suite([task], pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), resume=True, progress=False)
+    # the model that is reachable now differs from the one that was not: the resume is forced
+    kept = suite([task], pool=pool, llm=scripted([]), out_dir=tmp_path, options=ExecOptions(), force_resume=True)
     assert (kept.ran, kept.harness_errors) == (0, 1)  # plain --resume keeps the error row
-    again = run_suite([task], pool=pool, llm=scripted([py(solution, "DONE")]), out_dir=tmp_path, options=ExecOptions(),
-                      resume=True, retry_errors=True, progress=False)
+    again = suite([task], pool=pool, llm=scripted([py(solution, "DONE")]), out_dir=tmp_path, options=ExecOptions(),
+                  force_resume=True, retry_errors=True)
     assert (again.ran, again.harness_errors, again.execution_acc) == (1, 0, 1.0)
     assert [r["id"] for r in read_jsonl(tmp_path / "results.jsonl")] == [task.id]  # replaced, not duplicated
 

@@ -13,10 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentlab.run.episode import EPISODES_DIR, ExecOptions, run_suite, run_task
+from agentlab.run.episode import EPISODES_DIR, ExecOptions, run_task
 from agentlab.errors import DataError
 from agentlab.tasks.spec import TASK_ID, ExecTask, load_task, load_tasks, tasks_dir
 from agentlab.fileio import remove_inside
+
+from .conftest import suite
 
 
 def _tree(root: Path, skip: Path | None = None) -> dict[str, str]:
@@ -123,8 +125,8 @@ def test_a_task_whose_start_state_cannot_be_written_is_one_row_and_the_run_goes_
         {"type": "write_text", "path": "notes.txt", "content": "x"},
         {"type": "write_text", "path": "notes.txt/inner.txt", "content": "a file where a folder must be"}]))
     good = load_task(tasks_dir() / "csv-sales-summary.json")
-    summary = run_suite([bad, good], pool=pool, llm=scripted(["FAIL"]), out_dir=tmp_path / "run",
-                        options=ExecOptions(max_steps=1), agent="CoderAgent", progress=False)
+    summary = suite([bad, good], pool=pool, llm=scripted(["FAIL"]), out_dir=tmp_path / "run",
+                    options=ExecOptions(max_steps=1), agent="CoderAgent")
     rows = {r["id"]: r for r in summary.rows}
     assert set(rows) == {"bad-start", "csv-sales-summary"} and summary.harness_errors == 1
     assert "setup[1]" in rows["bad-start"]["error"] and "cannot write the start state" in rows["bad-start"]["error"]

@@ -10,11 +10,12 @@ import pytest
 
 from agentlab.envs.workspace import bwrap_available
 
-from agentlab.run.episode import ExecOptions, run_suite, suite_manifest
+from agentlab.run.episode import ExecOptions
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.fileio import read_jsonl
 from agentlab.record.manifest import ManifestMismatchError, read_manifest
 
+from .conftest import suite
 from .test_episode import _cli, solve
 
 
@@ -44,8 +45,7 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
 def test_the_manifest_records_code_models_prompts_seeds_options_tasks_and_machine(tmp_path, data, pool, scripted, task) -> None:
     llm = scripted([solve(task.id)])
     options = ExecOptions(max_steps=3, seed=4)
-    summary = run_suite([task], pool=pool, llm=llm, out_dir=tmp_path / "run", options=options, progress=False,
-                        manifest=suite_manifest([task], pool=pool, llm=llm, options=options))
+    summary = suite([task], pool=pool, llm=llm, out_dir=tmp_path / "run", options=options)
     assert summary.execution_acc == 1.0
     m = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert m["command"] == "exec" and m["seeds"] == [4]
@@ -74,8 +74,7 @@ def test_a_resume_with_a_changed_prompt_template_is_refused_and_touches_nothing(
 
     def run(replies, **kw):  # type: ignore[no-untyped-def]
         llm = scripted(replies)
-        return run_suite(tasks, pool=pool, llm=llm, out_dir=out, options=ExecOptions(), progress=False,
-                         manifest=suite_manifest(tasks, pool=pool, llm=llm, options=ExecOptions()), **kw)
+        return suite(tasks, pool=pool, llm=llm, out_dir=out, options=ExecOptions(), **kw)
 
     run([solve(tasks[0].id)], limit=1)
     template = data / "prompts" / "code" / "system.txt"
@@ -99,15 +98,12 @@ def test_force_resume_continues_and_records_what_differed(tmp_path, pool, script
     out = tmp_path / "run"
     llm = scripted([])
     first = ExecOptions(max_steps=2)
-    run_suite([task], pool=pool, llm=llm, out_dir=out, options=first, progress=False, limit=0,
-              manifest=suite_manifest([task], pool=pool, llm=llm, options=first))
+    suite([task], pool=pool, llm=llm, out_dir=out, options=first, limit=0)
     later = ExecOptions(max_steps=5)
     with pytest.raises(ManifestMismatchError, match=r"manifest differs: option max_steps changed \(2 -> 5\);"):
-        run_suite([task], pool=pool, llm=llm, out_dir=out, options=later, progress=False, resume=True,
-                  manifest=suite_manifest([task], pool=pool, llm=llm, options=later))
+        suite([task], pool=pool, llm=llm, out_dir=out, options=later, resume=True)
     forced = scripted([solve(task.id)])
-    run_suite([task], pool=pool, llm=forced, out_dir=out, options=later, progress=False, resume=True, force_resume=True,
-              manifest=suite_manifest([task], pool=pool, llm=forced, options=later))
+    suite([task], pool=pool, llm=forced, out_dir=out, options=later, resume=True, force_resume=True)
     recorded = read_manifest(out / "manifest.json")
     assert recorded.options["max_steps"] == 2  # the manifest keeps what the run began with ...
     assert recorded.resumes[-1]["forced"] == ["option max_steps changed (2 -> 5)"]  # ... and what was forced past
@@ -120,10 +116,10 @@ def test_seeds_run_each_task_k_times_in_their_own_folders_and_resume_by_id_and_s
     options = ExecOptions(seed=10, seeds=2)
     out = tmp_path / "run"
     llm = scripted([solve(ids[0]), "FAIL", solve(ids[0])])
-    first = run_suite(tasks, pool=pool, llm=llm, out_dir=out, options=options, progress=False, limit=3)
+    first = suite(tasks, pool=pool, llm=llm, out_dir=out, options=options, limit=3)
     assert [p.seed for p in llm.params] == [10, 10, 11]  # seed by seed: every task with 10, then 11
     again = scripted([solve(ids[1])])
-    second = run_suite(tasks, pool=pool, llm=again, out_dir=out, options=options, progress=False, resume=True)
+    second = suite(tasks, pool=pool, llm=again, out_dir=out, options=options, resume=True)
     assert (first.ran, second.ran, second.skipped) == (3, 1, 3) and [p.seed for p in again.params] == [11]
     rows = read_jsonl(out / "results.jsonl")
     assert [(r["id"], r["seed"], r["seed_index"]) for r in rows] == [
@@ -132,7 +128,7 @@ def test_seeds_run_each_task_k_times_in_their_own_folders_and_resume_by_id_and_s
     folders = [r["trajectory"] for r in rows]
     assert len(set(folders)) == 4 and folders[0] == f"episodes/{ids[0]}/seed-10"
     assert all((out / f / "traj.jsonl").is_file() for f in folders)
-    done = run_suite(tasks, pool=pool, llm=scripted([]), out_dir=out, options=options, progress=False, resume=True)
+    done = suite(tasks, pool=pool, llm=scripted([]), out_dir=out, options=options, resume=True)
     assert done.ran == 0 and len(read_jsonl(out / "results.jsonl")) == 4
 
 

@@ -13,11 +13,13 @@ from agentlab.envs.phone_task import local_path, open_phone_task, parse_device, 
 from agentlab.envs.task_env import TaskEnvOptions
 from agentlab.envs.testing.fake_adb import FakeAdbServer, FakeDevice
 from agentlab.envs.testing.fake_app import STATE_PATH
-from agentlab.run.episode import ExecOptions, gt_agent, run_suite, run_task
+from agentlab.run.episode import ExecOptions, gt_agent, run_task
 from agentlab.errors import ConfigError, DataError, EnvironmentUnavailableError
 from agentlab.tasks.spec import load_task, load_tasks, tasks_dir
 from agentlab.fileio import read_jsonl
 from agentlab.envs.trajectory import load_trajectory
+
+from .conftest import suite
 
 PHONE_TASKS = [t for t in load_tasks() if t.env == "phone"]
 VIBRATE = "clock-vibrate-off"
@@ -122,8 +124,7 @@ def test_a_device_that_disconnects_mid_episode_is_an_error_row_and_nothing_is_lo
     # shell commands: 2 to restart the app, 2 per observation, 1 + 2 per action: the second tap is cut off
     with FakeAdbServer(FakeDevice(disconnect_after=7)) as server:
         options = ExecOptions(envs=TaskEnvOptions(device=f"emulator-5554@127.0.0.1:{server.port}"))
-        summary = run_suite(tasks, pool=pool, llm=scripted(list(SOLVE_VIBRATE)), out_dir=tmp_path, options=options,
-                            progress=False)
+        summary = suite(tasks, pool=pool, llm=scripted(list(SOLVE_VIBRATE)), out_dir=tmp_path, options=options)
     rows = read_jsonl(tmp_path / "results.jsonl")
     assert [r["id"] for r in rows] == [t.id for t in tasks] and summary.harness_errors == 2
     cut, after = rows

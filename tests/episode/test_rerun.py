@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.run.episode import ExecOptions, run_suite
+from agentlab.run.episode import ExecOptions
 from agentlab.errors import DiskFullError
 from agentlab.fileio import read_jsonl
 from agentlab.record.rerun import HISTORY_FILE, retire
@@ -19,6 +19,7 @@ from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.viz.report import build_report
 
 from .test_budget import IDS, loopback_models, run_exec
+from .conftest import suite
 from .test_episode import Down
 
 THREE = IDS[:3]
@@ -123,14 +124,14 @@ def test_rerun_errors_and_its_alias_run_only_the_harness_error_rows(tmp_path, po
     tasks = [load_task(tasks_dir() / f"{i}.json") for i in THREE[:2]]
     solution = tasks[0].reference_solution
     assert solution is not None
-    run_suite(tasks[:1], pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions(), progress=False, agent="CoderAgent")
-    failed = run_suite(tasks, pool=pool, llm=scripted(["no program"] * 10), out_dir=tmp_path,
-                       options=ExecOptions(max_steps=1), progress=False, agent="CoderAgent", resume=True, force_resume=True)
+    suite(tasks[:1], pool=pool, llm=Down(), out_dir=tmp_path, options=ExecOptions(), agent="CoderAgent")
+    failed = suite(tasks, pool=pool, llm=scripted(["no program"] * 10), out_dir=tmp_path,
+                   options=ExecOptions(max_steps=1), agent="CoderAgent", resume=True, force_resume=True)
     assert [(r["id"], bool(r["error"]), r["success"]) for r in failed.rows] == [(THREE[0], True, False), (THREE[1], False, False)]
     for how in ({"rerun": frozenset({"errors"})}, {"retry_errors": True}):
         llm = scripted([py(solution.code, "DONE")])
-        again = run_suite(tasks, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=1), progress=False,
-                          agent="CoderAgent", resume=True, force_resume=True, **how)  # type: ignore[arg-type]
+        again = suite(tasks, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=1), agent="CoderAgent",
+                      resume=True, force_resume=True, **how)
         if "rerun" in how:
             assert again.ran == 1 and [c.label for c in again.reruns] == ["now succeeds"] and len(llm.prompts) == 1
         else:  # nothing is a harness error any more: the failed row is not touched by an errors rerun

@@ -49,7 +49,7 @@ def _fake_rows(monkeypatch, subtasks: dict[str, tuple[int, int]]):
     ``subtasks`` report (planned, done) subtasks and succeed when all are done."""
     calls: list[tuple[str, tuple[str, ...], dict]] = []
 
-    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors, roles=None, sides=None):
+    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors):
         out = {}
         for agent, tasks in pairs.items():
             calls.append((agent, tuple(t.id for t in tasks), dict(options.runner_options)))
@@ -89,7 +89,7 @@ def test_run_routes_each_variant_and_the_table_reports_subtasks(monkeypatch, tmp
 def test_variants_with_the_same_agent_and_options_share_episodes(monkeypatch, tmp_path, pool, desktop_tasks):
     seen: list[str] = []
 
-    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors, roles=None, sides=None):
+    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors):
         seen.append(out_dir.name)
         return {(t.id, a): {"id": t.id, "domain": t.domain, "agents": [a], "success": False, "trajectory": f"{a}/x"}
                 for a, ts in pairs.items() for t in ts}

@@ -12,7 +12,7 @@ from agentlab.errors import ConfigError
 from agentlab.llm import load_backend
 from agentlab.llm.base import Capabilities, ChatMessage, LLMBackend, SamplingParams
 from agentlab.llm.config import LLMConfig
-from agentlab.llm.roles import load_models_file
+from agentlab.llm.roles import Backends, load_models_file
 from agentlab.llm.screens import ImageFit, ImageSides, TextOnly, fitted_size
 
 
@@ -107,7 +107,7 @@ def test_screenshots_are_downscaled_to_the_roles_side_and_counted() -> None:
     assert fitted_size((1920, 1080), 1280) == (1280, 720) and fitted_size((800, 600), 1280) == (800, 600)
     inner = Seeing()
     shot = Image.new("RGB", (1920, 1080), "white")
-    models = Models(inner, sides=ImageSides(1280, {"grounder": 960}))
+    models = Models(Backends(inner, sides=ImageSides(1280, {"grounder": 960})))
     models.get("grounder").chat([ChatMessage("user", "where?", images=(shot,))])
     models.get("worker").chat([ChatMessage("user", "act", images=(shot,))])
     models.get("manager").chat([ChatMessage("user", "plan")])

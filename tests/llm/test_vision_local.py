@@ -164,10 +164,11 @@ def test_a_grounder_role_on_the_tiny_vlm_gets_the_screenshot_at_its_side(vlm: Vi
     """Plumbing only (random weights, the reply means nothing): a role's screenshot is downscaled to
     its side before the processor sees it, and ``vision: false`` keeps a vision model on text."""
     from agentlab.agents.context import Models
+    from agentlab.llm.roles import Backends
     from agentlab.llm.screens import ImageSides, fit_image
 
     shot = _picture((30, 160, 60)).resize((640, 480))
-    models = Models(vlm, {"grounder": vlm}, ImageSides(1280, {"grounder": 64}))
+    models = Models(Backends(vlm, {"grounder": vlm}, ImageSides(1280, {"grounder": 64})))
     seen = _seen_by_vision_tower(vlm, lambda: models.get("grounder").chat(
         [ChatMessage("user", "Where is the red square?", images=(shot,))], SamplingParams(max_new_tokens=2)))
     expected = vlm.processor.image_processor(images=fit_image(shot, 64), return_tensors="pt")["pixel_values"]

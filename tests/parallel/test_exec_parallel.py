@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.run.episode import TIMING_FIELDS, ExecOptions, comparable_row, run_suite
-from agentlab.run.worker import EpisodeRecipe, per_worker
+from agentlab.run.episode import TIMING_FIELDS, ExecOptions, comparable_row
+from agentlab.run.worker import EpisodeRecipe, RunSpec, execute, per_worker
 from agentlab.errors import ConfigError
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.fileio import read_jsonl
-from agentlab.llm import LLMConfig, load_backend
+from agentlab.llm import LLMConfig
+from agentlab.llm.roles import ModelsFile
 from agentlab.parallel import Scale
 
 IDS = ["csv-sales-summary", "os-error-lines", "general-top-words", "general-iso-dates"]
@@ -83,13 +84,11 @@ class DiesOnTask(EpisodeRecipe):
 
 
 def test_serial_and_parallel_rows_agree_apart_from_timings(ray_session, tmp_path, tasks, endpoint, pool) -> None:  # type: ignore[no-untyped-def]
-    options = ExecOptions(max_steps=3)
-    serial = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=tmp_path / "serial", options=options,
-                       progress=False)
+    options, models = ExecOptions(max_steps=3), ModelsFile(endpoint)
+    serial = execute(RunSpec(EpisodeRecipe(tmp_path / "serial", options, models)), tasks, progress=False)
     out = tmp_path / "parallel"
-    recipe = EpisodeRecipe(out_dir=out, options=options, llm=endpoint)
-    parallel = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out, options=options, progress=False,
-                         scale=Scale(workers=2), recipe=recipe)
+    # the serial and the parallel run differ only in their scale: one recipe
+    parallel = execute(RunSpec(EpisodeRecipe(out, options, models), scale=Scale(workers=2)), tasks, progress=False)
     assert serial.ran == parallel.ran == len(IDS) and serial.execution_acc == 1.0
     assert comparable_rows(tmp_path / "serial") == comparable_rows(out)
     assert all(TIMING_FIELDS & set(r) for r in read_jsonl(out / "results.jsonl"))  # timings exist, only they were dropped
@@ -100,9 +99,8 @@ def test_serial_and_parallel_rows_agree_apart_from_timings(ray_session, tmp_path
 def test_a_worker_killed_mid_run_loses_no_finished_row(ray_session, tmp_path, tasks, endpoint, pool) -> None:  # type: ignore[no-untyped-def]
     options = ExecOptions(max_steps=3)
     out = tmp_path / "run"
-    recipe = DiesOnTask("general-top-words", tmp_path / "died", out_dir=out, options=options, llm=endpoint)
-    summary = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out, options=options, progress=False,
-                        scale=Scale(workers=2), recipe=recipe)
+    recipe = DiesOnTask("general-top-words", tmp_path / "died", out_dir=out, options=options, models=ModelsFile(endpoint))
+    summary = execute(RunSpec(recipe, scale=Scale(workers=2)), tasks, progress=False)
     assert (tmp_path / "died").exists()
     rows = read_jsonl(out / "results.jsonl", tolerate_torn_tail=False)
     assert sorted(r["id"] for r in rows) == sorted(IDS)  # every task once: none lost, none twice
@@ -110,9 +108,9 @@ def test_a_worker_killed_mid_run_loses_no_finished_row(ray_session, tmp_path, ta
 
     # a task that kills every worker it meets becomes a harness-error row; the run still completes
     out2 = tmp_path / "run2"
-    always = DiesOnTask("os-error-lines", tmp_path / "died2", always=True, out_dir=out2, options=options, llm=endpoint)
-    summary = run_suite(tasks, pool=pool, llm=load_backend(endpoint), out_dir=out2, options=options, progress=False,
-                        scale=Scale(workers=2), recipe=always)
+    always = DiesOnTask("os-error-lines", tmp_path / "died2", always=True, out_dir=out2, options=options,
+                        models=ModelsFile(endpoint))
+    summary = execute(RunSpec(always, scale=Scale(workers=2)), tasks, progress=False)
     rows = {r["id"]: r for r in read_jsonl(out2 / "results.jsonl", tolerate_torn_tail=False)}
     assert sorted(rows) == sorted(IDS) and summary.harness_errors == 1
     assert rows["os-error-lines"]["error"].startswith("harness: worker") and "died running this item (2 time(s))" in rows["os-error-lines"]["error"]
@@ -157,7 +155,7 @@ def test_a_named_display_or_phone_is_not_shared_by_workers(tmp_path) -> None:
         per_worker(":1", 2, "--display")
     with pytest.raises(ConfigError, match="the same entry twice"):
         per_worker("emu-1,emu-1", 2, "--device")
-    recipe = EpisodeRecipe(out_dir=tmp_path, options=ExecOptions(), llm=LLMConfig(), displays=(":1", ":2"), devices=("a", "b"))
+    recipe = EpisodeRecipe(out_dir=tmp_path, options=ExecOptions(), displays=(":1", ":2"), devices=("a", "b"))
     assert (recipe.options_for(1).envs.display, recipe.options_for(1).envs.device) == (":2", "b")
     from typer.testing import CliRunner
 
@@ -168,15 +166,6 @@ def test_a_named_display_or_phone_is_not_shared_by_workers(tmp_path) -> None:
                                    str(tmp_path / "run"), "--workers", "2", "--display", ":1"])
     assert res.exit_code != 0 and isinstance(res.exception, ConfigError)
     assert "--display ':1' is shared by 2 workers" in str(res.exception) and not (tmp_path / "run").exists()
-
-
-def test_workers_without_a_recipe_are_refused_before_anything_runs(tmp_path, tasks, pool) -> None:  # type: ignore[no-untyped-def]
-    from agentlab.run.episode import HarnessError
-
-    with pytest.raises(HarnessError, match="needs a recipe"):
-        run_suite(tasks, pool=pool, llm=load_backend(LLMConfig(kind="openai", base_url="http://127.0.0.1:9/v1", model="m")),
-                  out_dir=tmp_path, options=ExecOptions(), progress=False, scale=Scale(workers=2))
-    assert not (tmp_path / "results.jsonl").exists()
 
 
 def test_router_llm_config_is_read_apart_from_the_agents(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,10 @@ import pytest
 from agentlab.metaagent import router as router_module
 from agentlab.metaagent.router import Router, RouterShelf
 from agentlab.pool import AgentPool
-from agentlab.run.episode import ExecOptions, run_suite
+from agentlab.llm.roles import Backends
+from agentlab.run import RunSpec, execute
+from agentlab.run.episode import ExecOptions
+from agentlab.run.worker import EpisodeRecipe, Worker
 from agentlab.tasks.spec import load_task, tasks_dir
 from agentlab.teams.cola.options import ColaOptions
 
@@ -55,7 +58,8 @@ def test_a_run_builds_the_scheduler_router_once_and_the_next_run_its_own(tmp_pat
     options = ExecOptions(team="cola", max_steps=3, seeds=2, team_settings=ColaOptions())
     for run in ("first", "second"):
         llm = TeamScript(planner=[ONE_STEP] * 2, agent=[SOLVE] * 2, reviewer=[YES] * 2)
-        summary = run_suite([TASK], pool=pool, llm=llm, out_dir=tmp_path / run, options=options, progress=False)
+        summary = execute(RunSpec(EpisodeRecipe(tmp_path / run, options)), [TASK], worker=Worker(pool, Backends(llm)),
+                          progress=False)
         assert summary.ran == 2 and summary.execution_acc == 1.0  # two episodes, both through the scheduler
     assert built == [("embedding", None), ("embedding", None)]  # once per run, not once per process
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agentlab.run.episode import ExecOptions, run_suite, suite_manifest
+from agentlab.run.episode import ExecOptions
 from agentlab.tasks.spec import ExecTask, load_task, tasks_dir
 from agentlab.pool import AgentPool
 
-from ..episode.conftest import ScriptedBackend, py
+from ..episode.conftest import ScriptedBackend, py, suite
 from ..episode.test_executed_plans import REPORT, TOTAL, two_step_task
 from ..episode.test_phone_tasks import SOLVE_VIBRATE
 
@@ -46,8 +46,7 @@ def make_run(out: Path, pool: AgentPool, *, seed: int = 0, seeds: int = 1, max_s
     tasks = exec_tasks()
     llm = ScriptedBackend(replies(seeds))
     options = ExecOptions(max_steps=max_steps, seed=seed, seeds=seeds)
-    run_suite(tasks, pool=pool, llm=llm, out_dir=out, options=options, progress=False,
-              manifest=suite_manifest(tasks, pool=pool, llm=llm, options=options))
+    suite(tasks, pool=pool, llm=llm, out_dir=out, options=options)
     return out
 
 
@@ -72,6 +71,5 @@ def cola_run(tmp_path_factory: pytest.TempPathFactory, viz_pool: AgentPool) -> P
 
     out = tmp_path_factory.mktemp("viz-cola") / "run"
     llm = TeamScript(planner=[ONE_STEP], agent=[WRONG, SOLVE], reviewer=[NO, YES])
-    run_suite([TASK], pool=viz_pool, llm=llm, out_dir=out, options=ExecOptions(team="cola", max_steps=3, team_settings=ColaOptions()),
-              progress=False)
+    suite([TASK], pool=viz_pool, llm=llm, out_dir=out, options=ExecOptions(team="cola", max_steps=3, team_settings=ColaOptions()))
     return out

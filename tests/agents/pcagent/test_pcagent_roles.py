@@ -15,7 +15,6 @@ from agentlab.agents.context import Models, RunContext
 from agentlab.agents.pcagent.runner import PCAgent
 from agentlab.agents.roles import known_roles
 from agentlab.envs.desktop import DesktopEnv
-from agentlab.llm import load_backend
 from agentlab.llm.roles import load_models_file
 from agentlab.envs.trajectory import TrajectoryRecorder
 
@@ -41,7 +40,7 @@ roles:
   reflection: {{kind: openai, base_url: "{url}", model: reflect-vl, vision: true, max_image_side: 640}}
 """)
     mf = load_models_file(cfg, known_roles())
-    models = Models(load_backend(mf.llm), mf.load_roles(), mf.image_sides())
+    models = Models(mf.load())
     env = DesktopEnv(display=xdisplay, app="demo_gtk")
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.", env="desktop", agent=pc_doc.name)
     res = run_agent(PCAgent(pc_doc, {"manager": False, "ocr": False}), env, "Press Add one.", RunContext(models, rec, 3))

@@ -19,7 +19,6 @@ from agentlab.agents.context import Models, RunContext
 from agentlab.agents.roles import known_roles
 from agentlab.agents.s2.runner import AgentS2
 from agentlab.envs.desktop import DesktopEnv
-from agentlab.llm import load_backend
 from agentlab.llm.roles import load_models_file
 from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
@@ -69,8 +68,7 @@ def test_each_role_reaches_its_own_model_and_the_grounders_point_is_clicked(
 
     url = chat_server(reply)
     models_file = load_models_file(roles_file(tmp_path, url), known_roles())
-    models = Models(load_backend(models_file.llm), {r: load_backend(c) for r, c in models_file.roles.items()},
-                    models_file.image_sides())
+    models = Models(models_file.load())
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
     res = run_agent(AgentS2(s2.doc(), {"point_coords": coords}), env, "Press Add one.", RunContext(models, rec, 5))
     assert res.status == "done", res.error
@@ -108,8 +106,7 @@ def test_a_failed_grounding_is_fed_back_to_the_worker(xdisplay, demo_app, needs_
               "grounder-7b": ["I do not see it."] * 3 + [f"({add.center[0] // 2}, {add.center[1] // 2})"]}
     url = chat_server(lambda body, k: script[body["model"]].pop(0))
     models_file = load_models_file(roles_file(tmp_path, url), known_roles())
-    models = Models(load_backend(models_file.llm), {r: load_backend(c) for r, c in models_file.roles.items()},
-                    models_file.image_sides())
+    models = Models(models_file.load())
     rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
     res = run_agent(AgentS2(s2.doc(), {"max_retries": 2}), env, "Press Add one.", RunContext(models, rec, 5))
     assert res.status == "done", res.error
