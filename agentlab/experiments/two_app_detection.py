@@ -46,6 +46,10 @@ class DetectionConfig(BaseModel):
     #: the share of held-out single-application demonstrations the fitted threshold may flag
     budget: float = Field(0.01, gt=0.0, lt=1.0)
     seed: int = 0
+    #: at most this many training demonstrations per domain (None: all; ``--quick``: a few)
+    per_domain: int | None = Field(None, ge=1)
+    #: at most this many held-out demonstrations for the threshold (None: all)
+    max_held_out: int | None = Field(None, ge=10)
     #: synthesized held-out joins to report on (each kind)
     synthesized: int = Field(200, ge=0)
     requests: Path = Field(default_factory=lambda: data_dir() / "requests")
@@ -126,7 +130,8 @@ def run(pool: AgentPool, config: DetectionConfig) -> Detection:
     if config.detector is not None:
         det = SpanDetector.load(config.detector)
     else:
-        det, held = fit_spans(pool, budget=config.budget, seed=config.seed, encoder=enc)
+        det, held = fit_spans(pool, budget=config.budget, seed=config.seed, encoder=enc, per_domain=config.per_domain,
+                              max_held_out=config.max_held_out)
     columns = [_blind(config.requests / "two_app_blind.jsonl", True, "blind two-app"),
                _blind(config.requests / "single_app_blind.jsonl", False, "blind single-app")]
     if not public_lists.skip("two-application false alarms on the 313 OSWorld and AppAgent tasks"):

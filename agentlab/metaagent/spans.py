@@ -143,7 +143,8 @@ def _encoder(model_id: str) -> SentenceEncoder:
 
 
 def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float = 1.0,
-              encoder: SentenceEncoder | None = None) -> tuple[SpanDetector, list[tuple[str, str, str]]]:
+              encoder: SentenceEncoder | None = None, per_domain: int | None = None,
+              max_held_out: int | None = None) -> tuple[SpanDetector, list[tuple[str, str, str]]]:
     """Fit on ``pool``'s specialists' demonstrations: the classifier on the seeds and half the
     self-instruct ones, the threshold on the other half at ``budget``. Returns the detector and the
     held-out single-application requests (text, domain, platform) its threshold was fitted on."""
@@ -166,6 +167,16 @@ def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float 
             train.append((text, doc.domain))
         else:
             held.append((text, doc.domain, doc.platform))
+    if per_domain is not None:
+        seen: dict[str, int] = {}
+        kept = []
+        for text_, d in train:
+            seen[d] = seen.get(d, 0) + 1
+            if seen[d] <= per_domain:
+                kept.append((text_, d))
+        train = kept
+    if max_held_out is not None and len(held) > max_held_out:
+        held = rng.sample(held, max_held_out)
     domains = sorted({d for _, d in train})
     win_text, win_label = [], []
     for text, dom in train:

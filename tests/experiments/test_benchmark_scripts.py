@@ -258,3 +258,15 @@ def test_backbones_report_reads_the_records(tmp_path, capsys):
     assert summary(out) == {"small_agenttoken": "0.5000", "small_embedding": "0.5000", "big_agenttoken": "0.6000", "big_embedding": "0.6000"}
     text = (tmp_path / "b.md").read_text()
     assert "`python benchmarks/routing.py --backbone big`" in text and "Goal 1" in text
+
+
+@pytest.mark.slow
+def test_two_app_detection_smoke(tmp_path, capsys):
+    """The quick fit (10 demonstrations per domain) runs end to end on the blind sets and says what it measured."""
+    res = tmp_path / "two_app_detection.md"
+    out = run(capsys, "two_app_detection", "--quick", "--results", str(res))
+    s = summary(out)
+    assert 0.0 <= float(s["blind_two_spans"]) <= 1.0 and 0.0 <= float(s["blind_one_either"]) <= 1.0
+    assert float(s["blind_two_either"]) >= float(s["blind_two_spans"])  # either detector flags at least what one does
+    text = res.read_text()
+    assert "Command: `python benchmarks/two_app_detection.py --quick" in text and "| mentions or spans |" in text
