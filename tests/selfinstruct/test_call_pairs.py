@@ -174,3 +174,15 @@ def test_training_gives_two_operation_pairs_their_share() -> None:
     assert len(got) == 50 and sum(str(p["family"]).startswith("two:") for p in got) == 20
     assert {p["family"] for p in got if not str(p["family"]).startswith("two:")} == {f"f{i}" for i in range(5)}
     assert sum(str(p["family"]).startswith("two:") for p in choose(pairs, 50, seed=0)) > 0  # no share: families alone
+
+
+def test_the_blind_request_sets_count_as_evaluation_data() -> None:
+    """A synthesized request that copies a blind request of data/requests is dropped like a task's copy."""
+    import json
+
+    from agentlab.paths import data_dir
+    from agentlab.selfinstruct.calls.leakage import evaluation_instructions
+
+    texts = set(evaluation_instructions())
+    first = json.loads((data_dir() / "requests" / "two_app_blind.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["request"] in texts

@@ -26,18 +26,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the evaluation task folders (relative to the data folder): nothing trains near their instructions
 EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2", "tasks_desktop_heldout")
+#: the blind request sets (``data/requests/*.jsonl``, a ``request`` per line): never training data either
+EVAL_REQUESTS = "requests"
 #: MiniLM cosine above which a request counts as a near-copy of an evaluation instruction
 THRESHOLD = 0.9
 
 
 def evaluation_instructions(folders: Sequence[Path] | None = None) -> list[str]:
-    """The ``instruction`` of every task file in ``folders`` (default: the evaluation sets)."""
+    """The ``instruction`` of every task file in ``folders`` and the ``request`` of every line of
+    their ``*.jsonl`` files (default: the evaluation sets and the blind request sets)."""
     out: list[str] = []
-    for folder in folders if folders is not None else [data_dir() / name for name in EVAL_SETS]:
+    default = [data_dir() / name for name in (*EVAL_SETS, EVAL_REQUESTS)]
+    for folder in folders if folders is not None else default:
         for path in sorted(Path(folder).glob("*.json")):
             text = json.loads(path.read_text(encoding="utf-8")).get("instruction")
             if isinstance(text, str) and text.strip():
                 out.append(text)
+        for path in sorted(Path(folder).glob("*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                text = json.loads(line).get("request") if line.strip() else None
+                if isinstance(text, str) and text.strip():
+                    out.append(text)
     return out
 
 
