@@ -55,10 +55,10 @@ def test_the_manifest_records_a_teams_settings_under_its_name_and_nothing_withou
     from agentlab.pool import AgentPool
 
     pool, llm = AgentPool.from_dir(None), TeamScript([], [])
-    with_team = suite_manifest([task], pool=pool, llm=llm, options=ExecOptions(team="cola", team_settings={"max_retries": 2}))
+    with_team = suite_manifest([task], pool=pool, models=llm, options=ExecOptions(team="cola", team_settings={"max_retries": 2}))
     assert with_team.options["cola"] == ColaOptions(max_retries=2).model_dump(mode="json")
     assert with_team.options["team"] == "cola" and "team_settings" not in with_team.options
-    alone = suite_manifest([task], pool=pool, llm=llm, options=ExecOptions())
+    alone = suite_manifest([task], pool=pool, models=llm, options=ExecOptions())
     assert not {"cola", "team_settings"} & set(alone.options) and alone.options["team"] is None
 
 
