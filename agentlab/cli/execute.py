@@ -141,7 +141,7 @@ def exec_tasks(
     team: str | None = typer.Option(None, "--team", help=f"A team carries every task out: {_TEAMS_HELP}."),
     interaction: str | None = typer.Option(None, "--interaction", help="--team: when a team that asks a person asks (the same as --team-option interaction=MODE; e.g. automatic | passive | active)."),
     answers: Path | None = typer.Option(None, "--answers", help="--team: the person's answers in advance, one per line (yes | no | stop | retry[: text] | reassign AGENT | backtrack K[: text]); without it the terminal asks."),
-    team_option: list[str] = typer.Option([], "--team-option", help="--team: KEY=VALUE of the team's settings, checked by its own settings model (repeat; VALUE is YAML), e.g. --team-option max_retries=2."),
+    team_option: list[str] = typer.Option([], "--team-option", "--cola-option", help="--team: KEY=VALUE of the team's settings, checked by its own settings model (repeat; VALUE is YAML), e.g. --team-option max_retries=2 (--cola-option: its earlier name)."),
     router_llm_config: Path | None = typer.Option(None, "--router-llm-config", help="YAML LLM config of the router/manager, apart from the agents' --llm-config (default: AGENTLAB_LLM_*)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Run tasks on N Ray workers (default 1: serial, in-process, Ray not started)."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Run on this existing Ray cluster (e.g. ray://head:10001 or auto) with --workers workers."),

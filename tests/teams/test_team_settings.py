@@ -64,6 +64,7 @@ def test_the_manifest_records_a_teams_settings_under_its_name_and_nothing_withou
 
 @pytest.mark.parametrize(("args", "says"), [
     (["--team", "cola", "--team-option", "no_such_key=1"], "team 'cola' settings: "),
+    (["--team", "cola", "--cola-option", "no_such_key=1"], "team 'cola' settings: "),  # its earlier name still works
     (["--team", "cola", "--team-option", "max_retries"], "--team-option must be KEY=VALUE"),
     (["--team", "single", "--team-option", "max_retries=1"], "team 'single' takes no settings"),
     (["--team-option", "max_retries=1"], "they need --team"),
