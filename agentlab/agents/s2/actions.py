@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from agentlab.agents.s2.config import Expert
 from agentlab.envs.actions.base import bind_arguments
 from agentlab.envs.actions.parse import call_arguments
+from agentlab.envs.base import clip
 from agentlab.errors import ActionParseError
 
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -298,17 +299,12 @@ def actions_doc(experts: list[Expert] | tuple[Expert, ...]) -> str:
     return "\n".join(lines)
 
 
-def _clip(text: str, n: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _call(body: str, m: re.Match[str], cls: type[SemanticAction]) -> SemanticAction:
     snippet, args, kwargs = call_arguments(body, m)
     try:
         return cls.build(args, kwargs)
     except ActionParseError as exc:
-        raise ActionParseError(f"cannot use {_clip(snippet)!r}: {exc.message}") from None
+        raise ActionParseError(f"cannot use {clip(snippet, 160)!r}: {exc.message}") from None
 
 
 def parse_semantic(text: str) -> SemanticAction:
@@ -333,5 +329,5 @@ def parse_semantic(text: str) -> SemanticAction:
     if first_error is not None:
         raise first_error
     hint = f" ({', '.join(sorted(set(unknown)))} is not an action here)" if unknown else ""
-    raise ActionParseError(f"no action found in {_clip(text)!r}{hint}; write one call such as "
+    raise ActionParseError(f"no action found in {clip(text, 160)!r}{hint}; write one call such as "
                            f'click("the OK button") or done()')
