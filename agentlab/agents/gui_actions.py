@@ -41,7 +41,7 @@ from agentlab.envs.actions.base import DIRECTIONS, Action, bind_arguments, is_in
 from agentlab.envs.actions.desktop import Click, Hotkey, Scroll, Stop, Type
 from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
-from agentlab.envs.base import Element, Env, Observation, StepResult
+from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.slots import request_values
@@ -306,11 +306,6 @@ def grounding(marks: Sequence[Element], request: str) -> tuple[tuple[int, float]
 
 
 # -- reading a reply -------------------------------------------------------------------------------
-def _clip(text: str, n: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _check(op: GuiOp, values: dict[str, Any], choices: GuiChoices) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for p in op.params:
@@ -371,9 +366,9 @@ def parse_gui_reply(reply: str, choices: GuiChoices) -> GuiCall:
         except ActionParseError as exc:
             first = first or exc
     if first is not None:
-        raise ActionParseError(f"{first.message} (reply: {_clip(reply)!r})")
+        raise ActionParseError(f"{first.message} (reply: {clip(reply, 160)!r})")
     raise ActionParseError(f"no action call in the reply; write one of {', '.join(o.signature() for o in GUI_OPS)}, "
-                           f"e.g. {choices.example()} (reply: {_clip(reply)!r})")
+                           f"e.g. {choices.example()} (reply: {clip(reply, 160)!r})")
 
 
 # -- carrying it out -------------------------------------------------------------------------------

@@ -13,16 +13,12 @@ from dataclasses import dataclass
 
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.space import ActionSpace
+from agentlab.envs.base import clip
 from agentlab.errors import ActionParseError
 
 SECTIONS = ("observation", "thought", "action", "summary", "decision", "documentation")
 _HEADER = re.compile(r"^[\s>*#_-]*(" + "|".join(SECTIONS) + r")\s*[*_]*\s*:\s*[*_]*", re.I | re.M)
 DECISIONS = ("BACK", "INEFFECTIVE", "CONTINUE", "SUCCESS")
-
-
-def _clip(text: str, n: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def sections(reply: str) -> dict[str, str]:
@@ -60,9 +56,9 @@ def parse_act_reply(reply: str, space: ActionSpace) -> ActReply:
             try:
                 action = space.parse(reply)
             except ActionParseError:
-                raise ActionParseError(f"{exc.message} (reply: {_clip(reply)!r})") from None
+                raise ActionParseError(f"{exc.message} (reply: {clip(reply, 200)!r})") from None
         else:
-            raise ActionParseError(f"{exc.message}; the reply has no 'Action:' line (reply: {_clip(reply)!r})") from None
+            raise ActionParseError(f"{exc.message}; the reply has no 'Action:' line (reply: {clip(reply, 200)!r})") from None
     return ActReply(
         observation=sec.get("observation", ""),
         thought=sec.get("thought", ""),
@@ -86,9 +82,9 @@ def parse_reflect_reply(reply: str, need_decision: bool = True) -> ReflectReply:
         source = sec.get("decision") or reply or ""
         m = re.search(r"\b(" + "|".join(DECISIONS) + r")\b", source, re.I)
         if not m:
-            raise ActionParseError(f"no decision ({', '.join(DECISIONS)}) in reply {_clip(reply or '')!r}")
+            raise ActionParseError(f"no decision ({', '.join(DECISIONS)}) in reply {clip(reply or '', 200)!r}")
         decision = m.group(1).upper()
     doc = sec.get("documentation", "").strip()
     if not doc and decision not in ("INEFFECTIVE",):
-        raise ActionParseError(f"no 'Documentation:' text in reply {_clip(reply or '')!r}")
-    return ReflectReply(decision=decision, thought=sec.get("thought", ""), documentation=_clip(doc, 600))
+        raise ActionParseError(f"no 'Documentation:' text in reply {clip(reply or '', 200)!r}")
+    return ReflectReply(decision=decision, thought=sec.get("thought", ""), documentation=clip(doc, 600))

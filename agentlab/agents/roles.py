@@ -57,8 +57,3 @@ ROLES: Mapping[str, tuple[RoleInfo, ...]] = {
 def known_roles() -> list[str]:
     """Every role name a ``roles:`` map may use."""
     return sorted({r.name for roles in ROLES.values() for r in roles})
-
-
-def screen_roles() -> list[str]:
-    """The role names whose requests show the screen (in at least one architecture)."""
-    return sorted({r.name for roles in ROLES.values() for r in roles if r.sees_screen})

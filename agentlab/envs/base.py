@@ -59,7 +59,7 @@ class Element:
         role = self.role.rsplit(".", 1)[-1] if self.role else "element"
         parts = [f"[{self.id}] {role}"]
         if self.text:
-            parts.append(f'"{_clip(self.text, 60)}"')
+            parts.append(f'"{clip(self.text, 60)}"')
         if self.resource_id:
             parts.append(f"(id: {self.resource_id.rsplit('/', 1)[-1]})")
         if self.state:
@@ -95,7 +95,9 @@ class Element:
         )
 
 
-def _clip(s: str, n: int) -> str:
+def clip(s: str, n: int) -> str:
+    """``s`` on one line, at most ``n`` characters (an ellipsis marks a cut): how a model's text or
+    a program's output is quoted in an error message, a prompt or a table."""
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1] + "…"
 

@@ -49,8 +49,6 @@ MANUAL_DOCS = {
     "com.example.clock.id_add_alarm": "Opens the form to create a new alarm.",
 }
 
-CONDITIONS = ("none", "auto-exploration", "manual")
-
 
 class AndroidAgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")

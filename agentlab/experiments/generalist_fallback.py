@@ -312,11 +312,6 @@ def _row(name: str, picks: list[str | None], gold: list[str], pool: AgentPool, g
                dict(zip(target_ids, target_picks)))
 
 
-def best_specialist_probs(router: AgentTokenRouter, texts: list[str], generalists: set[str]) -> list[float]:
-    """The best specialist's calibrated probability for each text."""
-    return [next(p for n, p in r if n not in generalists) for r in router.rank(texts)] if texts else []
-
-
 def run(pool: AgentPool, config: FallbackConfig, *, router_options: dict[str, Any] | None = None) -> Fallback:
     """Before / after / after with the policy on the same tasks (``pool`` holds the generalists)."""
     from agentlab.paths import data_dir

@@ -160,10 +160,6 @@ class LocalHFBackend(LLMBackend):
         weight: torch.Tensor = self.model.get_output_embeddings().weight
         return weight
 
-    def input_embeddings(self) -> torch.Tensor:
-        weight: torch.Tensor = self.model.get_input_embeddings().weight
-        return weight
-
     @torch.no_grad()
     def encode(
         self,

@@ -24,7 +24,6 @@ query additionally sees the ``past_len`` cached positions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -149,10 +148,6 @@ def candidate_logprobs(logits: torch.Tensor, packed: Packed) -> torch.Tensor:
     out = torch.zeros(packed.valid.shape, dtype=tok.dtype, device=tok.device)
     out = out.index_put((packed.row, packed.cand), tok, accumulate=True)
     return out.masked_fill(~packed.valid.to(out.device), float("-inf"))
-
-
-ForwardFn = Callable[[Packed], torch.Tensor]
-"""Runs the model on a :class:`Packed` batch and returns logits at ``packed.keep``."""
 
 
 def forward_packed(

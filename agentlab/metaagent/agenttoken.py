@@ -20,7 +20,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentlab.config import load_config
-from agentlab.errors import ConfigError, DataError, UnknownAgentError
+from agentlab.errors import ConfigError, DataError
 from agentlab.llm.config import LLMConfig
 from agentlab.metaagent.cache import HiddenCache
 from agentlab.metaagent.checkpoint import TokenCheckpoint, check_compatible, load_checkpoint, save_checkpoint
@@ -392,8 +392,3 @@ class AgentTokenRouter(Router):
                 path, len(missing), ", ".join(missing),
             )
         return router
-
-    def agent_row(self, name: str) -> torch.Tensor:
-        if name not in self.agents:
-            raise UnknownAgentError(f"agent '{name}' has no token in this router")
-        return self._require_head().weight[self.agents.index(name)].detach()

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TOKENS = "data/tokens"
-
 
 def _default_tokens() -> Path:
     """The shipped checkpoint of the configured backbone (``data/tokens``; Gemma: ``data/tokens/gemma3-270m``)."""

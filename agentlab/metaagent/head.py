@@ -79,10 +79,6 @@ class AgentHead(nn.Module):
             return nll.mean()
         return (nll * weights).sum() / weights.sum()
 
-    def agent_probs(self, h: torch.Tensor) -> torch.Tensor:
-        """Softmax over the agent rows only (the ranking): ``[n, |A|]``, rows sum to 1."""
-        return torch.softmax(self.agent_logits(h), dim=-1)
-
 
 def name_mean_init(names: list[str], tokenizer: Any, embeddings: torch.Tensor) -> torch.Tensor:
     """Each agent's row = mean input embedding of the tokens of its name (split at capitals).

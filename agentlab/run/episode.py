@@ -299,12 +299,6 @@ def comparable_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_item(item: WorkItem, **kwargs: Any) -> dict[str, Any]:
-    """:func:`run_task` on one (task, seed index) item of a suite."""
-    task, seed_index = item
-    return run_task(task, seed_index=seed_index, **kwargs)
-
-
 @dataclass
 class SuiteSummary:
     """What a suite run ended with (all rows of results.jsonl, old and new)."""

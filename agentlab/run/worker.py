@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentlab.run import episode
 from agentlab.run.episode import (
     ExecOptions,
     SuiteSummary,
@@ -28,7 +29,6 @@ from agentlab.run.episode import (
     check_out_dir,
     router_identity,
     router_route,
-    run_item,
     _run_suite,
     suite_manifest,
 )
@@ -142,10 +142,11 @@ class EpisodeRecipe:
         return worker
 
     def episodes(self, worker: Worker, index: int, ask: Ask | None = None) -> Callable[[WorkItem], dict[str, Any]]:
-        """What worker ``index`` applies to each item: the kernel with ``worker``'s objects."""
-        return partial(run_item, pool=worker.pool, llm=worker.models, out_dir=self.out_dir,
-                       options=self.options_for(index), route=worker.route, agent=self.agent, planner=worker.planner,
-                       ask=ask, routers=RouterShelf(worker.pool))
+        """What worker ``index`` applies to each (task, seed index) item: the kernel with ``worker``'s objects."""
+        kernel = partial(episode.run_task, pool=worker.pool, llm=worker.models, out_dir=self.out_dir,
+                         options=self.options_for(index), route=worker.route, agent=self.agent, planner=worker.planner,
+                         ask=ask, routers=RouterShelf(worker.pool))
+        return lambda item: kernel(item[0], seed_index=item[1])
 
     def __call__(self, index: int) -> Callable[[WorkItem], dict[str, Any]]:
         return self.episodes(self.build(), index)

@@ -228,21 +228,3 @@ def parse_outputs(
                 )
             )
     return result
-
-
-def generate_candidates(
-    backend: LLMBackend,
-    template: PromptTemplate,
-    doc: AgentDocument,
-    current: list[str],
-    known: set[str],
-    settings: GenerationSettings,
-    rng: random.Random,
-    *,
-    style: str = "completion",
-    seed: int | None = None,
-) -> ParseResult:
-    """One generation round for one agent: sample shots, prompt, parse every returned sequence."""
-    prompts = make_prompts(template, doc, current, settings, rng)
-    outs = run_generator(backend, prompts, sampling_params(settings, seed), style)
-    return parse_outputs(outs, settings, known, style)

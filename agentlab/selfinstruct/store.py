@@ -23,7 +23,6 @@ agent's set stays valid, since a subset of a set that satisfies Algorithm 1 stil
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -319,7 +318,3 @@ def load_candidates(path: str | Path | None = None) -> Dataset | DatasetDict:
     if not (path / "state.json").is_file():
         raise DataError("no candidates dataset here (state.json missing)", where=path)
     return load_from_disk(str(path))
-
-
-def journal_summary(path: Path) -> str:
-    return json.dumps({"path": str(path), "lines": len(read_jsonl(path)) if path.exists() else 0})

@@ -25,6 +25,7 @@ from typing import Any
 from agentlab.safepath import SafeFolder, UnsafePathError
 from agentlab.tasks.decisions import PlanStep
 from agentlab.envs.trajectory import StepRecord
+from agentlab.envs.base import clip
 
 log = logging.getLogger(__name__)
 
@@ -79,21 +80,16 @@ def changed_files(before: dict[str, FileStamp], after: dict[str, FileStamp]) -> 
     return touched, removed
 
 
-def _clip(text: str, n: int = MAX_OUTPUT_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def final_output(records: list[StepRecord]) -> str:
     """What the agent said last: the last non-empty program output (code agents), else the
     last thought of a step (GUI agents), clipped; '' when there is none."""
     for rec in reversed(records):
         ran = rec.info.get("program") if isinstance(rec.info, dict) else None
         if isinstance(ran, dict) and str(ran.get("stdout") or "").strip():
-            return _clip(str(ran["stdout"]))
+            return clip(str(ran["stdout"]), MAX_OUTPUT_CHARS)
     for rec in reversed(records):
         if rec.thought.strip():
-            return _clip(rec.thought)
+            return clip(rec.thought, MAX_OUTPUT_CHARS)
     return ""
 
 
@@ -136,9 +132,9 @@ def summarize(status: str, files: list[str], removed: list[str], output: str, er
     if removed:
         parts.append("removed " + ", ".join(removed[:6]) + (f" (+{len(removed) - 6} more)" if len(removed) > 6 else ""))
     if output:
-        parts.append(f"output: {_clip(output, 160)}")
+        parts.append(f"output: {clip(output, 160)}")
     if status != "done" and error:
-        parts.append(f"problem: {_clip(error, 160)}")
+        parts.append(f"problem: {clip(error, 160)}")
     return "; ".join(parts) if parts else "changed no file"
 
 

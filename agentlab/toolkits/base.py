@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 from agentlab.errors import ActionParseError
@@ -40,6 +42,22 @@ END_CALLS = {"done": "done()  -- the task is finished", "fail": "fail(\"why\")  
 class ToolError(Exception):
     """A call that cannot do what it was asked (a missing sheet, a cell out of range): the
     message is shown to the agent, the episode goes on."""
+
+
+def workspace_file(path: str, what: str = "file") -> Path:
+    """The file a call names, or the :class:`ToolError` every toolkit gives when it is not there."""
+    p = Path(path)
+    if not p.is_file():
+        raise ToolError(f"no {what} {path!r} in the workspace")
+    return p
+
+
+def json_or_text(value: str) -> Any:
+    """``true`` / ``16`` / ``["a"]`` as JSON; anything else as the text it is."""
+    try:
+        return json.loads(value)
+    except (ValueError, TypeError):
+        return value
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_text, workspace_file
 
 Prefs = Annotated[str, file_slot(".json", names=("Preferences", "Secure Preferences"))]
 Marks = Annotated[str, file_slot(".json", names=("Bookmarks",))]
@@ -78,9 +78,7 @@ kit = Toolkit("browser", "a Chromium browser profile: its Preferences and Bookma
 
 
 def _load(path: str) -> dict[str, Any]:
-    p = Path(path)
-    if not p.is_file():
-        raise ToolError(f"no file {path!r} in the workspace")
+    p = workspace_file(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8") or "{}")
     except ValueError as exc:
@@ -92,14 +90,6 @@ def _load(path: str) -> dict[str, Any]:
 
 def _save(path: str, data: dict[str, Any]) -> None:
     Path(path).write_text(json.dumps(data, indent=3) + "\n", encoding="utf-8")
-
-
-def _value(value: str) -> Any:
-    """``true`` / ``16`` / ``["a"]`` as JSON; anything else as the text it is."""
-    try:
-        return json.loads(value)
-    except (ValueError, TypeError):
-        return value
 
 
 def _set(data: dict[str, Any], key: str, value: Any) -> None:
@@ -117,9 +107,9 @@ def _set(data: dict[str, Any], key: str, value: Any) -> None:
 def set_preference(file: Prefs, key: Key, value: Value) -> str:
     """Set a browser setting by its dotted key (e.g. download.prompt_for_download to true); the value is read as JSON when it can be."""
     data = _load(file)
-    _set(data, key, _value(value))
+    _set(data, key, json_or_text(value))
     _save(file, data)
-    return f"{key} = {json.dumps(_value(value))}"
+    return f"{key} = {json.dumps(json_or_text(value))}"
 
 
 @kit.tool

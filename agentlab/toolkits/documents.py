@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspace_file
 
 DOCX = Annotated[str, file_slot(".docx")]
 Para = Annotated[str, Slot("anchor")]
@@ -42,8 +42,7 @@ kit = Toolkit("documents", "text documents (.docx) with python-docx", describe=_
 def _open(file: str) -> Any:
     import docx
 
-    if not Path(file).is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    workspace_file(file)
     return docx.Document(file)
 
 

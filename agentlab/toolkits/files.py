@@ -10,9 +10,9 @@ import csv
 import json
 import shutil
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_text
 
 AnyFile = Annotated[str, file_slot()]
 NewFile = Annotated[str, file_slot(new=True)]
@@ -130,14 +130,6 @@ def replace_in_file(path: AnyFile, old: Value, new: Text) -> str:
     return f"replaced {n} occurrence(s) in {path}"
 
 
-def _parse_value(value: str) -> Any:
-    """A JSON literal when the text is one (numbers, true/false, lists), else the text."""
-    try:
-        return json.loads(value)
-    except (ValueError, TypeError):
-        return value
-
-
 @kit.tool
 def set_json_value(path: JSONFile, key: Key, value: Value) -> str:
     """Set a top-level key of a JSON file (the value is read as JSON when it can be: 8081, true, [1, 2])."""
@@ -145,7 +137,7 @@ def set_json_value(path: JSONFile, key: Key, value: Value) -> str:
     data = json.loads(p.read_text(encoding="utf-8") or "{}")
     if not isinstance(data, dict):
         raise ToolError(f"{path} does not hold a JSON object")
-    data[key] = _parse_value(value)
+    data[key] = json_or_text(value)
     p.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return f"{path}: {key} = {data[key]!r}"
 

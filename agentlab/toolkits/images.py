@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from agentlab.errors import AgentlabError
 from agentlab.fileio import atomic_path
-from agentlab.toolkits.base import MAX_OUTPUT_BYTES, Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import MAX_OUTPUT_BYTES, Slot, Toolkit, ToolError, file_slot, workspace_file
 
 #: the largest picture (width x height) a tool reads or writes: a 48-megapixel camera's photo
 #: fits (8000 x 6000), and it costs at most 200 MB in memory as RGBA
@@ -61,8 +61,7 @@ def _open(file: str) -> Any:
     from PIL import Image
 
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS  # Pillow's own guard (it errors at twice this, warns above it)
-    if not Path(file).is_file():
-        raise ToolError(f"no image {file!r} in the workspace")
+    workspace_file(file, "image")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # refused just below

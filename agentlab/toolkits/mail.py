@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspace_file
 
 PrefsJS = Annotated[str, file_slot(".js", names=("prefs.js", "user.js"))]
 Box = Annotated[str, Slot("file")]
@@ -81,9 +81,7 @@ def _pref_text(value: str) -> str:
 @kit.tool
 def set_pref(file: PrefsJS, key: Key, value: Value) -> str:
     """Set a preference (a user_pref line: replaced where it is, else added at the end); true/false and whole numbers are written bare."""
-    p = Path(file)
-    if not p.is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    p = workspace_file(file)
     line = f"user_pref({json.dumps(key)}, {_pref_text(value)});"
     lines, found = [], False
     for old in p.read_text(encoding="utf-8").splitlines():
@@ -103,9 +101,7 @@ def set_pref(file: PrefsJS, key: Key, value: Value) -> str:
 @kit.tool
 def remove_pref(file: PrefsJS, key: Key) -> str:
     """Remove a preference (Thunderbird then uses its default)."""
-    p = Path(file)
-    if not p.is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    p = workspace_file(file)
     kept = [ln for ln in p.read_text(encoding="utf-8").splitlines()
             if not ((m := _PREF.match(ln)) and json.loads(f'"{m.group(1)}"') == key)]
     if len(kept) == len(p.read_text(encoding="utf-8").splitlines()):
@@ -143,9 +139,7 @@ def _picks(msg: mailbox.mboxMessage, text: str, field: str) -> bool:
 
 
 def _box(path: str) -> Path:
-    p = Path(path)
-    if not p.is_file():
-        raise ToolError(f"no mail folder {path!r} in the workspace")
+    p = workspace_file(path, "mail folder")
     if p.stat().st_size and p.read_bytes()[:5] != b"From ":
         raise ToolError(f"{path} is not an mbox mail folder")
     return p

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspace_file
 
 RC = Annotated[str, file_slot(".ini", ".conf", names=("vlcrc",))]
 Playlist = Annotated[str, file_slot(".m3u", ".m3u8")]
@@ -76,9 +76,7 @@ def _rc_value(value: str) -> str:
 @kit.tool
 def set_option(file: RC, section: Section, key: Key, value: Value) -> str:
     """Set a VLC option in its section (e.g. core, loop, true); a commented-out default is replaced, yes/no become 1/0."""
-    p = Path(file)
-    if not p.is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    p = workspace_file(file)
     section = section.strip("[]")
     if "." in key:  # a catalogue key names its section: qt.qt-max-volume
         section, key = key.split(".", 1)
@@ -113,9 +111,7 @@ def set_option(file: RC, section: Section, key: Key, value: Value) -> str:
 
 # -- playlists --------------------------------------------------------------------------------
 def _entries(path: str) -> list[str]:
-    p = Path(path)
-    if not p.is_file():
-        raise ToolError(f"no playlist {path!r} in the workspace")
+    p = workspace_file(path, "playlist")
     return [ln.strip() for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
 
 
@@ -189,9 +185,7 @@ def _shift(stamp: re.Match[str], ms: int) -> str:
 @kit.tool
 def shift_subtitles(file: Subs, seconds: float, out: NewSubs) -> str:
     """Shift every timestamp of an SRT file by some seconds (negative: earlier) and save the result."""
-    p = Path(file)
-    if not p.is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    p = workspace_file(file)
     ms = round(seconds * 1000)
     text = p.read_text(encoding="utf-8")
     shifted = "\n".join(_STAMP.sub(lambda m: _shift(m, ms), ln) if "-->" in ln else ln for ln in text.splitlines())

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_text, workspace_file
 
 JSONFile = Annotated[str, file_slot(".json")]
 Key = Annotated[str, Slot("setting")]
@@ -48,9 +48,7 @@ kit = Toolkit("settings", "VS Code settings.json and launch.json files", describ
 
 
 def _load(path: str) -> dict[str, Any]:
-    p = Path(path)
-    if not p.is_file():
-        raise ToolError(f"no file {path!r} in the workspace")
+    p = workspace_file(path)
     text = re.sub(r"^\s*//.*$", "", p.read_text(encoding="utf-8"), flags=re.M)  # VS Code allows comments
     data = json.loads(text or "{}")
     if not isinstance(data, dict):
@@ -62,18 +60,11 @@ def _save(path: str, data: dict[str, Any]) -> None:
     Path(path).write_text(json.dumps(data, indent=4) + "\n", encoding="utf-8")
 
 
-def _value(value: str) -> Any:
-    try:
-        return json.loads(value)
-    except (ValueError, TypeError):
-        return value
-
-
 @kit.tool
 def set_setting(file: JSONFile, key: Key, value: Value) -> str:
     """Set a setting (e.g. editor.fontSize to 16); the value is read as JSON when it can be (16, true, [80, 120])."""
     data = _load(file)
-    data[key] = _value(value)
+    data[key] = json_or_text(value)
     _save(file, data)
     return f"{key} = {json.dumps(data[key])}"
 
@@ -95,7 +86,7 @@ def add_to_setting(file: JSONFile, key: Key, item: Value) -> str:
     data = _load(file)
     current = data.get(key, {})
     if isinstance(current, list):
-        current.append(_value(item))
+        current.append(json_or_text(item))
     elif isinstance(current, dict):
         current[item] = True
     else:
@@ -110,7 +101,7 @@ def set_language_setting(file: JSONFile, language: Language, key: Key, value: Va
     """Set a setting for one language only (e.g. yaml, editor.tabSize, 2) as a "[yaml]" block."""
     data = _load(file)
     block = data.setdefault(f"[{language.strip('[]').lower()}]", {})
-    block[key] = _value(value)
+    block[key] = json_or_text(value)
     _save(file, data)
     return f"[{language}] {key} = {json.dumps(block[key])}"
 
@@ -123,6 +114,6 @@ def set_launch_value(file: JSONFile, key: Key, value: Value) -> str:
     if not isinstance(configs, list) or not configs:
         raise ToolError(f"{file} has no configurations")
     for c in configs:
-        c[key] = _value(value)
+        c[key] = json_or_text(value)
     _save(file, data)
     return f"{key} = {value!r} in {len(configs)} configuration(s)"

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspace_file
 
 XLSX = Annotated[str, file_slot(".xlsx")]
 Sheet = Annotated[str, Slot("sheet")]
@@ -46,8 +46,7 @@ kit = Toolkit("sheets", "spreadsheets (.xlsx) with openpyxl", describe=_describe
 def _open(file: str) -> Any:
     import openpyxl
 
-    if not Path(file).is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    workspace_file(file)
     return openpyxl.load_workbook(file)
 
 

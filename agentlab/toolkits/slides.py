@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspace_file
 
 PPTX = Annotated[str, file_slot(".pptx")]
 SlideRef = Annotated[str, Slot("slide")]
@@ -52,8 +52,7 @@ kit = Toolkit("slides", "presentations (.pptx) with python-pptx", describe=_desc
 def _open(file: str) -> Any:
     import pptx
 
-    if not Path(file).is_file():
-        raise ToolError(f"no file {file!r} in the workspace")
+    workspace_file(file)
     return pptx.Presentation(file)
 
 

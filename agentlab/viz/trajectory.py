@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.desktop import Drag, Pointer, Scroll
 from agentlab.envs.actions.phone import Swipe
-from agentlab.envs.base import Element
+from agentlab.envs.base import Element, clip
 from agentlab.errors import ActionParseError, DataError
 from agentlab.teams.hub import PLAN_FILE
 from agentlab.envs.trajectory import StepRecord, Trajectory, list_episodes, load_trajectory
@@ -207,9 +207,9 @@ def episode_timeline(traj: Trajectory) -> go.Figure:
     def hover(s: StepRecord) -> str:
         parts = [f"step {s.step} (+{s.timestamp - t0:.1f} s)", html.escape(action_text(s))]
         if s.thought:
-            parts.append("thought: " + html.escape(_clip(s.thought, 160)))
+            parts.append("thought: " + html.escape(clip(s.thought, 160)))
         if s.error:
-            parts.append("error: " + html.escape(_clip(s.error, 160)))
+            parts.append("error: " + html.escape(clip(s.error, 160)))
         return "<br>".join(parts)
 
     ok = [s for s in steps if not s.error]
@@ -238,17 +238,12 @@ def episode_timeline(traj: Trajectory) -> go.Figure:
     )
     title = f"Episode {traj.meta.episode}: {len(steps)} steps, {len(bad)} error(s), status {traj.meta.status}"
     if traj.meta.task:
-        title += f"<br><sup>{html.escape(_clip(traj.meta.task, 110))}</sup>"
+        title += f"<br><sup>{html.escape(clip(traj.meta.task, 110))}</sup>"
     fig.update_layout(
         title=title, xaxis_title="step", yaxis_title="action", width=900, height=260 + 28 * len(types),
         yaxis={"categoryorder": "array", "categoryarray": types}, xaxis={"dtick": 1},
     )
     return fig
-
-
-def _clip(s: str, n: int) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 # ----------------------------------------------------------------------------- static view
@@ -471,7 +466,7 @@ def plan_html(episode_dir: str | Path) -> str:
 
 
 def _clip_lines(s: str, n: int) -> str:
-    """Like :func:`_clip` but keeps line breaks (program output is read line by line)."""
+    """Like :func:`~agentlab.envs.base.clip` but keeps line breaks (program output is read line by line)."""
     return s if len(s) <= n else "…" + s[-(n - 1):]
 
 
@@ -539,10 +534,10 @@ def role_rows(rec: StepRecord) -> list[tuple[str, str]]:
 def _details_table(rec: StepRecord) -> str:
     rows = [("step", str(rec.step)), ("action", action_text(rec))]  # keys and values escaped below (role names are data)
     if rec.action_text:
-        rows.append(("model output", _clip(rec.action_text, 400)))
+        rows.append(("model output", clip(rec.action_text, 400)))
     for key in ("thought", "reflection"):
         if getattr(rec, key):
-            rows.append((key, _clip(getattr(rec, key), 800)))
+            rows.append((key, clip(getattr(rec, key), 800)))
     if rec.action and isinstance(rec.action.get("code"), str):  # a program the agent ran: show it whole
         rows.append((f"program ({rec.action.get('language', '?')})", _clip_lines(rec.action["code"], 2000)))
     ran = rec.info.get("program") if isinstance(rec.info, dict) else None

@@ -30,15 +30,10 @@ from agentlab.agents.response import sections
 from agentlab.dialogue.ask import AskResult, Attempt
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.space import ActionSpace
-from agentlab.envs.base import Env, StepResult
+from agentlab.envs.base import Env, StepResult, clip
 from agentlab.errors import ActionParseError
 
 _DONE = re.compile(r"\b(subtask_done|subtask_finished|finish_subtask|subtask_complete)\s*\(", re.I)
-
-
-def _clip(text: str, n: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -65,16 +60,16 @@ def _done_outputs(text: str, m: re.Match[str]) -> dict[str, str]:
         except SyntaxError:
             continue
         if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
-            raise ActionParseError(f"write the outputs as name=\"value\" arguments: {_clip(rest[:end])!r}")
+            raise ActionParseError(f"write the outputs as name=\"value\" arguments: {clip(rest[:end], 200)!r}")
         out: dict[str, str] = {}
         for k in call.keywords:
             try:
                 value = ast.literal_eval(k.value)
             except (ValueError, SyntaxError, TypeError):
-                raise ActionParseError(f"output {k.arg} in {_clip(rest[:end])!r} is not a quoted value") from None
+                raise ActionParseError(f"output {k.arg} in {clip(rest[:end], 200)!r} is not a quoted value") from None
             out[str(k.arg)] = str(value)
         return out
-    raise ActionParseError(f"cannot parse {_clip(rest)!r}: unbalanced parentheses")
+    raise ActionParseError(f"cannot parse {clip(rest, 200)!r}: unbalanced parentheses")
 
 
 def parse_decision(reply: str, space: ActionSpace) -> Decision:
@@ -87,16 +82,16 @@ def parse_decision(reply: str, space: ActionSpace) -> Decision:
     for text in (action_text, reply):
         m = _DONE.search(text)
         if m:
-            return Decision(thought, _clip(text[m.start():], 300), None, _done_outputs(text, m))
+            return Decision(thought, clip(text[m.start():], 300), None, _done_outputs(text, m))
     try:
         action = space.parse(action_text)
     except ActionParseError as exc:
         if action_text == reply.strip():
-            raise ActionParseError(f"{exc.message} (reply: {_clip(reply)!r})") from None
+            raise ActionParseError(f"{exc.message} (reply: {clip(reply, 200)!r})") from None
         try:
             action = space.parse(reply)
         except ActionParseError:
-            raise ActionParseError(f"{exc.message} (reply: {_clip(reply)!r})") from None
+            raise ActionParseError(f"{exc.message} (reply: {clip(reply, 200)!r})") from None
     if action.terminal:
         return Decision(thought, action_text, None, {})
     return Decision(thought, action_text, action)

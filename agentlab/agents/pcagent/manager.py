@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from agentlab.agents.asker import RoleAsker
 from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.errors import ActionParseError
+from agentlab.envs.base import clip
 
 #: ``{name}``: a value an earlier subtask produced
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -44,11 +45,6 @@ class Subtask:
         return self.text + (f" [outputs: {', '.join(self.outputs)}]" if self.outputs else "")
 
 
-def _clip(text: str, n: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def parse_plan(reply: str) -> list[Subtask]:
     """Numbered lines -> subtasks (anything else in the reply is ignored); none is an error."""
     out: list[Subtask] = []
@@ -69,7 +65,7 @@ def parse_plan(reply: str) -> list[Subtask]:
         if text:
             out.append(Subtask(text=text.strip("* "), outputs=outputs))
     if not out:
-        raise ActionParseError(f"no numbered subtasks ('1. ...') in the reply {_clip(reply or '')!r}")
+        raise ActionParseError(f"no numbered subtasks ('1. ...') in the reply {clip(reply or '', 200)!r}")
     return out
 
 

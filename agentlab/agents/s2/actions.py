@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from agentlab.agents.s2.config import Expert
 from agentlab.envs.actions.base import bind_arguments
 from agentlab.envs.actions.parse import call_arguments
+from agentlab.envs.base import clip
 from agentlab.errors import ActionParseError
 
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -45,10 +46,12 @@ class SemanticAction:
 
     name: ClassVar[str] = ""
     terminal: ClassVar[bool] = False  #: ends the subgoal (done / fail)
+    #: the expert every call of this action needs (``type`` needs the visual one only with ``into``)
+    needs: ClassVar[Expert | None] = None
 
     @property
     def expert(self) -> Expert | None:
-        return None
+        return self.needs
 
     @classmethod
     def doc_line(cls) -> str:
@@ -72,12 +75,9 @@ class ClickSemantic(SemanticAction):
     """click(description: str, clicks: int = 1) - click the element you describe in words (visual expert), e.g. click("the Add one button")."""
 
     name: ClassVar[str] = "click"
+    needs: ClassVar[Expert] = "visual"
     description: str = ""
     clicks: int = 1
-
-    @property
-    def expert(self) -> Expert:
-        return "visual"
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
@@ -96,11 +96,8 @@ class ClickText(SemanticAction):
     """click_text(phrase: str) - click words shown on screen, found by reading the screen (textual expert), e.g. click_text("Dark mode")."""
 
     name: ClassVar[str] = "click_text"
+    needs: ClassVar[Expert] = "textual"
     phrase: str = ""
-
-    @property
-    def expert(self) -> Expert:
-        return "textual"
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
@@ -142,12 +139,9 @@ class SelectSpan(SemanticAction):
     """select_span(first: str, last: str = "") - select text on screen from the first words to the last ones (textual expert), e.g. select_span("Lopez")."""
 
     name: ClassVar[str] = "select_span"
+    needs: ClassVar[Expert] = "textual"
     first: str = ""
     last: str = ""
-
-    @property
-    def expert(self) -> Expert:
-        return "textual"
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
@@ -164,13 +158,10 @@ class SetCells(SemanticAction):
     """set_cells(cells: dict, sheet: str = "", file: str = "") - write spreadsheet cells directly (structural expert), e.g. set_cells({"A4": "Total", "B4": 60})."""
 
     name: ClassVar[str] = "set_cells"
+    needs: ClassVar[Expert] = "structural"
     cells: tuple[tuple[str, str | int | float], ...] = ()
     sheet: str = ""
     file: str = ""
-
-    @property
-    def expert(self) -> Expert:
-        return "structural"
 
     @classmethod
     def build(cls, args: list[Any], kwargs: dict[str, Any]) -> SemanticAction:
@@ -279,17 +270,12 @@ _BY_NAME = {cls.name: cls for cls in ACTIONS}
 _ALIASES = {"highlight_text_span": "select_span", "set_cell_values": "set_cells", "type_text": "type",
             "finish": "done", "stop": "done"}
 
-#: the expert each action class always needs (type needs the visual one only with ``into``)
-NEEDS: dict[str, Expert] = {"click": "visual", "click_text": "textual", "select_span": "textual",
-                            "set_cells": "structural"}
-
 
 def actions_doc(experts: list[Expert] | tuple[Expert, ...]) -> str:
     """The worker prompt's action list: only actions the enabled experts can ground."""
     lines = []
     for cls in ACTIONS:
-        need = NEEDS.get(cls.name)
-        if need is not None and need not in experts:
+        if cls.needs is not None and cls.needs not in experts:
             continue
         line = cls.doc_line()
         if cls is TypeSemantic and "visual" not in experts:
@@ -298,17 +284,12 @@ def actions_doc(experts: list[Expert] | tuple[Expert, ...]) -> str:
     return "\n".join(lines)
 
 
-def _clip(text: str, n: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _call(body: str, m: re.Match[str], cls: type[SemanticAction]) -> SemanticAction:
     snippet, args, kwargs = call_arguments(body, m)
     try:
         return cls.build(args, kwargs)
     except ActionParseError as exc:
-        raise ActionParseError(f"cannot use {_clip(snippet)!r}: {exc.message}") from None
+        raise ActionParseError(f"cannot use {clip(snippet, 160)!r}: {exc.message}") from None
 
 
 def parse_semantic(text: str) -> SemanticAction:
@@ -333,5 +314,5 @@ def parse_semantic(text: str) -> SemanticAction:
     if first_error is not None:
         raise first_error
     hint = f" ({', '.join(sorted(set(unknown)))} is not an action here)" if unknown else ""
-    raise ActionParseError(f"no action found in {_clip(text)!r}{hint}; write one call such as "
+    raise ActionParseError(f"no action found in {clip(text, 160)!r}{hint}; write one call such as "
                            f'click("the OK button") or done()')

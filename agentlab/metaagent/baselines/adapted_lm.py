@@ -33,6 +33,7 @@ import time
 from abc import abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from functools import cached_property
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -109,7 +110,6 @@ class AdaptedLMRouter(Router):
         self.template: PromptTemplate = load_template(self.cfg.template)
         self.trained_on: list[str] = []
         self.fit_info: dict[str, Any] = {}
-        self._backend: LocalHFBackend | None = None
         self._ready = False
 
     # ------------------------------------------------------------------ subclass hooks
@@ -144,13 +144,11 @@ class AdaptedLMRouter(Router):
         return 0
 
     # ------------------------------------------------------------------ backbone and prompts
-    @property
+    @cached_property
     def backend(self) -> LocalHFBackend:
-        if self._backend is None:
-            from agentlab.llm import load_local
+        from agentlab.llm import load_local
 
-            self._backend = load_local(self.llm)
-        return self._backend
+        return load_local(self.llm)
 
     def prepare(self) -> None:
         """Load the backbone and build a fresh adapter (idempotent)."""

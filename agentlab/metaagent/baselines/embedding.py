@@ -22,6 +22,7 @@ import logging
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from functools import cached_property
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,15 +72,12 @@ class EmbeddingRouter(Router):
         self.examples: np.ndarray | None = None  # [n, dim]
         self.labels: np.ndarray | None = None  # [n] index into self.agents
         self.centroids: np.ndarray | None = None  # [len(agents), dim]
-        self._encoder: SentenceEncoder | None = None
 
-    @property
+    @cached_property
     def encoder(self) -> SentenceEncoder:
-        if self._encoder is None:
-            from agentlab.llm.similarity import default_encoder
+        from agentlab.llm.similarity import default_encoder
 
-            self._encoder = default_encoder()
-        return self._encoder
+        return default_encoder()
 
     def fit(self, train: TrainingSet) -> dict[str, float]:
         t0 = time.perf_counter()

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -118,7 +119,6 @@ class ICLRouter(Router):
         pos = [self.template.text.find("{" + f + "}") for f in ("documents", "state", "task")]
         if pos[0] < 0 or pos[2] < 0 or (pos[1] >= 0 and pos[1] < pos[0]) or pos[2] < pos[0]:
             raise ConfigError("an ICL template needs {documents} before {state} and {task}", where=self.template.path)
-        self._backend: LocalHFBackend | None = None
         self._lm: PrefixLM | None = None
         self._key: tuple[str, ...] | None = None
         self.suffix_text = ""
@@ -126,13 +126,11 @@ class ICLRouter(Router):
         self._manager: tuple[tuple[object, ...], HashManager] | None = None
         self.manager_demos: int | None = None
 
-    @property
+    @cached_property
     def backend(self) -> LocalHFBackend:
-        if self._backend is None:
-            from agentlab.llm import load_local
+        from agentlab.llm import load_local
 
-            self._backend = load_local(self.llm)
-        return self._backend
+        return load_local(self.llm)
 
     def fit(self, train: TrainingSet) -> dict[str, float]:
         """Nothing to train: the documents (with their demonstrations) are the router's knowledge."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agentlab.selfinstruct.calls.draft import Draft, Generator
 from agentlab.selfinstruct.calls.words import CITIES, ITEMS, PEOPLE, TEAMS, pick, polite, sample, stem
+from agentlab.toolkits.base import json_or_text
 
 FOLDERS = ("archive", "docs", "backup", "old", "reports", "data", "notes", "exports", "photos", "logs")
 JSON_KEYS = {"port": ("8000", "8080", "9090", "5000"), "debug": ("true", "false"), "timeout": ("10", "30", "60", "120"),
@@ -21,14 +22,6 @@ INI_SECTIONS: dict[str, dict[str, tuple[str, ...]]] = {"server": {"host": ("loca
                 "database": {"name": ("shop", "main", "test"), "user": ("admin", "reader")},
                 "logging": {"level": ("info", "debug", "warning"), "days": ("7", "30", "90")},
                 "mail": {"sender": ("noreply", "office"), "retries": ("2", "5")}}
-
-
-def _json(text: str) -> object:
-    """A JSON literal when the text is one (8080, true), else the text: as set_json_value reads it."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 @dataclass
@@ -61,7 +54,7 @@ def _tree(rng: random.Random, root: Path) -> Tree:
         w.writerow(header)
         w.writerows(rows)
     keys = sample(rng, list(JSON_KEYS), rng.randint(2, 4))
-    config: dict[str, object] = {k: _json(pick(rng, JSON_KEYS[k])) for k in keys}
+    config: dict[str, object] = {k: json_or_text(pick(rng, JSON_KEYS[k])) for k in keys}
     json_name = pick(rng, ("config.json", "app.json", "settings.json", "options.json"))
     (root / json_name).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     secs = sample(rng, list(INI_SECTIONS), 2)
@@ -192,13 +185,13 @@ def replace_in_file(rng: random.Random, root: Path) -> Draft:
 def set_json_value(rng: random.Random, root: Path) -> Draft:
     t = _tree(rng, root)
     key = pick(rng, list(t.config))
-    value = pick(rng, [v for v in JSON_KEYS[key] if _json(v) != t.config[key]])
+    value = pick(rng, [v for v in JSON_KEYS[key] if json_or_text(v) != t.config[key]])
     s = pick(rng, [f"Set {key} to {value} in {t.json}", f"In {t.json}, change the {key} value to {value}",
                    f"Update {t.json} so that {key} is {value}"])
 
     def check(r: Path) -> str | None:
         data = json.loads((r / t.json).read_text(encoding="utf-8"))
-        return None if data.get(key) == _json(value) else f"{key} is {data.get(key)!r}"
+        return None if data.get(key) == json_or_text(value) else f"{key} is {data.get(key)!r}"
 
     return Draft(polite(rng, s), (("set_json_value", (t.json, key, value)),), check, "files.set_json_value")
 

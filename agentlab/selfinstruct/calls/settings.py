@@ -10,6 +10,7 @@ from typing import Any
 
 from agentlab.selfinstruct.calls.draft import Draft, Generator
 from agentlab.selfinstruct.calls.words import pick, polite, sample
+from agentlab.toolkits.base import json_or_text
 
 SETTINGS = ".vscode/settings.json"
 LAUNCH = ".vscode/launch.json"
@@ -38,7 +39,7 @@ LANGUAGES = ("python", "yaml", "markdown", "javascript", "json", "go")
 def _start(rng: random.Random, root: Path, launch: bool = False) -> dict[str, Any]:
     (root / ".vscode").mkdir()
     keys = sample(rng, list(SPOKEN), rng.randint(2, 5))
-    data: dict[str, Any] = {k: _json(pick(rng, SPOKEN[k][1])) for k in keys}
+    data: dict[str, Any] = {k: json_or_text(pick(rng, SPOKEN[k][1])) for k in keys}
     if rng.random() < 0.4:
         data["files.exclude"] = {pick(rng, GLOBS): True}
     (root / SETTINGS).write_text(json.dumps(data, indent=4) + "\n", encoding="utf-8")
@@ -47,13 +48,6 @@ def _start(rng: random.Random, root: Path, launch: bool = False) -> dict[str, An
             {"name": "Run file", "type": "debugpy", "request": "launch", "program": "${file}", "console": "integratedTerminal"}]}
         (root / LAUNCH).write_text(json.dumps(cfg, indent=4) + "\n", encoding="utf-8")
     return data
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def _read(root: Path, name: str = SETTINGS) -> dict[str, Any]:
@@ -65,14 +59,14 @@ def set_setting(rng: random.Random, root: Path) -> Draft:
     data = _start(rng, root)
     key = pick(rng, list(SPOKEN))
     spoken = pick(rng, SPOKEN[key][0])
-    value = pick(rng, [v for v in SPOKEN[key][1] if _json(v) != data.get(key)])
+    value = pick(rng, [v for v in SPOKEN[key][1] if json_or_text(v) != data.get(key)])
     where = pick(rng, (f" in {SETTINGS}", " in the VS Code settings", f" ({SETTINGS})", ""))
     s = pick(rng, [f"Set the {spoken} to {value}{where}", f"Change {spoken} to {value}{where}",
                    f"Set {key} to {value}{where}", f"I want {spoken} set to {value}{where}"])
 
     def check(r: Path) -> str | None:
         got = _read(r).get(key)
-        return None if got == _json(value) else f"{key} is {got!r}"
+        return None if got == json_or_text(value) else f"{key} is {got!r}"
 
     return Draft(polite(rng, s), (("set_setting", (SETTINGS, key, value)),), check, "settings.set_setting")
 
@@ -117,7 +111,7 @@ def set_language_setting(rng: random.Random, root: Path) -> Draft:
 
     def check(r: Path) -> str | None:
         block = _read(r).get(f"[{lang}]", {})
-        return None if block.get(key) == _json(value) else f"[{lang}] is {block!r}"
+        return None if block.get(key) == json_or_text(value) else f"[{lang}] is {block!r}"
 
     return Draft(polite(rng, s), (("set_language_setting", (SETTINGS, lang, key, value)),), check, "settings.set_language_setting")
 
