@@ -36,36 +36,29 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentlab.agents.context import Models
-from agentlab.record.budget import BudgetMeter, BudgetOutcome
+from agentlab.record.budget import BudgetOutcome
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
-from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, OutOfBudget, Stopped, TimeLimitExceeded
+from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, TimeLimitExceeded
 from agentlab.tasks.spec import ExecTask, id_problem
-from agentlab.fileio import append_jsonl, read_jsonl, remove_inside, write_jsonl
+from agentlab.fileio import remove_inside
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
 from agentlab.llm.deadline import task_deadline
-from agentlab.llm.prices import PriceTable
 from agentlab.llm.roles import Backends
 from agentlab.metaagent.router import ROUTERS, Router, RouterShelf, build_router
-from agentlab.record.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity, open_run,
-                               record_budget)
-from agentlab.parallel import Gate, WorkerRecipe, map_unordered
-from agentlab.record.rerun import RerunChange, changes, key, last_attempts, read_history, retire, wanted
+from agentlab.record.manifest import (Manifest, backend_identity, build_manifest, checkpoint_identity, encoder_identity)
+from agentlab.record.rerun import RerunChange
 from agentlab.record.row import EpisodeRow
-from agentlab.runlock import RunLock, check_unlocked
+from agentlab.runlock import check_unlocked
 from agentlab.pool.store import AgentPool
 from agentlab.teams.base import ExecOptions, Job, NoAgentChosen, PlanFn, RouteFn, TeamSettings, team_class, team_name
 from agentlab.dialogue.person import Ask
 from agentlab.metaagent.ground_truth import gt_agent  # noqa: F401  (ground-truth routing: part of this module's API)
-
-if TYPE_CHECKING:  # pragma: no cover
-    from agentlab.run.worker import RunSpec, Worker
 
 log = logging.getLogger(__name__)
 
@@ -341,146 +334,3 @@ def check_out_dir(out_dir: Path, resume: bool) -> None:
     if not resume and path.exists() and path.stat().st_size > 0:
         raise DataError("results.jsonl already holds rows; pass --resume to continue this run or choose another --out",
                         where=path)
-
-
-def _run_suite(spec: RunSpec, tasks: list[ExecTask], worker: Worker, *, manifest: Manifest, ask: Ask | None = None,
-               progress: bool = True) -> SuiteSummary:
-    """Run every (task, seed) of ``spec`` not yet in ``results.jsonl``, appending a row as each one ends.
-
-    Internal to the run package: :func:`agentlab.run.worker.execute` checks the folder and builds
-    ``worker`` (serial runs use it; Ray workers build their own from ``spec.recipe``) and the
-    ``manifest``, recorded in the folder or, when resuming, matched against the recorded one
-    (:func:`agentlab.record.manifest.open_run`; ``force_resume`` continues anyway).
-    Each task runs ``options.seeds`` times; the items go seed by seed (every task with the first
-    seed, then every task with the next), so a cut run holds whole passes first.
-    ``spec.limit`` stops after that many newly run items (the rest stay for a resumed run).
-    On several workers (or a cluster address) the rows arrive in the order items finish; an item
-    whose worker died twice gets a harness-error row (:func:`lost_row`).
-    ``spec.rerun`` (with ``resume``): ``{"failed"}`` runs again the episodes whose rows failed,
-    ``{"errors"}`` (or ``retry_errors``) those that ended in a harness error (an app that did not
-    start, an unreachable model); the replaced rows and their episode folders move to the run's
-    history (:mod:`agentlab.record.rerun`, crash-safe), the new rows carry ``attempt``.
-    Every new row gets ``usd``: its tokens at ``spec.prices`` (default :meth:`PriceTable.load`).
-    ``spec.budget`` (:mod:`agentlab.record.budget`): no episode starts once one would pass a limit; the
-    seconds limit cuts the episodes in flight (no row); how it went is in the summary and the
-    manifest's ``budget`` block.
-    SIGTERM or Ctrl-C (:class:`~agentlab.errors.Stopped`) ends the suite: no new episode starts, the
-    ones in flight leave no row (a resumed run carries them out again), finished rows stay.
-    The run folder is locked for the whole run (:class:`~agentlab.runlock.RunLock`).
-    """
-    out_dir = spec.out
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(out_dir):
-        return _run_locked(spec, tasks, worker, manifest, ask, progress)
-
-
-def _run_locked(spec: RunSpec, tasks: list[ExecTask], worker: Worker, manifest: Manifest, ask: Ask | None,
-                progress: bool) -> SuiteSummary:
-    from agentlab.progress import Progress, Tally, row_outcome
-
-    recipe, out_dir, options, budget = spec.recipe, spec.out, spec.recipe.options, spec.budget
-    # a resume that differs is refused (before anything in the folder is touched), unless forced
-    open_run(out_dir, manifest, resume=spec.resume or spec.force_resume, force=spec.force_resume)
-    path = results_path(out_dir)
-    rows = read_jsonl(path) if path.exists() else []
-    kinds = spec.rerun | ({"errors"} if spec.retry_errors else set())
-    again = [r for r in rows if not _cut_off(r) and wanted(r, kinds)]
-    dropped = again + [r for r in rows if _cut_off(r)]
-    if dropped:
-        log.info("exec: %d row(s) to run again (%s), %d cut-off episode(s)", len(again), ", ".join(sorted(kinds)) or "-",
-                 len(dropped) - len(again))
-        retire(out_dir, [(r, _row_folder(out_dir, r, options)) for r in again])  # before the rows leave results.jsonl
-        gone = {id(r) for r in dropped}
-        rows = [r for r in rows if id(r) not in gone]
-        write_jsonl(path, rows)
-    history = read_history(out_dir)
-    attempts = last_attempts(history)
-    prices = spec.prices if spec.prices is not None else PriceTable.load()
-    done = {(r.get("id"), r.get("seed")) for r in rows}
-    todo = [(t, i) for i in range(options.seeds) for t in tasks if (t.id, options.seed + i) not in done]
-    skipped = len(done)
-    if spec.limit is not None:
-        todo = todo[:spec.limit]
-    log.info("exec: %d episode(s) to run, %d already in %s", len(todo), skipped, path)
-    # one recipe: each Ray worker builds its own worker from it, a serial run uses the one given
-    make: WorkerRecipe[WorkItem, dict[str, Any]] = (
-        recipe if spec.scale.distributed else (lambda index: recipe.episodes(worker, index, ask)))
-    lost = partial(lost_row, out_dir=out_dir, options=options, agent=recipe.agent,
-                   model_id=getattr(worker.models.llm, "model_id", ""))
-    ran = 0
-    meter = BudgetMeter(budget, earlier=rows) if budget is not None else None
-    gate = Gate(admit=meter.admit, deadline=meter.deadline,
-                expired=lambda: OutOfBudget("the seconds budget ran out")) if meter is not None else None
-    finished = map_unordered(make, todo, spec.scale, lost=lost, gate=gate)
-    fresh: list[dict[str, Any]] = []
-    unpriced: set[str] = set()
-    # a bar on a terminal, one line per episode elsewhere (the running ExecutionAcc counts earlier rows too)
-    shown = Progress(len(todo), "exec", "episode", enabled=progress,
-                     tally=Tally(sum(bool(r.get("success")) for r in rows), len(rows)))
-    try:
-        for (task, _), ended in finished:
-            row = _priced(ended, prices, unpriced, warn=budget is not None and budget.usd is not None,
-                          attempt=attempts.get(key(ended)))
-            append_jsonl(path, row)
-            rows.append(row)
-            fresh.append(row)
-            ran += 1
-            if meter is not None:
-                meter.add(row)
-            log.info("task %s (seed %s): %s score=%.2f", task.id, row["seed"], row["status"], row["score"])
-            said, success = row_outcome(row)
-            shown.done(task.id if options.seeds == 1 else f"{task.id} (seed {row['seed']})", said, row.get("seconds"),
-                       success=success)
-    except OutOfBudget:  # the seconds limit cut the episodes in flight (cleaned up on the way here, no row)
-        assert meter is not None
-        meter.stopped_by = "seconds"
-    except Stopped as stop:  # the episodes in flight were cleaned up on the way here; none left a row
-        if meter is not None:
-            record_budget(out_dir, _outcome(meter, len(todo) - ran).record() | {"stopped_by": stop.what})
-        raise type(stop)(f"{stop.what}: stopped after cleaning up; {ran} new row(s) kept in {path}, "
-                         f"{len(todo) - ran} episode(s) not finished: --resume carries them out") from None
-    finally:
-        shown.close()
-    outcome = _outcome(meter, len(todo) - ran) if meter is not None else None
-    record_budget(out_dir, outcome.record() if outcome is not None else None)
-    if outcome is not None and outcome.stopped_by:
-        log.info("exec: %s", outcome.line())
-    have = {key(r) for r in rows}
-    return SuiteSummary(rows=rows, ran=ran, skipped=skipped, budget=outcome, reruns=changes(fresh, history),
-                        rerun_pending=sum(1 for k in attempts if k not in have))
-
-
-def _outcome(meter: BudgetMeter, left: int) -> BudgetOutcome:
-    return BudgetOutcome(meter.budget, meter.spent(), meter.episodes, meter.stopped_by, left)
-
-
-def _priced(ended: dict[str, Any], prices: PriceTable, unpriced: set[str], *, warn: bool,
-            attempt: int | None) -> dict[str, Any]:
-    """The row with its ``usd`` beside its tokens and, when it reran an episode, its ``attempt`` (the
-    one before it plus one); under a dollar budget, warn once per model without a price."""
-    row = EpisodeRow.load(ended)
-    row.usd = prices.row_usd(ended)
-    if attempt:
-        row.attempt = attempt + 1
-    if warn:
-        for model in sorted(prices.unpriced(ended) - unpriced):
-            log.warning("exec: model %r has no price (data/prices.yaml, --prices, AGENTLAB_PRICES): its tokens count "
-                        "as 0 USD against the budget", model)
-            unpriced.add(model)
-    return row.to_json()
-
-
-def _row_folder(out_dir: Path, row: dict[str, Any], options: ExecOptions) -> Path | None:
-    """The episode folder a row of this run was written to (None: its id names none)."""
-    seed = row.get("seed")
-    index = seed - options.seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
-    try:
-        return episode_folder(out_dir, str(row.get("id")), options, index)
-    except HarnessError:
-        return None
-
-
-def _cut_off(row: dict[str, Any]) -> bool:
-    """A row that an older agentlab wrote for an episode SIGTERM cut off (as a harness error): not a
-    result, so a resumed run carries the episode out again."""
-    return str(row.get("error") or "").startswith("terminated (SIGTERM)")

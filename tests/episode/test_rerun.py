@@ -92,7 +92,7 @@ def test_a_crash_before_results_are_rewritten_loses_nothing_and_repeats_nothing(
     def full(*_a, **_k):  # type: ignore[no-untyped-def]
         raise DiskFullError("cannot write: no space left on the device", where=out / "results.jsonl")
 
-    monkeypatch.setattr("agentlab.run.episode.write_jsonl", full)
+    monkeypatch.setattr("agentlab.run.worker.write_jsonl", full)
     code, _, err = run_exec(capsys, tmp_path, m, out, "--resume", "--rerun", "failed", ids=THREE)
     assert code == 1 and "no space left" in err
     assert (out / "results.jsonl").read_bytes() == before  # every row still there
