@@ -96,7 +96,7 @@ class Stopped(BaseException):
 
     Not an :class:`AgentlabError`, not even an :class:`Exception`, for the reason
     ``KeyboardInterrupt`` is not one: a stop is no task's failure, so nothing that turns errors into
-    rows (``run_task``) or retries them may catch it; it goes up to the command, and a resumed run
+    rows (the episode kernel) or retries them may catch it; it goes up to the command, and a resumed run
     carries out the work it cut off."""
 
     exit_code: int = 1

@@ -78,10 +78,8 @@ class ManagerRow:
         return next((p.raw for p in self.plans if p.raw), None)
 
     def as_row(self) -> dict[str, Any]:
-        row: dict[str, Any] = {"router": self.router, "tasks": self.tasks}
-        for k, r in self.recall.items():
-            row[f"top-{k} recall"] = round(r, 3)
-        return row | {"manager tasks": len(self.planned), "AgentMatch": round(self.agent_match, 3),
+        recall = {f"top-{k} recall": round(r, 3) for k, r in self.recall.items()}
+        return {"router": self.router, "tasks": self.tasks} | recall | {"manager tasks": len(self.planned), "AgentMatch": round(self.agent_match, 3),
                       "plans failed": self.plans_failed, "manager s/task": round(self.seconds_per_plan, 1)}
 
 

@@ -112,16 +112,16 @@ def rows(results: list[VariantResult], set_names: list[str]) -> list[dict[str, A
     """One dict per variant: domain (and agent, where known) accuracy per task set, temperature, fit seconds."""
     out = []
     for r in results:
-        row: dict[str, Any] = {"variant": r.variant.label, "train examples": r.train_examples}
+        cells: dict[str, Any] = {"variant": r.variant.label, "train examples": r.train_examples}
         for n in set_names:
             s = r.scores[n]
-            row[f"{n} domain %"] = round(100 * s.domain.accuracy, 1)
+            cells[f"{n} domain %"] = round(100 * s.domain.accuracy, 1)
             if any(x.scores[n].agent is not None for x in results):
-                row[f"{n} agent %"] = None if s.agent is None else round(100 * s.agent.accuracy, 1)
+                cells[f"{n} agent %"] = None if s.agent is None else round(100 * s.agent.accuracy, 1)
         t = r.metrics.get("temperature")
-        row["temperature"] = None if t is None else round(float(t), 2)
-        row["fit s"] = round(r.fit_seconds, 1)
-        out.append(row)
+        cells["temperature"] = None if t is None else round(float(t), 2)
+        cells["fit s"] = round(r.fit_seconds, 1)
+        out.append(cells)
     return out
 
 

@@ -1,6 +1,6 @@
 """The result row of one episode: what ``results.jsonl`` holds per task and seed, as one typed class.
 
-The kernel (:func:`agentlab.run.episode.run_task`) starts an :class:`EpisodeRow`, a team fills it
+The episode kernel (:mod:`agentlab.run.episode`) starts an :class:`EpisodeRow`, a team fills it
 by attribute, and the suite writes :meth:`EpisodeRow.to_json`; ``agentlab view`` and ``report``
 read the same class back (:meth:`EpisodeRow.load`). What a team adds besides the common fields
 lives in its own typed part (:attr:`EpisodeRow.team_part`: a plan's steps, COLA's counters and

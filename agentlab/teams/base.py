@@ -3,7 +3,7 @@
 One way to carry a task out, three teams: ``single`` (one agent acts on the whole task),
 ``plan`` (a plan's steps run in order, each by its agent, in one shared env: a gold plan or a
 manager's) and ``cola`` (COLA's planner, scheduler, decision agents and reviewer). The episode
-kernel (:func:`agentlab.run.episode.run_task`) does everything around them once -- the episode
+kernel (:mod:`agentlab.run.episode`) does everything around them once -- the episode
 folder, opening the task's env, the models and their meters, the time limit, judging the end
 state, the result row, harness errors -- and calls a team through three hooks:
 

@@ -83,7 +83,7 @@ def instruction_planner(router: Router, llm: LLMBackend, options: ManagerOptions
 
 def router_planner(router: Router, llm: LLMBackend, options: ManagerOptions,
                    acting: Callable[[str], Collection[str]] | None = None) -> Planner:
-    """The planner of ``options.kind`` over ``router`` for ``run_task``; ``acting(env)`` names the
+    """The planner of ``options.kind`` over ``router`` for the episode kernel; ``acting(env)`` names the
     agents that can act on a task's env, so a plan never hands a step to one that cannot."""
     plan = instruction_planner(router, llm, options)
     return lambda task: plan(task.instruction, acting(task.env) if acting is not None else None)
