@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -81,5 +82,11 @@ def test_the_gui_solution_replays_and_solves_the_task(task, tmp_path: Path) -> N
     if not installed(LAUNCHERS[task.apps[0]]):
         missing_system(f"not installed: {task.apps[0]} (scripts/sysdeps.sh)")
     check = check_task_gui(task, tmp_path / "episode")
+    if not check.ok:
+        # A real LibreOffice/Chromium under Xvfb on a busy 2-core machine sometimes loses a click or
+        # a keystroke (CI: a Name Box click that did not select its text, a settings page that never
+        # loaded). The solution gets one more try in a fresh folder; a wrong solution fails both.
+        warnings.warn(f"first replay failed, retrying once: {check.line()}", stacklevel=1)
+        check = check_task_gui(task, tmp_path / "episode-retry")
     assert check.ok, check.line()
     assert check.start == 0.0 and check.solved == 1.0 and check.steps == len(task.gui_solution or [])
