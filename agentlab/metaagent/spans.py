@@ -101,7 +101,9 @@ class SpanDetector:
     def score(self, text: str, platform: str | None = None, encoder: SentenceEncoder | None = None,
               vectors: np.ndarray | None = None) -> float:
         """The second domain's evidence: high only when two applications each have a phrase of their own."""
-        if platform is None:  # a request runs on one device: the better of the two
+        if platform is None:  # a request runs on one device: the better of the two (its windows embedded once)
+            if vectors is None:
+                vectors = (encoder or _encoder(self.encoder)).encode(windows(text))
             return max(self.score(text, p, encoder, vectors) for p in DOMAINS)
         ev = sorted(self.evidence(text, platform, encoder, vectors).values(), reverse=True)
         return ev[1] if len(ev) > 1 else 0.0
@@ -153,7 +155,9 @@ def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float 
     from agentlab.metaagent.data import load_training_set
     from agentlab.metaagent.store_policy import is_generalist
 
-    enc = encoder or _encoder_default()
+    from agentlab.llm.similarity import default_encoder
+
+    enc = encoder or default_encoder()
     data = load_training_set(pool, source="all", seed=seed)
     seeds = {(d.name, x.text.lower()) for d in pool for x in d.demonstrations}
     train: list[tuple[str, str]] = []
@@ -197,9 +201,3 @@ def fit_spans(pool: AgentPool, *, budget: float = 0.01, seed: int = 0, c: float 
                "budget": budget, "held_out_flagged": sum(s > det.threshold for s in scores) / len(scores),
                "c": c, "seed": seed, "domains_platform": {d: platform_of.get(d) for d in domains}}
     return det, held
-
-
-def _encoder_default() -> SentenceEncoder:
-    from agentlab.llm.similarity import default_encoder
-
-    return default_encoder()

@@ -68,6 +68,8 @@ def test_a_device_scores_only_its_own_domains() -> None:
     ev = det.evidence("notes into slides", "desktop", WordEncoder())
     assert set(ev) == {"calc", "impress", "writer"}
     assert set(ev) <= set(specialist_domains("desktop"))
+    text = "notes into slides"  # no device given: the better device's score, from one embedding
+    assert det.score(text, None, WordEncoder()) == max(det.score(text, p, WordEncoder()) for p in ("desktop", "mobile"))
 
 
 def test_save_load_round_trip_and_one_line_on_a_corrupt_file(tmp_path) -> None:
