@@ -94,6 +94,8 @@ class SpanDetector:
         """Domain -> its best window's probability (``platform``: only that device's domains)."""
         if vectors is None:
             vectors = (encoder or _encoder(self.encoder)).encode(windows(text))
+        if not any(platform is None or d in specialist_domains(platform) for d in self.domains):
+            return {}  # fitted on none of this device's applications: no evidence for any
         names, p = self._probs(vectors, platform)
         best = p.max(axis=0)
         return {d: float(v) for d, v in zip(names, best)}
