@@ -57,8 +57,8 @@ def test_a_long_list_is_encoded_once_across_processes(tmp_path, monkeypatch) -> 
     a = first.encode(texts)
     second = SentenceEncoder()
     calls: list[int] = []
-    real = second._model.encode
-    monkeypatch.setattr(second._model, "encode", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = second._light.encode
+    monkeypatch.setattr(second._light, "encode", lambda *a, **k: calls.append(1) or real(*a, **k))
     b = second.encode(texts)
     assert calls == [] and np.array_equal(a, b)
     second.encode(texts[:-1] + ["something else"])

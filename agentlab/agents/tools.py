@@ -66,19 +66,10 @@ _warned: set[str] = set()
 
 @functools.cache
 def _encoder() -> SentenceEncoder:
-    """MiniLM, loaded once per process (every episode's tool retrieval uses it), without the
-    weight-loading bar (a Ray worker's output is the run's output)."""
-    from transformers.utils import logging as hf_logging
-
+    """MiniLM, loaded once per process (every episode's tool retrieval uses it)."""
     from agentlab.llm.similarity import default_encoder
 
-    shown = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        return default_encoder()
-    finally:
-        if shown:
-            hf_logging.enable_progress_bar()
+    return default_encoder()
 
 
 class ToolAgentOptions(BaseModel):

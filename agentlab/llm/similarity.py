@@ -89,15 +89,25 @@ def default_scorer(num_layers: int = DEFAULT_NUM_LAYERS) -> BertScorer:
 
 
 class SentenceEncoder:
-    """Normalised MiniLM sentence embeddings (sentence-transformers), for retrieval/routing."""
+    """Normalised MiniLM sentence embeddings, for retrieval/routing.
+
+    The embedded MiniLM (and any folder of the same BERT + mean pooling + Normalize shape) is
+    computed by :class:`~agentlab.llm.minilm.MiniLMEncoder` -- bit-identical embeddings without
+    importing sentence-transformers, which costs every episode-running process ~5 s of CPU before
+    its first task; any other folder goes through sentence-transformers."""
 
     def __init__(self, model_path: str | Path | None = None, device: str = "cpu") -> None:
-        from sentence_transformers import SentenceTransformer
+        from agentlab.llm import minilm
 
         path = Path(model_path) if model_path else minilm_path()
+        self._light: minilm.MiniLMEncoder | None = None
+        self._model: Any = None
         try:
-            self._model = SentenceTransformer(str(path), device=device)
-        except OSError as exc:
+            if device == "cpu" and minilm.supports(path):
+                self._light = minilm.MiniLMEncoder(path)
+            else:
+                self._model = _sentence_transformer(path, device)
+        except (OSError, ValueError) as exc:
             raise ModelNotFoundError(f"sentence encoder not loadable from {path}: {exc}") from None
         self.model_id = MINILM_ID if model_path is None else str(path)
         self._path = path
@@ -116,21 +126,41 @@ class SentenceEncoder:
                     return out
             except (OSError, ValueError):
                 pass  # a torn or foreign file: encode again and replace it
-        out = np.asarray(
-            self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False),
-            dtype=np.float32,
-        )
+        if self._light is not None:
+            out = self._light.encode(texts, batch_size=batch_size)
+        else:
+            out = np.asarray(
+                self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False),
+                dtype=np.float32,
+            )
         if cached is not None:
             _save_array(cached, out)
         return out
 
     @property
     def dim(self) -> int:
+        if self._light is not None:
+            return self._light.dim
         # sentence-transformers 6 renamed the method (the old name warns); accept either release
         getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = getter()
         assert dim is not None  # MiniLM-style encoders always declare it
         return int(dim)
+
+
+def _sentence_transformer(path: Path, device: str) -> Any:
+    """sentence-transformers' model, without transformers' weight-loading bar (a Ray worker's
+    output is the run's output)."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(str(path), device=device)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
 
 
 #: lists shorter than this are encoded every time (a request, a few tools): not worth a file
