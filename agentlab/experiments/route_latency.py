@@ -82,15 +82,89 @@ class LatencyRow:
 
 
 @dataclass
+class ColdFloor:
+    """What no exact fp32 implementation of AgentToken's cold route can go below on this machine.
+
+    A cold route runs the task's own tokens (``tokens``) through the frozen backbone once, so it
+    (1) reads every weight of the backbone from memory at least once -- measured as the fastest
+    forward pass of ONE token, which is nothing but that read -- and (2) does ``2 * params * n``
+    floating-point operations for ``n`` tokens, at best at the rate the machine reaches on the
+    backbone's largest matrix product with the weights already in cache (``gflops``). The floor of
+    a task is the larger of the two; the study reports their mean over the measured tasks beside
+    the measured cold route, so a goal below it is visibly out of reach without a smaller dtype
+    (which changes decisions: ``docs/metaagent.md``)."""
+
+    one_token_s: float
+    gflops: float
+    #: the backbone's parameters outside the token embedding (what every token multiplies)
+    params: int
+    tokens: list[int]
+
+    def task_floor_s(self, n: int) -> float:
+        return max(self.one_token_s, 2 * self.params * n / (self.gflops * 1e9))
+
+    @property
+    def mean_s(self) -> float:
+        return statistics.mean(self.task_floor_s(n) for n in self.tokens)
+
+    def line(self) -> str:
+        ms = self.mean_s * 1000
+        return (f"Floor of an exact fp32 cold route on this machine, from the same run: one token through the "
+                f"backbone (every weight read once) takes {self.one_token_s * 1000:.1f} ms; its largest matrix "
+                f"product reaches {self.gflops:.0f} GFLOP/s with the weights in cache; a task runs "
+                f"{statistics.mean(self.tokens):.1f} tokens of its own on average ({min(self.tokens)}-{max(self.tokens)}), "
+                f"{2 * self.params / 1e6:.0f} MFLOP each; so the mean floor over these tasks is **{ms:.1f} ms** "
+                f"(max of the two per task), against the {COLD_GOAL_S * 1000:.0f} ms goal.")
+
+
+def cold_floor(router: AgentTokenRouter, tasks: list[str], repeats: int = 5) -> ColdFloor | None:
+    """Measure :class:`ColdFloor` for ``router``'s backbone (None when its cold route is the batched path)."""
+    import torch
+
+    from agentlab.metaagent.features import Query
+
+    states = router.route_states
+    states.warm()
+    if not states.supported:
+        return None
+    model = states.model.base_model
+    embed = model.get_input_embeddings().weight
+    params = sum(int(p.numel()) for p in model.parameters() if p is not embed)
+    tokens = [states.tokens_to_run(Query(t, None)) for t in tasks]
+    one = torch.tensor([[int(states.fx.prefix_ids[-1])]], device=states.fx.device)
+    with torch.no_grad():
+        model(input_ids=one, use_cache=False)  # allocator warm-up
+        best_one = min(_timed(lambda: model(input_ids=one, use_cache=False)) for _ in range(repeats))
+    biggest = max((m for m in model.modules() if isinstance(m, torch.nn.Linear)), key=lambda m: m.weight.numel())
+    n = int(statistics.median(tokens))
+    x = torch.randn(n, biggest.in_features)
+    with torch.no_grad():
+        biggest(x)
+        per = min(_timed(lambda: [biggest(x) for _ in range(20)]) for _ in range(repeats)) / 20
+    return ColdFloor(one_token_s=best_one, gflops=2 * n * biggest.weight.numel() / per / 1e9, params=params, tokens=tokens)
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+@dataclass
 class RouteLatency:
     tasks: int
     torch_threads: int
     rows: list[LatencyRow] = field(default_factory=list)
     #: seconds to build (load or fit) each router
     load_seconds: dict[str, float] = field(default_factory=dict)
+    #: the floor of AgentToken's cold route on this machine (None: AgentToken did not run)
+    floor: ColdFloor | None = None
 
     def summary(self) -> dict[str, float | int | str | None]:
-        return {r.key: r.mean_s for r in self.rows}
+        out: dict[str, float | int | str | None] = {r.key: r.mean_s for r in self.rows}
+        if self.floor is not None:
+            out["agenttoken_cold_floor_s"] = self.floor.mean_s
+        return out
 
     def reference_s(self) -> float | None:
         """The embedding router's mean, which the ratio column divides by (None when it did not run)."""
@@ -106,7 +180,8 @@ class RouteLatency:
                 *table(["router", "cache", "tasks", "mean ms", "median ms", "p95 ms", "x embedding"],
                        [r.cells(ref) for r in self.rows]),
                 "", f"Load (weights, and for AgentToken the shared prompt head, before the clock): {loads}.",
-                "", f"Goals: AgentToken warm <= {GOAL_S * 1000:.0f} ms (issue 16); cold <= {COLD_GOAL_S * 1000:.0f} ms (issue 43)."]
+                "", f"Goals: AgentToken warm <= {GOAL_S * 1000:.0f} ms (issue 16); cold <= {COLD_GOAL_S * 1000:.0f} ms (issue 43).",
+                *(["", self.floor.line()] if self.floor is not None else [])]
 
 
 def _one_at_a_time(route: Callable[[list[str]], object], tasks: list[str]) -> list[float]:
@@ -149,6 +224,8 @@ def run(pool: AgentPool, config: RouteLatencyConfig) -> RouteLatency:
             cached.use_cache = True  # its disk cache is opened on the next call
             router.route(tasks)  # fill the cache
             out.rows += [LatencyRow(kind, "cold", cold), LatencyRow(kind, "warm", _one_at_a_time(router.route, tasks))]
+            if kind == "agenttoken":
+                out.floor = cold_floor(cached, tasks)
         log.info("%s: built in %.1f s", kind, out.load_seconds[kind])
         del router
     return out

@@ -116,15 +116,28 @@ class RouteStates:
             layer.keys, layer.values = k[..., :length, :], v[..., :length, :]
         return cache
 
+    def _split(self, query: Query) -> tuple[list[int], int]:
+        """The query's ids (``prefix + rest``, as :meth:`TextFeatureExtractor.query_ids`) and how many
+        of them the shared head already holds (at least the last token runs: its state is h)."""
+        assert self._head_ids is not None
+        ids = self.fx.prefix_ids + self.fx.check_length([query])[0]
+        return ids, max(0, min(shared_head(ids, self._head_ids), len(ids) - 1))
+
+    def tokens_to_run(self, query: Query) -> int:
+        """How many tokens a cold route of ``query`` runs through the backbone (its own, after the head)."""
+        self.warm()
+        if not self.supported or self._head_ids is None:
+            return len(self.fx.prefix_ids + self.fx.check_length([query])[0])
+        ids, shared = self._split(query)
+        return len(ids) - shared
+
     @torch.no_grad()
     def run(self, query: Query) -> TaskRun:
         """The forward pass of one query (``prefix + rest`` token ids, as :meth:`TextFeatureExtractor.query_ids`)."""
         self.warm()
         if not self.supported or self._kv is None or self._head_ids is None:
             raise RuntimeError("RouteStates.run on an unsupported backbone or feature; check .supported first")
-        ids = self.fx.prefix_ids + self.fx.check_length([query])[0]  # the ids query_ids() gives
-        # at least the last token runs: its state is h
-        shared = max(0, min(shared_head(ids, self._head_ids), len(ids) - 1))
+        ids, shared = self._split(query)
         todo = ids[shared:]
         cache = self._cache_of(shared)
         device = self.fx.device

@@ -115,3 +115,33 @@ def test_a_pooled_feature_is_not_served_by_the_shortcut(backend) -> None:  # typ
 @pytest.mark.slow
 def test_the_whole_routing_set_decides_as_the_existing_path(shipped: AgentTokenRouter) -> None:
     _check(shipped, [t.instruction for t in load_project_set()])
+
+
+def test_the_cold_floor_is_the_larger_of_reading_the_weights_and_the_task_arithmetic() -> None:
+    from agentlab.experiments.route_latency import ColdFloor
+
+    floor = ColdFloor(one_token_s=0.04, gflops=100.0, params=100_000_000, tokens=[10, 40])
+    assert floor.task_floor_s(10) == pytest.approx(0.04)  # 2e8 * 10 / 1e11 = 0.02 s < one token's read
+    assert floor.task_floor_s(40) == pytest.approx(0.08)  # the arithmetic dominates
+    assert floor.mean_s == pytest.approx(0.06)
+    assert "60.0 ms" in floor.line() and "50 ms goal" in floor.line()
+
+
+def test_the_cold_floor_counts_the_tokens_a_cold_route_runs(shipped: AgentTokenRouter) -> None:
+    from agentlab.experiments.route_latency import cold_floor
+
+    tasks = ["Open the settings.", "Rename the second sheet of the budget workbook to Q3 and save it as xlsx"]
+    states = shipped.route_states
+    seen: list[int] = []
+    base = states.model.base_model
+    hook = base.register_forward_pre_hook(lambda _m, args, kwargs: seen.append(kwargs["input_ids"].shape[1]),
+                                          with_kwargs=True)
+    try:
+        for t in tasks:
+            states.run(Query(t, None))
+    finally:
+        hook.remove()
+    floor = cold_floor(shipped, tasks, repeats=1)
+    assert floor is not None and floor.tokens == seen
+    assert floor.one_token_s > 0 and floor.gflops > 0
+    assert 100e6 < floor.params < 135e6  # SmolLM2-135M without its token embedding
