@@ -68,13 +68,26 @@ def test_a_ray_started_here_preloads_each_worker_and_leaves_the_programs_alone(t
                             "pid": os.getpid()}
                 return fn
 
-        out = [r for _, r in map_unordered(Recipe(), [1, 2, 3, 4], Scale(workers=2), lost=lambda i, why: why)]
-        print(json.dumps(out))
+        import time
+        from ray._private import worker as ray_worker
+        out, procs = [], {}
+        for _, r in map_unordered(Recipe(), [1, 2, 3, 4], Scale(workers=2), lost=lambda i, why: why):
+            out.append(r)
+            procs = procs or {k: [i.process for i in v] for k, v in ray_worker._global_node.all_processes.items()}
+            t_last = time.monotonic()
+        stop_s = time.monotonic() - t_last  # the generator's end: Ray's shutdown
+        codes = {k: [p.poll() for p in v] for k, v in procs.items()}
+        print(json.dumps({"rows": out, "codes": codes, "stop_s": stop_s}))
     """)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600, check=False)
     assert res.returncode == 0, res.stderr[-3000:]
-    rows = json.loads(res.stdout.strip().splitlines()[-1])
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    rows = got["rows"]
+    # the autoscaler monitor is killed, not given the 1 s it takes to answer SIGTERM; every Ray process is gone
+    assert got["codes"]["monitor"] == [-9], got["codes"]
+    assert all(c is not None for codes in got["codes"].values() for c in codes), got["codes"]
+    assert "monitor" not in res.stderr.lower(), res.stderr[-2000:]
     assert len(rows) == 4 and len({r["pid"] for r in rows}) == 2
     assert all(r["warm"] for r in rows), rows  # MiniLM came with the preload, not with the first item
     assert not any(r["rfc"] for r in rows)
