@@ -221,4 +221,7 @@ def exec_tasks(
         typer.echo(rerun_summary(summary.reruns, pending=summary.rerun_pending))
     if summary.budget is not None:
         typer.echo(summary.budget.line())
+    done, annotated = summary.subtask_counts
+    if annotated:  # judged on the end state by each annotated subtask's own checks (docs/multi_agent.md)
+        typer.echo(f"subtask_acc={done / annotated:.4f} subtasks={annotated}")
     typer.echo(f"execution_acc={summary.execution_acc:.4f} n={len(summary.rows)} harness_errors={summary.harness_errors}")

@@ -117,9 +117,13 @@ class EpisodeRow(_Lenient):
     evaluate_s: float | None = None
     #: the evaluator's checks (rows written since issue #29)
     verdict: dict[str, Any] | None = None
-    #: hierarchical runners and COLA: subtasks planned in all, and those completed
+    #: hierarchical runners and COLA: subtasks planned in all, and those completed (as the agents report)
     subtasks: int | None = None
     subtasks_done: int | None = None
+    #: a task with annotated subtasks: each judged on the end state by its own checks
+    #: (``{"subtask", "agent", "checks", "success"}``), and the share of them done
+    judged_subtasks: list[dict[str, Any]] | None = None
+    subtask_acc: float | None = None
     loop_cuts: int | None = None
     usage_by_role: dict[str, Any] | None = None
     #: what the model calls cost (rows written since issue #43)

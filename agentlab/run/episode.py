@@ -44,7 +44,7 @@ from agentlab.record.budget import BudgetOutcome
 from agentlab.envs.task_env import TaskEnv, open_task_env
 from agentlab.envs.workspace import isolation_in_force
 from agentlab.errors import AgentlabError, DataError, DiskFullError, HarnessError, TimeLimitExceeded
-from agentlab.tasks.spec import ExecTask, id_problem
+from agentlab.tasks.spec import ExecTask, id_problem, judge_subtasks
 from agentlab.fileio import remove_inside
 from agentlab.llm.base import LLMBackend, ReplyCap
 from agentlab.llm.config import LLMConfig
@@ -241,6 +241,9 @@ def run_task(
             opened.collect()
             verdict = task.evaluate(opened.root, env=opened.eval_env)
             row.success, row.score, row.verdict = verdict.success, float(verdict.score), verdict.as_record()
+            if task.subtasks:
+                row.judged_subtasks = judge_subtasks(task.subtasks, verdict)
+                row.subtask_acc = sum(s["success"] for s in row.judged_subtasks) / len(row.judged_subtasks)
             row.evaluate_s = round(time.monotonic() - t_eval, 6)
             team.judged(job, verdict)
     except DiskFullError:  # not this task's problem: the run stops (its row would not fit either)
@@ -313,6 +316,12 @@ class SuiteSummary:
     @property
     def execution_acc(self) -> float:
         return sum(bool(r.get("success")) for r in self.rows) / len(self.rows) if self.rows else 0.0
+
+    @property
+    def subtask_counts(self) -> tuple[int, int]:
+        """(annotated subtasks judged done, annotated subtasks) over the rows that have them."""
+        judged = [s for r in self.rows for s in (r.get("judged_subtasks") or ())]
+        return sum(bool(s.get("success")) for s in judged), len(judged)
 
     def by_domain(self) -> dict[str, tuple[float, int]]:
         """domain -> (ExecutionAcc, tasks)."""

@@ -74,6 +74,45 @@ class Solution(BaseModel):
     code: str  #: the program; for ``actions``, one action call per line (``tap(2)``)
 
 
+class SubtaskSpec(BaseModel):
+    """One annotated subtask of a task: what it asks, whose it is, and which of the evaluator's
+    checks (indices into ``evaluator.func``) say it was done. The end state judges it, so SubtaskAcc
+    is measured for any planner -- the gold plan, a manager, COLA, one generalist -- not reported by
+    the agents. It holds no expected value: those stay in the evaluator, which no agent sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subtask: str
+    #: the pool agent the subtask is for (None: not annotated)
+    agent: str | None = None
+    checks: list[int] = Field(min_length=1)
+
+
+def subtask_problems(subtasks: list[SubtaskSpec], n_checks: int) -> list[str]:
+    """What is wrong with a task's ``subtasks`` against an evaluator of ``n_checks`` checks."""
+    if not subtasks:
+        return ["subtasks: an empty list; leave 'subtasks' out when none are annotated"]
+    out: list[str] = []
+    owner: dict[int, int] = {}
+    for i, sub in enumerate(subtasks):
+        for c in sub.checks:
+            if not 0 <= c < n_checks:
+                out.append(f"subtasks[{i}].checks: {c} is not a check of the evaluator (0-{n_checks - 1})")
+            elif c in owner:
+                out.append(f"subtasks[{i}].checks: check {c} already belongs to subtasks[{owner[c]}]")
+            else:
+                owner[c] = i
+    return out
+
+
+def judge_subtasks(subtasks: list[SubtaskSpec], verdict: EvalResult) -> list[dict[str, Any]]:
+    """Each annotated subtask judged by its checks in ``verdict`` (the end state's): done when every
+    one of them scored full marks; a check the verdict lacks counts as not passed."""
+    scores = [c.score for c in verdict.checks]
+    return [{"subtask": s.subtask, "agent": s.agent, "checks": list(s.checks),
+             "success": all(c < len(scores) and scores[c] >= 1.0 - 1e-9 for c in s.checks)} for s in subtasks]
+
+
 class ExecTask(BaseModel):
     """One execution task, as stored in ``data/tasks/*.json``."""
 
@@ -97,6 +136,9 @@ class ExecTask(BaseModel):
     agent: str | None = None
     #: a multi-agent task's gold plan, in order (``agentlab exec --router gt`` executes it); None: one agent
     plan: list[PlanStep] | None = None
+    #: the task's annotated subtasks, each with the evaluator checks that say it was done (SubtaskAcc
+    #: judged on the end state, whoever planned); evaluation only, never shown to an agent
+    subtasks: list[SubtaskSpec] | None = None
     source: str | None = Field(None, exclude=True)
 
     @field_validator("id")
@@ -151,6 +193,8 @@ class ExecTask(BaseModel):
             out.append("plan: an empty list; leave 'plan' out for a single-agent task")
         if self.plan is not None and self.agent is not None:
             out.append("plan and agent: give one of them (a plan names an agent per step)")
+        if self.subtasks is not None:
+            out += subtask_problems(self.subtasks, len(self.evaluator.funcs))
         return out + self.evaluator.problems()
 
     def prepare(self, root: str | Path) -> None:
