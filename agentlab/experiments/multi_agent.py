@@ -8,6 +8,8 @@ every task goes through the one exec path (a :class:`~agentlab.run.RunSpec` give
 * **AgentMatch**: the set of domains of the executed plan's agents equals the gold set;
 * **SubtaskAcc**: per gold step, a plan step of the same domain whose subtask reaches the
   BERTScore threshold (recalibrated for our scorer by :func:`calibrate_threshold`);
+* **SubtaskAcc judged**: each annotated subtask of the task (``subtasks``: the evaluator checks
+  that say it was done) judged on the end state, whoever planned; measured, not reported;
 * **ExecutionAcc**: the task's evaluator on the end state;
 * the cost per task: model calls, tokens, seconds.
 
@@ -232,9 +234,13 @@ def table_row(res: MethodResult, items: Sequence[PlanItem], pool: AgentPool, sco
                                [[(s.agent, s.subtask) for s in it.gold_plan or []] for _, it in with_gold],
                                pool, scorer, threshold=threshold).accuracy
     rows = res.rows
+    judged = [j for r in rows for j in (r.get("judged_subtasks") or ())]
     mean = lambda key: statistics.mean(float(r.get(key) or 0) for r in rows) if rows else None  # noqa: E731
     return {
         "method": res.method, "tasks": len(items), "agent_match": match.accuracy, "subtask_acc": sub,
+        # each annotated subtask judged by its own checks on the end state (docs/multi_agent.md)
+        "judged_subtask_acc": sum(bool(j.get("success")) for j in judged) / len(judged) if judged else None,
+        "judged_subtasks": len(judged),
         "execution_acc": (sum(bool(r.get("success")) for r in rows) / len(rows)) if rows else None,
         "no_plan": res.failures, "harness_errors": sum(1 for r in rows if r.get("error")),
         "llm_calls": mean("llm_calls"), "tokens_in": mean("tokens_in"), "tokens_out": mean("tokens_out"),
@@ -261,14 +267,15 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     def num(v: Any, fmt: str = "{:.1f}") -> str:
         return "—" if v is None else fmt.format(v)
 
-    out = ["| method | tasks | AgentMatch % | SubtaskAcc % | ExecutionAcc % | no plan | harness errors | "
-           "model calls/task | tokens in/task | tokens out/task | s/task |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| method | tasks | AgentMatch % | SubtaskAcc % | SubtaskAcc judged % | ExecutionAcc % | no plan | "
+           "harness errors | model calls/task | tokens in/task | tokens out/task | s/task |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("skipped"):
-            out.append(f"| {r['method']} | skipped: {r['skipped']} |" + " |" * 9)
+            out.append(f"| {r['method']} | skipped: {r['skipped']} |" + " |" * 10)
             continue
-        out.append(f"| {r['method']} | {r['tasks']} | {pct(r['agent_match'])} | {pct(r['subtask_acc'])} | "
+        judged = "—" if r.get("judged_subtask_acc") is None else f"{pct(r['judged_subtask_acc'])} (of {r['judged_subtasks']})"
+        out.append(f"| {r['method']} | {r['tasks']} | {pct(r['agent_match'])} | {pct(r['subtask_acc'])} | {judged} | "
                    f"{pct(r['execution_acc'])} | {r['no_plan']} | {r['harness_errors']} | {num(r['llm_calls'])} | "
                    f"{num(r['tokens_in'], '{:.0f}')} | {num(r['tokens_out'], '{:.0f}')} | {num(r['seconds'])} |")
     for r in rows:
