@@ -252,13 +252,6 @@ def _run_suite(spec: RunSpec, tasks: list[ExecTask], worker: Worker, *, manifest
         return _run_locked(spec, tasks, worker, manifest, ask, progress)
 
 
-def expected_episodes(task: ExecTask) -> int:
-    """A task's expected length in episodes' worth, known before it runs: the agents of its gold plan
-    or the applications it spans, whichever is more (a two-application task with a two-agent plan
-    makes two agents' calls: 2.6-4.1 s against 1.1-1.7 s for one, ``benchmarks/ray_speedup.py``)."""
-    return max(1, len(task.plan or ()), len(set(task.apps)))
-
-
 def longest_first(todo: list[WorkItem]) -> list[WorkItem]:
     """``todo`` with the tasks expected to take longest first, otherwise in the given order (stable).
 
@@ -266,7 +259,7 @@ def longest_first(todo: list[WorkItem]) -> list[WorkItem]:
     worker busy while the others idle (the classic longest-processing-time-first rule). The rows
     are the same whatever the order (``benchmarks/ray_speedup.py`` compares them); a serial run and
     a run under a budget keep the given order, since there the order decides which tasks run."""
-    return sorted(todo, key=lambda item: -expected_episodes(item[0]))
+    return sorted(todo, key=lambda item: -item[0].expected_length())
 
 
 def _run_locked(spec: RunSpec, tasks: list[ExecTask], worker: Worker, manifest: Manifest, ask: Ask | None,

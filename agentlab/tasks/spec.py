@@ -197,6 +197,13 @@ class ExecTask(BaseModel):
             out += subtask_problems(self.subtasks, len(self.evaluator.funcs))
         return out + self.evaluator.problems()
 
+    def expected_length(self) -> int:
+        """How long the task is expected to take, in single-agent episodes' worth, known before it
+        runs: the agents of its gold plan or the applications it spans, whichever is more (a
+        two-application task with a two-agent plan makes two agents' calls: 2.6-4.1 s against
+        1.1-1.7 s for one in ``benchmarks/ray_speedup.py``). Several workers start the longest first."""
+        return max(1, len(self.plan or ()), len(set(self.apps)))
+
     def prepare(self, root: str | Path) -> None:
         """Write the start state into ``root`` (a workspace or the folder a desktop app opens)."""
         state = FinalState(Path(root))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlab.run.worker import expected_episodes, longest_first
+from agentlab.run.worker import longest_first
 from agentlab.tasks.spec import load_task, tasks_dir
 
 
@@ -18,19 +18,19 @@ def test_a_task_over_more_agents_or_applications_is_expected_longer() -> None:
     planned = [t for t in tasks if t.plan and len(t.plan) > 1]
     single = [t for t in tasks if not t.plan and len(set(t.apps)) <= 1]
     assert planned and single
-    assert all(expected_episodes(t) >= len(t.plan or ()) for t in planned)
-    assert all(expected_episodes(t) == 1 for t in single)
+    assert all(t.expected_length() >= len(t.plan or ()) for t in planned)
+    assert all(t.expected_length() == 1 for t in single)
 
 
 def test_longest_first_puts_the_multi_agent_tasks_first_and_keeps_the_rest_in_order() -> None:
     items = [(t, 0) for t in _tasks()]
     ordered = longest_first(items)
     assert sorted(id(i) for i in ordered) == sorted(id(i) for i in items)  # same items, none lost
-    costs = [expected_episodes(t) for t, _ in ordered]
+    costs = [t.expected_length() for t, _ in ordered]
     assert costs == sorted(costs, reverse=True)
     for cost in set(costs):  # stable: equal costs keep the given (id) order
-        same = [t.id for t, _ in ordered if expected_episodes(t) == cost]
-        assert same == [t.id for t, _ in items if expected_episodes(t) == cost]
+        same = [t.id for t, _ in ordered if t.expected_length() == cost]
+        assert same == [t.id for t, _ in items if t.expected_length() == cost]
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10), max_size=30))
