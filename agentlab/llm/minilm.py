@@ -45,6 +45,7 @@ def supports(path: Path) -> bool:
     except (OSError, ValueError, KeyError, StopIteration):
         return False
     return (all(config.get(k) == v for k, v in ARCHITECTURE.items())
+            and all(k in config for k in ("hidden_size", "num_attention_heads", "num_hidden_layers", "layer_norm_eps"))
             and [m["type"] for m in modules] == MODULES
             and all(pooling.get(k, False) == v for k, v in POOLING.items())
             and (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file())
@@ -60,7 +61,8 @@ class MiniLMEncoder:
 
         self.path = path
         self.config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        st_config = json.loads((path / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        st_file = path / "sentence_bert_config.json"  # optional in a sentence-transformers folder
+        st_config = json.loads(st_file.read_text(encoding="utf-8")) if st_file.is_file() else {}
         self.max_length = int(st_config.get("max_seq_length") or self.config["max_position_embeddings"])
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=self.max_length)

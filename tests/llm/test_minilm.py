@@ -71,6 +71,10 @@ def test_sentence_encoder_uses_it_for_the_embedded_model_and_not_for_other_pooli
     assert enc._light is None and enc._model is not None  # sentence-transformers computes what we do not
     assert enc.encode(["hello"]).shape == (1, 384)
     assert not supports(tmp_path / "missing")
+    bare = tmp_path / "no-st-config"
+    shutil.copytree(minilm_path(), bare)
+    (bare / "sentence_bert_config.json").unlink()
+    assert supports(bare) and MiniLMEncoder(bare).max_length == 512  # the model's own limit then
 
 
 def test_a_worker_preload_imports_neither_transformers_nor_sentence_transformers() -> None:
