@@ -53,10 +53,13 @@ def refuse_images(backend: LLMBackend, messages: list[ChatMessage]) -> None:
 
 
 class DecodingGrammar(Protocol):
-    """What a reply may be, for constrained decoding: a regular expression (servers with
-    regex-guided decoding) and a logits processor (local models). Plans
+    """What a reply may be, for constrained decoding: Lark text for llguidance (local models
+    through the logits processor, and servers running the same engine), and a regular expression
+    (servers with regex-guided decoding only). Plans
     (:class:`~agentlab.llm.plan_grammar.PlanGrammar`) and tool calls
     (:class:`~agentlab.toolkits.grammar.CallGrammar`) are grammars."""
+
+    def lark(self) -> str: ...
 
     def regex(self) -> str: ...
 

@@ -70,6 +70,10 @@ class LLMConfig(BaseModel):
     context_length: int | None = None
     #: openai: the server takes vLLM's ``guided_regex`` (the constrained plan manager sends its grammar as a regex).
     guided_regex: bool = False
+    #: openai: the server runs llguidance (vLLM with ``--guided-decoding-backend guidance``, SGLang with
+    #: ``--grammar-backend llguidance``): grammars go as ``guided_grammar`` in the project's Lark text -- the
+    #: very grammar a local model decodes under (takes precedence over ``guided_regex``)
+    guided_grammar: bool = False
     #: openai: the server does OpenAI function calling (``tools``): a specialist's toolkit is sent as tools
     #: and the calls come back as call lines (vLLM: ``--enable-auto-tool-choice --tool-call-parser ...``)
     tool_calls: bool = False

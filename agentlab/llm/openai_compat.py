@@ -179,12 +179,15 @@ class OpenAICompatBackend(LLMBackend):
     def capabilities(self) -> Capabilities:
         """Declared by configuration: a server does not say what it accepts."""
         return Capabilities(context_length=self.config.context_length, images=self.config.images,
-                            plan_grammar=self.config.guided_regex, tool_calls=self.config.tool_calls)
+                            plan_grammar=self.config.guided_regex or self.config.guided_grammar, tool_calls=self.config.tool_calls)
 
     def _guided(self, params: SamplingParams) -> dict[str, object]:
-        """vLLM's regex-guided decoding for a plan grammar (only when the config says the server takes it)."""
+        """A grammar for a server that says (by configuration) it can hold one: the Lark text itself
+        for an llguidance server, else the grammar as a regex."""
         if params.grammar is None:
             return {}
+        if self.config.guided_grammar:
+            return {"extra_body": {"guided_grammar": params.grammar.lark()}}
         if not self.config.guided_regex:
             refuse_grammar(self, params.grammar)
         return {"extra_body": {"guided_regex": params.grammar.regex()}}

@@ -8,9 +8,11 @@ A :class:`CallGrammar` says what a specialist's reply may be::
            | "'" free text "'"               (a slot without candidates: new text)
 
 with NAME a tool of the toolkit, every parameter given in order, and each argument's candidates
-from :mod:`agentlab.toolkits.slots`. A local model decodes under :class:`CallLogitsProcessor` (the
-fixed pieces forced token by token, names and candidates walked in tries of their token ids, free
-text from a mask); an OpenAI-compatible server with regex-guided decoding gets :meth:`regex`.
+from :mod:`agentlab.toolkits.slots`. The grammar is Lark text (:meth:`CallGrammar.lark`) that
+llguidance enforces (:mod:`agentlab.llm.guidance`): a local model decodes under it, and an
+OpenAI-compatible server running the same engine gets the same text as ``guided_grammar`` (one
+with regex-guided decoding only gets :meth:`CallGrammar.regex`). The tool and element priors are
+the one hand-written part: a preference, not a rule, added as a bias on the text decoded so far.
 Every reply then parses (:func:`agentlab.toolkits.base.parse_calls`), so a small model spends its
 probability mass choosing *which* call and *which* values, not spelling them.
 """
@@ -19,19 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from agentlab.errors import ConfigError
-from agentlab.llm.plan_grammar import token_texts
+from agentlab.llm.guidance import GrammarProcessor, alternatives, lit, lse
 from agentlab.toolkits.base import END_CALLS, Toolkit
-from agentlab.toolkits.slots import SlotValues
-
-if TYPE_CHECKING:  # pragma: no cover
-    import torch
-
-#: free text may not hold these (they close the argument, the call or the line)
-_FORBIDDEN = ("'", '"', "\n", "\r", "\\")
+from agentlab.toolkits.slots import DEFAULT_NUMBERS, WORD_PRIOR_KINDS, SlotValues, flag_prior, word_prior
 
 
 @dataclass(frozen=True)
@@ -54,29 +50,44 @@ class CallGrammar:
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
               names: list[str] | None = None, allow_done: bool = True,
-              name_prior: dict[str, float] | None = None) -> CallGrammar:
+              name_prior: dict[str, float] | None = None, request: str = "") -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
         call, since nothing is done yet (it may follow calls). ``name_prior``: a log-prior per tool
-        for the first call's name (see :attr:`name_prior`); names the grammar does not hold are dropped."""
+        for the first call's name (see :attr:`name_prior`); names the grammar does not hold are dropped.
+        ``request``: an argument naming a thing the request may call by other words (a setting key,
+        a column, a sheet: :data:`~agentlab.toolkits.slots.WORD_PRIOR_KINDS`) gets the request's
+        word prior over its candidates (:func:`~agentlab.toolkits.slots.word_prior`) as an
+        :attr:`arg_prior`, and a yes/no parameter the request names ("bold") is preferred on
+        (:func:`~agentlab.toolkits.slots.flag_prior`)."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
+        arg_prior: list[tuple[str, int, tuple[tuple[str, float], ...]]] = []
         for name, tool in kit.tools.items():
             if names is not None and name not in names:
                 continue
             args = []
-            for p in tool.params:
+            for i, p in enumerate(tool.params):
                 cands = values.candidates(p.slot)
                 if cands is not None and p.type is int:  # a whole number slot offers whole numbers only
-                    cands = [c for c in cands if re.fullmatch(r"[-+]?\d+", c)]
+                    whole = [c for c in cands if re.fullmatch(r"[-+]?\d+", c)]
+                    if not whole and p.slot.kind == "number":  # the request names none that fits: the defaults
+                        whole = [c for c in DEFAULT_NUMBERS if re.fullmatch(r"\d+", c)]
+                    cands = whole
                 args.append(None if cands is None else tuple(cands))
+                words = word_prior(cands, request) if cands and request and p.slot.kind in WORD_PRIOR_KINDS else None
+                if cands and words is not None:
+                    arg_prior.append((name, i, tuple(zip(cands, words))))
+                flag = flag_prior(p.name, request) if request and p.slot.kind == "bool" else None
+                if flag is not None:
+                    arg_prior.append((name, i, flag))
             if all(a is None or a for a in args):
                 tools[name] = tuple(args)
         tools["done"] = ()
         tools["fail"] = (None,)
         prior = tuple((n, float(v)) for n, v in (name_prior or {}).items() if n in tools)
         return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done,
-                   name_prior=prior)
+                   name_prior=prior, arg_prior=tuple(a for a in arg_prior if a[0] in tools))
 
     def regex(self) -> str:
         """The grammar as a regular expression (for servers with regex-guided decoding)."""
@@ -88,227 +99,128 @@ class CallGrammar:
         call = "(" + "|".join(calls) + r")\n"
         return rf"({call}){{1,{self.max_calls}}}"
 
-    def logits_processor(self, tokenizer: Any) -> CallLogitsProcessor:
-        return CallLogitsProcessor(tokenizer, self)
+    def lark(self) -> str:
+        """The grammar as Lark text for llguidance (:mod:`agentlab.llm.guidance`): what a local
+        model decodes under and what a server running the same engine gets as ``guided_grammar``."""
+        rules: list[str] = []
+        normal, ends, first_ends = [], [], []
+        for i, (name, args) in enumerate(self.tools.items()):
+            parts = []
+            for a in args:
+                parts.append("free" if a is None else alternatives(a))
+            body = f"{lit(name + '(')} " + (f' {lit(", ")} '.join(parts) + " " if parts else "") + lit(")\n")
+            rules.append(f"call{i}: {body}")
+            if name in END_CALLS:
+                ends.append(f"call{i}")
+                if name != "done" or self.done_first:
+                    first_ends.append(f"call{i}")
+            else:
+                normal.append(f"call{i}")
+        if not normal and not first_ends:
+            raise ConfigError("a call grammar needs at least one call it can start with")
+        if normal:
+            rules.append("normal: " + " | ".join(normal))
+        if ends:
+            rules.append("end: " + " | ".join(ends))
+        # more_k: up to k more calls after a normal one; an end call (done/fail) ends the reply
+        for k in range(1, self.max_calls):
+            alts = (["normal" + (f" more{k - 1}" if k > 1 else "")] if normal else []) + (["end"] if ends else [])
+            rules.append(f"more{k}: ({' | '.join(alts)})?")
+        start = []
+        if normal:
+            start.append("normal" + (f" more{self.max_calls - 1}" if self.max_calls > 1 else ""))
+        start += first_ends
+        rules.insert(0, "start: " + " | ".join(start))
+        # free text: quoted, no quote, backslash or line break inside; at most max_text_tokens tokens
+        rules.append("free: \"'\" text \"'\"")
+        rules.append(f"text[max_tokens={self.max_text_tokens}]: /[^'\"\\n\\\\]*/")
+        return "\n".join(rules) + "\n"
 
+    def logits_processor(self, tokenizer: Any) -> GrammarProcessor:
+        """The local decoder's constraint: llguidance over :meth:`lark`, the priors as a bias.
 
-class _Trie:
-    __slots__ = ("children", "end")
+        Tokens are left to the engine: it forces the canonical tokens of every fixed stretch and
+        lets the model choose among any spelling of a name or candidate. Restricting choices to
+        each candidate's own encoding (as the hand-written walker this replaced did) was tried and
+        did worse on the development set (``benchmarks/RESULTS.md``, "Grammar engine")."""
+        return GrammarProcessor(tokenizer, self.lark(), bias=self._bias if self.name_prior or self.arg_prior else None)
 
-    def __init__(self) -> None:
-        self.children: dict[int, _Trie] = {}
-        self.end: str | None = None
+    # -- priors (a preference, not a rule: the one part the engine cannot hold) --------------
+    def _segment(self, text: str) -> bool:
+        """Whether a reply's text ends where a prior applies: inside the first call's name, or
+        inside (not past) an argument that has a prior. Elsewhere no bias is computed at all."""
+        first = "\n" not in text
+        cur = text.rsplit("\n", 1)[-1]
+        if "(" not in cur:
+            return first and bool(self.name_prior)
+        name, rest = cur.split("(", 1)
+        for tool, index, _ in self.arg_prior:
+            part = _arg_text(self.tools.get(name, ()), rest, index) if tool == name else None
+            if part is not None and not _closed(self.tools[name][index], part):
+                return True
+        return False
 
+    def _mass(self, text: str) -> float:
+        """log of the prior mass of every completion consistent with ``text`` (names and
+        arguments with a prior multiply); a bias is the change of it from one token."""
+        total = 0.0
+        first = "\n" not in text
+        cur = text.rsplit("\n", 1)[-1]
+        if first and self.name_prior:
+            names = [n for n, _ in self.name_prior if n != "done" or self.done_first]
+            prior = dict(self.name_prior)
+            if "(" not in cur:
+                total += lse(prior[n] for n in names if n.startswith(cur))
+            else:
+                total += prior.get(cur.split("(", 1)[0], -math.inf)
+        if "(" in cur and self.arg_prior:
+            name, rest = cur.split("(", 1)
+            for tool, index, values in self.arg_prior:
+                if tool != name:
+                    continue
+                part = _arg_text(self.tools.get(name, ()), rest, index)
+                if part is not None:
+                    total += lse(v for c, v in values if _consistent(c, part))
+        return total
 
-def _lse(values: list[float]) -> float:
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values)) if top > -math.inf else -math.inf
-
-
-def _prior_bias(root: _Trie, prior: dict[str, float]) -> dict[int, dict[int | None, float]]:
-    """Per trie node (by ``id``), the log-prior of each way on: a child token, or ``None`` for
-    stopping at the name the node completes. Summed along a name's path it is that name's
-    log-prior, renormalised over the names in the trie (names without a prior count as impossible)."""
-    out: dict[int, dict[int | None, float]] = {}
-
-    def total(node: _Trie) -> float:
-        parts = [prior.get(node.end, -math.inf)] if node.end is not None else []
-        parts += [total(child) for child in node.children.values()]
-        return _lse(parts) if parts else -math.inf
-
-    def walk(node: _Trie) -> None:
-        here = total(node)
+    def _bias(self, text: str, allowed: Any, texts: list[str]) -> dict[int, float]:
+        if not self._segment(text):
+            return {}
+        here = self._mass(text)
         if here == -math.inf:
-            return
-        ways: dict[int | None, float] = {tok: total(child) - here for tok, child in node.children.items()}
-        if node.end is not None:
-            ways[None] = prior.get(node.end, -math.inf) - here
-        out[id(node)] = ways
-        for child in node.children.values():
-            walk(child)
-
-    walk(root)
-    return out
+            return {}
+        return {int(t): self._mass(text + texts[int(t)]) - here for t in allowed}
 
 
-def _trie(strings: list[str], enc: Any) -> _Trie:
-    root = _Trie()
-    for s in strings:
-        node = root
-        for t in enc(s):
-            node = node.children.setdefault(t, _Trie())
-        node.end = s
-    return root
+def _past(candidate: str, part: str) -> bool:
+    """Whether ``part`` is ``candidate`` followed by the separator that ends an argument."""
+    return part.startswith(candidate) and part[len(candidate):len(candidate) + 1] in (",", ")")
 
 
-@dataclass
-class _Row:
-    """Where one sequence is: a queue of segments still to produce, and the one in progress."""
-
-    queue: list[tuple[str, Any]] = field(default_factory=list)
-    seg: tuple[str, Any] = ("name", None)
-    node: _Trie | None = None
-    free_tokens: int = 0
-    calls: int = 0
-    done: bool = False
+def _consistent(candidate: str, part: str) -> bool:
+    """Whether an argument's text so far (``part``, which may run on past it) can be ``candidate``."""
+    return candidate.startswith(part) or _past(candidate, part)
 
 
-class CallLogitsProcessor:
-    """A transformers logits processor keeping every sequence inside a :class:`CallGrammar`."""
+def _closed(candidates: tuple[str, ...] | None, part: str) -> bool:
+    """Whether the argument ``part`` starts is already complete (a separator follows a candidate)."""
+    return candidates is not None and any(_past(c, part) for c in candidates)
 
-    def __init__(self, tokenizer: Any, grammar: CallGrammar) -> None:
-        import torch
 
-        self.grammar = grammar
-        self.eos = int(tokenizer.eos_token_id)
-        self.enc = lambda s: list(tokenizer.encode(s, add_special_tokens=False))
-        self.open, self.sep, self.close, self.quote = self.enc("("), self.enc(", "), self.enc(")\n"), self.enc("'")
-        if not (self.open and self.sep and self.close and self.quote):
-            raise ConfigError("the tokenizer encodes a call delimiter to no tokens; cannot constrain decoding")
-        self.names = _trie(list(grammar.tools), self.enc)
-        self.first_names = self.names if grammar.done_first else _trie([n for n in grammar.tools if n != "done"], self.enc)
-        prior = dict(grammar.name_prior)
-        self.prior_bias = _prior_bias(self.first_names, prior) if prior else {}
-        self.args = {name: [None if a is None else _trie(list(a), self.enc) for a in args]
-                     for name, args in grammar.tools.items()}
-        #: per argument trie node (by ``id``), the log-prior of each way on (see :func:`_prior_bias`)
-        self.arg_bias: dict[int, dict[int | None, float]] = {}
-        for name, index, values in grammar.arg_prior:
-            tries = self.args.get(name)
-            trie = tries[index] if tries is not None and index < len(tries) else None
-            if trie is not None:
-                self.arg_bias.update(_prior_bias(trie, dict(values)))
-        texts = token_texts(tokenizer)
-        special = set(getattr(tokenizer, "all_special_ids", []) or [])
-        ok = [bool(t) and not any(c in t for c in _FORBIDDEN) and i not in special for i, t in enumerate(texts)]
-        self.free = torch.tensor(ok, dtype=torch.bool)
-        self.rows: list[_Row] | None = None
-        self.prompt_len = 0
-
-    # -- segments -----------------------------------------------------------------------
-    def _start_call(self, row: _Row) -> None:
-        row.queue = []
-        row.seg, row.node = ("name", None), self.first_names if row.calls == 0 else self.names
-
-    def _after_name(self, row: _Row, name: str) -> None:
-        segs: list[tuple[str, Any]] = [("forced", list(self.open))]
-        for i, trie in enumerate(self.args[name]):
-            if i:
-                segs.append(("forced", list(self.sep)))
-            segs += [("choice", trie)] if trie is not None else [("forced", list(self.quote)), ("free", None)]
-        segs.append(("forced", list(self.close)))
-        segs.append(("end_call", name))
-        row.queue = segs
-        self._next(row)
-
-    def _next(self, row: _Row) -> None:
-        if not row.queue:
-            row.seg = ("between", None)
-            return
-        row.seg = row.queue.pop(0)
-        kind, data = row.seg
-        if kind == "choice":
-            row.node = data
-        elif kind == "free":
-            row.free_tokens = 0
-        elif kind == "end_call":
-            row.calls += 1
-            row.done = data in END_CALLS or row.calls >= self.grammar.max_calls
-            self._next(row)
-
-    def _advance(self, row: _Row, tok: int) -> None:
-        kind, data = row.seg
-        if kind == "forced":
-            data.pop(0)
-            if not data:
-                self._next(row)
-        elif kind in ("name", "choice"):
-            assert row.node is not None
-            if tok in row.node.children:
-                row.node = row.node.children[tok]
-                if kind == "name" and not row.node.children and row.node.end is not None:
-                    self._after_name(row, row.node.end)
-                elif kind == "choice" and not row.node.children and row.node.end is not None:
-                    self._next(row)
-            elif row.node.end is not None:  # the token after a complete name or value starts the next piece
-                if kind == "name":
-                    self._after_name(row, row.node.end)
-                else:
-                    self._next(row)
-                self._advance(row, tok)
-        elif kind == "free":
-            if tok == self.quote[0] and len(self.quote) == 1:
-                self._next(row)
-            else:
-                row.free_tokens += 1
-        elif kind == "between":
-            if tok != self.eos:
-                self._start_call(row)
-                self._advance(row, tok)
-
-    def _allowed(self, row: _Row) -> list[int] | str:
-        kind, data = row.seg
-        if row.done and kind == "between":
-            return [self.eos]
-        if kind == "forced":
-            return [data[0]]
-        if kind in ("name", "choice"):
-            assert row.node is not None
-            ids = list(row.node.children)
-            if row.node.end is not None and row.node.children:
-                nxt = self._first_after(row)
-                if nxt is not None:
-                    ids.append(nxt)
-            return ids
-        if kind == "free":
-            return [self.quote[0]] if row.free_tokens >= self.grammar.max_text_tokens else "free"
-        if kind == "between":
-            return [self.eos, *self.names.children]
-        return [self.eos]
-
-    def _first_after(self, row: _Row) -> int | None:
-        """The first token of whatever follows a complete name or value."""
-        if row.seg[0] == "name":
-            return self.open[0]
-        return row.queue[0][1][0] if row.queue and row.queue[0][0] == "forced" else None
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        import torch
-
-        if self.rows is None or len(self.rows) != input_ids.shape[0]:
-            self.rows = [_Row() for _ in range(input_ids.shape[0])]
-            for row in self.rows:
-                self._start_call(row)
-            self.prompt_len = input_ids.shape[1]
-        elif input_ids.shape[1] > self.prompt_len:
-            for row, tok in zip(self.rows, input_ids[:, -1].tolist()):
-                self._advance(row, int(tok))
-        mask = torch.zeros_like(scores, dtype=torch.bool)
-        free = self.free.to(scores.device)
-        bias = torch.zeros_like(scores) if self.prior_bias or self.arg_bias else None
-        for i, row in enumerate(self.rows):
-            allowed = self._allowed(row)
-            if isinstance(allowed, str):
-                mask[i, : free.shape[0]] = free
-                mask[i, self.quote[0]] = True
-            else:
-                mask[i, allowed] = True
-                if bias is not None and row.calls == 0 and row.seg[0] == "name" and row.node is not None:
-                    self._add_prior(bias[i], row.node)
-                elif bias is not None and row.seg[0] == "choice" and row.node is not None and id(row.node) in self.arg_bias:
-                    stop = self._first_after(row)
-                    for tok, value in self.arg_bias[id(row.node)].items():
-                        tid = stop if tok is None else tok
-                        if tid is not None:
-                            bias[i, tid] = value if value > -math.inf else -1e4
-        out = scores if bias is None else scores + bias
-        return out.masked_fill(~mask, float("-inf"))
-
-    def _add_prior(self, bias: torch.Tensor, node: _Trie) -> None:
-        """The first call's name prior at ``node`` (a stop at a complete name rides on ``(``)."""
-        for tok, value in self.prior_bias.get(id(node), {}).items():
-            tid = self.open[0] if tok is None else tok
-            if value > -math.inf:
-                bias[tid] = value
-            else:
-                bias[tid] = -1e4
+def _arg_text(args: tuple[tuple[str, ...] | None, ...], rest: str, index: int) -> str | None:
+    """The text of argument ``index`` in a call's text after ``(`` (``None``: not reached yet)."""
+    for j in range(index):
+        if j >= len(args):
+            return None
+        cands = args[j]
+        if cands is None:
+            m = re.match(r"'[^'\"\n\\]*', ", rest)
+            if m is None:
+                return None
+            rest = rest[m.end():]
+        else:
+            hit = next((c for c in cands if rest.startswith(c + ", ")), None)
+            if hit is None:
+                return None
+            rest = rest[len(hit) + 2:]
+    return rest if index < len(args) else None

@@ -102,6 +102,10 @@ def test_tool_agent_uses_the_adapter_only_when_asked_and_possible(backend, train
     c = ctx()
     llm, used = ToolAgent(doc, {**doc.runner_options, "adapter": str(folder)})._llm(c)
     assert used == str(folder) and llm.model_id.endswith("+SheetAgent") and llm is not c.llm()
+    per_agent = tmp_path / "per-agent"  # a folder of adapters, one per agent: this agent's is used
+    per_agent.mkdir()
+    (per_agent / "SheetAgent").symlink_to(folder, target_is_directory=True)
+    assert ToolAgent(doc, {**doc.runner_options, "adapter": str(per_agent)}).adapter_folder() == per_agent / "SheetAgent"
     auto = ToolAgent(doc, dict(doc.runner_options))
     bad = tmp_path / "bad"
     bad.mkdir()

@@ -1,0 +1,152 @@
+"""Constrained decoding on llguidance: the grammars compile, a batch keeps every row inside its
+grammar, the priors are a bias whose sum along a reply is the prior of what was chosen, and a
+server running the same engine gets the very text a local model decodes under."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentlab.errors import ConfigError
+from agentlab.llm.base import ChatMessage, SamplingParams
+from agentlab.llm.config import LLMConfig
+from agentlab.llm.guidance import GrammarProcessor, check_grammar, lit
+from agentlab.llm.openai_compat import OpenAICompatBackend
+from agentlab.llm.plan_grammar import PlanGrammar
+from agentlab.toolkits.grammar import CallGrammar
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from agentlab.llm.embedded import converted_smollm2_dir
+
+    return AutoTokenizer.from_pretrained(converted_smollm2_dir())
+
+
+def _decode(proc: GrammarProcessor, tokenizer, scores_fn, rows: int = 1, limit: int = 80) -> list[str]:
+    """Greedy decoding of ``rows`` sequences under ``proc``; finished rows are padded with EOS as
+    ``generate`` does."""
+    eos = tokenizer.eos_token_id
+    ids = torch.full((rows, 1), eos)
+    done = [False] * rows
+    for _ in range(limit):
+        nxt = proc(ids, scores_fn(rows)).argmax(dim=-1)
+        for i in range(rows):
+            if done[i]:
+                assert int(nxt[i]) == eos  # a finished row may only repeat EOS
+            done[i] = done[i] or int(nxt[i]) == eos
+        ids = torch.cat([ids, nxt[:, None]], dim=1)
+        if all(done):
+            break
+    return [tokenizer.decode([t for t in row[1:].tolist() if t != eos]) for row in ids]
+
+
+GRAMMAR = CallGrammar({"click": (("1", "2", "3"),), "type": (("1", "2"), None), "done": (), "fail": (None,)},
+                      max_calls=2, max_text_tokens=5, done_first=False)
+
+
+def test_a_batch_keeps_every_row_inside_the_grammar(tokenizer) -> None:
+    gen = torch.Generator().manual_seed(0)
+    proc = GRAMMAR.logits_processor(tokenizer)
+    texts = _decode(proc, tokenizer, lambda rows: torch.rand((rows, len(tokenizer)), generator=gen), rows=4)
+    for text in texts:
+        assert re.fullmatch(GRAMMAR.regex(), text) and not text.startswith("done"), text
+
+
+def test_the_priors_sum_to_the_chosen_calls_log_prior(tokenizer) -> None:
+    """Flat scores: the reply is decided by the priors alone, and the biases added along it sum to
+    log p(name) + log p(element) (normalised over what the grammar allows first)."""
+    names = {"click": 0.7, "type": 0.2, "fail": 0.1}
+    elems = {"1": 0.1, "2": 0.2, "3": 0.7}
+    g = CallGrammar(GRAMMAR.tools, max_calls=1, max_text_tokens=5, done_first=False,
+                    name_prior=tuple((n, math.log(p)) for n, p in names.items()),
+                    arg_prior=(("click", 0, tuple((c, math.log(p)) for c, p in elems.items())),))
+    proc = g.logits_processor(tokenizer)
+    total = 0.0
+    eos = tokenizer.eos_token_id
+    ids = torch.full((1, 1), eos)
+    for _ in range(20):
+        out = proc(ids, torch.zeros((1, len(tokenizer))))
+        tok = int(out.argmax())
+        total += float(out[0, tok])
+        if tok == eos:
+            break
+        ids = torch.cat([ids, torch.tensor([[tok]])], dim=1)
+    assert tokenizer.decode(ids[0, 1:]) == "click(3)\n"
+    assert total == pytest.approx(math.log(0.7) + math.log(0.7), abs=1e-4)
+
+
+def test_a_confident_element_prior_overrides_the_models_preference(tokenizer) -> None:
+    g = CallGrammar({"click": (("1", "2", "3"),)}, max_calls=1, done_first=False,
+                    arg_prior=(("click", 0, (("1", math.log(0.001)), ("2", math.log(0.001)), ("3", math.log(0.998)))),))
+    one = tokenizer.encode("1", add_special_tokens=False)
+
+    def scores(rows: int) -> torch.Tensor:
+        s = torch.zeros((rows, len(tokenizer)))
+        s[:, one] = 3.0  # the "model" prefers element 1, but not by e^3 against the prior's ~1000:1
+        return s
+
+    assert _decode(g.logits_processor(tokenizer), tokenizer, scores) == ["click(3)\n"]
+    plain = CallGrammar(g.tools, max_calls=1, done_first=False)
+    assert _decode(plain.logits_processor(tokenizer), tokenizer, scores) == ["click(1)\n"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.text(alphabet="ab'\"\\é ,()\n#", min_size=1, max_size=6), min_size=1, max_size=4, unique=True),
+       st.integers(1, 3))
+def test_any_candidate_text_compiles_and_is_offered_verbatim(tokenizer, cands, calls) -> None:
+    """Candidates with quotes, backslashes, commas, line breaks or non-ASCII letters still make a
+    grammar that compiles, and a walk produces one of them exactly."""
+    g = CallGrammar({"pick": (tuple(cands),), "done": (), "fail": (None,)}, max_calls=calls, done_first=False)
+    check_grammar(g.lark())
+    gen = torch.Generator().manual_seed(len(cands))
+    text = _decode(g.logits_processor(tokenizer), tokenizer,
+                   lambda rows: torch.rand((rows, len(tokenizer)), generator=gen), limit=60)[0]
+    assert text.startswith("pick(") or text.startswith("fail('"), text
+    if text.startswith("pick("):
+        assert any(text.startswith(f"pick({c})\n") for c in cands), (text, cands)
+
+
+def test_a_broken_grammar_is_one_config_line(tokenizer) -> None:
+    with pytest.raises(ConfigError, match="grammar does not compile"):
+        check_grammar("start: nowhere\n")
+    proc = GrammarProcessor(tokenizer, "start: " + lit("a") + " undefined_rule\n")
+    with pytest.raises(ConfigError, match="grammar does not compile"):
+        proc(torch.zeros((1, 1), dtype=torch.long), torch.zeros((1, len(tokenizer))))
+
+
+def test_an_llguidance_server_gets_the_same_lark_text(chat_server, tokenizer) -> None:
+    url = chat_server(lambda body, k: "###SheetAgent: sum it###\n" if k == 0 else "click(2)\n")
+    server = OpenAICompatBackend(LLMConfig(kind="openai", base_url=url, model="m", guided_grammar=True))
+    assert server.capabilities.plan_grammar
+    plan = PlanGrammar(("SheetAgent", "MailAgent"), max_steps=2)
+    server.chat([ChatMessage("user", "plan")], SamplingParams(grammar=plan))
+    assert chat_server.requests[-1]["guided_grammar"] == plan.lark()
+    assert "guided_regex" not in chat_server.requests[-1]
+    server.chat([ChatMessage("user", "act")], SamplingParams(grammar=GRAMMAR))
+    assert chat_server.requests[-1]["guided_grammar"] == GRAMMAR.lark() == GRAMMAR.logits_processor(tokenizer).lark
+
+
+def test_plan_grammar_never_repeats_an_agent_even_when_the_scores_want_it(tokenizer) -> None:
+    rng = random.Random(1)
+    g = PlanGrammar(("SheetAgent", "MailAgent", "WordAgent"), max_steps=3, min_steps=3, max_subtask_tokens=3)
+    sheet = tokenizer.encode("Sheet", add_special_tokens=False)
+
+    def scores(rows: int) -> torch.Tensor:
+        s = torch.rand((rows, len(tokenizer))) * rng.random()
+        s[:, sheet] = 50.0
+        return s
+
+    text = _decode(g.logits_processor(tokenizer), tokenizer, scores, limit=60)[0]
+    agents = [line.split(":")[0].strip("#") for line in text.splitlines()]
+    assert len(agents) == 3 and all(a != b for a, b in zip(agents, agents[1:])), text
+    assert agents[0] == "SheetAgent" and agents[2] == "SheetAgent", text
+
