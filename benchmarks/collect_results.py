@@ -21,7 +21,8 @@ ORDER = [
     "generalist_fallback_agenttoken", "two_app_detection", "routing_baselines", "route_latency", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent", "multi_agent_endpoint", "multi_agent_plans", "multi_agent_gold", "manager_mode",
     "selfinstruct", "data_size", "execution_acc", "execution", "scale", "ray_speedup", "desktop_agents", "desktop_enrolment",
     "heldout", "heldout_slots", "heldout_prior", "heldout_tasks", "heldout_tasks_prior", "specialist_adapters",
-    "heldout_v2", "specialist_two_ops", "specialist_best_of",
+    "heldout_v2", "specialist_two_ops", "specialist_best_of", "grammar_engine", "slots_numbers", "heldout_v2_friday",
+    "word_prior", "desktop_file_route", "table1", "table1_growth",
 ]
 HEADER = """# Benchmark results
 

@@ -117,7 +117,8 @@ def test_exec_to_a_pipe_logs_one_line_per_task(tmp_path: Path, chat_server) -> N
     assert [int(m["left"]) for m in lines] == [2, 1, 0] and lines[-1]["eta"] == "0.0s"
     assert {m["id"]: m["outcome"] for m in lines} == {"csv-sales-summary": "success", "os-error-lines": "fail",
                                                       "general-top-words": "success"}
-    assert all(float(m["s"]) > 0 and m["eta"] != "?" for m in lines)
+    # seconds are printed to 0.1 s: a loopback episode can take under 0.05 s and print 0.0s
+    assert all(float(m["s"]) >= 0 and m["eta"] != "?" for m in lines), [m.group(0) for m in lines]
     ok = [int(m["ok"]) for m in lines]
     assert [int(m["judged"]) for m in lines] == [1, 2, 3] and ok[-1] == 2
     assert [float(m["acc"]) for m in lines] == [pytest.approx(o / j, abs=5e-4) for o, j in zip(ok, [1, 2, 3], strict=True)]

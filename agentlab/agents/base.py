@@ -56,6 +56,8 @@ class AgentResult:
     #: hierarchical runners: subtasks (subgoals) planned in all, and those completed; None for flat runners
     subtasks: int | None = None
     subtasks_done: int | None = None
+    #: a desktop specialist's path (``gui``: the window; ``file``: the application's files); None: the runner has one
+    route: str | None = None
 
 
 @runtime_checkable
@@ -138,6 +140,23 @@ def acting_agents(documents: Iterable[AgentDocument], env: str) -> frozenset[str
 
     return frozenset(d.name for d in documents
                      if d.runner is not None and env in CAN_ACT.get(agent_class(d.runner).env_kind, frozenset()))
+
+
+def unavailable(documents: Iterable[AgentDocument]) -> dict[str, str]:
+    """name -> why, for every document whose agent cannot be built on this machine as configured
+    (a resource it needs is missing: a Drive folder, a search endpoint). A router should not hand
+    such an agent a task: the episode could only end as a harness error before its first step."""
+    from agentlab.errors import EnvironmentUnavailableError
+
+    out: dict[str, str] = {}
+    for doc in documents:
+        if doc.runner is None:
+            continue
+        try:
+            build_agent(doc)
+        except EnvironmentUnavailableError as exc:
+            out[doc.name] = exc.message
+    return out
 
 
 def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:

@@ -174,6 +174,9 @@ class CodeAgent(ChatSteps[Episode, Reply]):
             if ep.status == "failed":
                 ep.error = "the agent gave up (FAIL)"
             return None
+        if reply.program is not None and ep.failed_again(repr(reply.program), ok):
+            ep.status, ep.error = "failed", f"step {ep.steps}: the same failing program as the step before; stopped (a repeat)"
+            return None
         return self.templates["code/step"].render(note=note, observation=ep.obs.text).strip()
 
 

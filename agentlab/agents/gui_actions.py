@@ -44,7 +44,7 @@ from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
 from agentlab.toolkits.grammar import CallGrammar
-from agentlab.toolkits.slots import request_values
+from agentlab.toolkits.slots import request_values, word_prior
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +65,6 @@ MENU_SEP = ">"
 OP_PRIOR = {"click": 0.5, "type": 0.15, "key": 0.1, "scroll": 0.05, "select": 0.1, "done": 0.08, "fail": 0.02}
 #: how strongly a mark whose words the request says is preferred (nats per shared word)
 GROUNDING_WEIGHT = 2.0
-#: words that name nothing on a screen (the request's glue)
-_GLUE = frozenset("a an the to of in on at for and or with into from by it is be this that please my your".split())
 
 
 @dataclass(frozen=True)
@@ -282,27 +280,14 @@ class GuiChoices:
         return f"click({self.elements[0]})" if self.elements else "done()"
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _GLUE}
-
-
 def grounding(marks: Sequence[Element], request: str) -> tuple[tuple[int, float], ...]:
     """A log-prior over the marks: ``GROUNDING_WEIGHT`` per request word a mark's text shares
-    (a word also matches one it begins, "count" / "counter"), renormalised; every mark keeps some
-    mass. Generic grounding of the request on the screen's words, as Agent S2's textual expert
-    finds text: "Add one to the counter" prefers the "Add one" button."""
-    said = _words(request)
-
-    def shared(e: Element) -> int:
-        return sum(1 for w in _words(e.text) if any(w == s or (min(len(w), len(s)) >= 4 and (
-            w.startswith(s) or s.startswith(w))) for s in said))
-
-    scores = [GROUNDING_WEIGHT * shared(e) for e in marks]
-    if not scores or max(scores) == 0:
-        return ()
-    top = max(scores)
-    norm = top + math.log(sum(math.exp(v - top) for v in scores))
-    return tuple((e.id, v - norm) for e, v in zip(marks, scores))
+    (:func:`~agentlab.toolkits.slots.word_prior`: a word also matches one it begins, "count" /
+    "counter"), renormalised; every mark keeps some mass. Generic grounding of the request on the
+    screen's words, as Agent S2's textual expert finds text: "Add one to the counter" prefers the
+    "Add one" button."""
+    prior = word_prior([e.text for e in marks], request, GROUNDING_WEIGHT)
+    return () if prior is None else tuple((e.id, v) for e, v in zip(marks, prior))
 
 
 # -- reading a reply -------------------------------------------------------------------------------

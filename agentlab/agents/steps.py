@@ -43,6 +43,17 @@ class Episode:
     error: str | None = None  #: the last problem met (the result's error)
     t_step: float = 0.0  #: when this step's first ask began
     t_mark: float = 0.0  #: when the model time not yet charged to a record began
+    #: the last step's action when it failed (see :meth:`failed_again`)
+    last_failure: str | None = None
+
+    def failed_again(self, action: str, ok: bool) -> bool:
+        """Whether this step's action failed and is, word for word, the previous step's failing
+        one. A small model that repeats a failing program or call keeps repeating it to the step
+        cap (a minute a step for the code agent on two cores); the agents stop the episode there
+        and the row says why (issue #38: no degenerate replies burning the clock)."""
+        again = not ok and bool(action) and action == self.last_failure
+        self.last_failure = None if ok else action
+        return again
 
     def accept(self, attempt: Attempt[Any], reply: str) -> list[dict[str, Any]]:
         """Take ``reply`` (the attempt's, or one the step chose in its place) into the conversation

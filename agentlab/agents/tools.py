@@ -46,9 +46,10 @@ from agentlab.errors import ConfigError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.paths import data_dir
 from agentlab.pool.document import AgentDocument
+from agentlab.safepath import SafeFolder
 from agentlab.toolkits import load_toolkit
 from agentlab.tasks.requests import split_pieces
-from agentlab.toolkits.base import Call, Toolkit, parse_calls
+from agentlab.toolkits.base import END_CALLS, Call, Toolkit, parse_calls
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.prior import CARD as PRIOR_CARD
 from agentlab.toolkits.prior import ToolPrior
@@ -96,7 +97,8 @@ class ToolAgentOptions(BaseModel):
     seed: int = 0
     #: the specialist's reply-only LoRA adapter (:mod:`agentlab.llm.adapters`): ``auto`` uses
     #: ``data/adapters/<Agent>/`` when it exists and was trained on this backbone (else says why in
-    #: one log line), ``none`` never, anything else is an adapter folder
+    #: one log line), ``none`` never, anything else is an adapter folder (or a folder of them, one
+    #: per agent: ``<folder>/<Agent>/``)
     adapter: str = "auto"
     #: the specialist's tool prior (:mod:`agentlab.toolkits.prior`), multiplied into the first
     #: call's tool choice under the grammar: ``auto`` uses ``data/tool_priors/<Agent>/`` when it
@@ -104,11 +106,26 @@ class ToolAgentOptions(BaseModel):
     tool_prior: str = "auto"
     #: the prior's exponent in the product of experts (0: ignore it; 1: as fitted)
     prior_weight: float = Field(1.0, ge=0.0)
+    #: the workspace's description in the prompt is cut at a line after this many characters (an
+    #: application's profile left after a desktop's file route holds a hundred files)
+    max_observation_chars: int = Field(6000, ge=200)
+    #: the request's word prior over arguments that name things (a setting key, a column, a sheet;
+    #: :func:`~agentlab.toolkits.slots.word_prior`) under the grammar; false: the model alone chooses
+    word_prior: bool = True
     libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
     #: candidate replies per step (:mod:`agentlab.agents.best_of`): the greedy one and ``best_of - 1``
     #: sampled at ``retry_temperature``, each tried on a scratch copy of the workspace and scored
     #: against the request alone; the best runs. 1: the greedy reply runs, as it always did
     best_of: int = Field(1, ge=1)
+
+
+def _capped(lines: list[str], limit: int) -> str:
+    """``lines`` joined, cut at a line boundary before ``limit`` characters, saying how much was left out."""
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return text
+    kept = text[:limit].rsplit("\n", 1)[0]
+    return f"{kept}\n... ({len(text) - len(kept)} more characters of the workspace's description left out)"
 
 
 @dataclass
@@ -171,6 +188,15 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             keep = [*keep[:-1], best]
         return [n for n in names if n in keep]
 
+    def can_act_on(self, root: Path, task: str) -> bool:
+        """Whether any of the toolkit's tools (beyond done and fail) can be called on ``root``'s
+        files for ``task``: every argument has a candidate there. A desktop specialist's test
+        for taking the file route (:class:`~agentlab.agents.appagent.runner.GuiRunner`); the
+        files are read through a private copy, as the episode's observation reads them."""
+        with SafeFolder(root).private_copy(_is_scratch) as copy:
+            values = merge(request_values(task), workspace_values(copy, self.kit))
+        return any(name not in END_CALLS for name in CallGrammar.build(self.kit, values).tools)
+
     def tool_prior(self) -> ToolPrior | None:
         """This agent's tool prior, or ``None`` (``tool_prior=none``, weight 0, or ``auto`` with none
         shipped); an explicit folder that cannot be read is a :class:`ConfigError`."""
@@ -231,7 +257,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                         except Exception:  # a file of another kind (or unreadable) is only listed
                             continue
                         lines.append(text.replace(str(copy), str(ws.root)))
-        return "\n".join(lines)
+        return _capped(lines, self.options.max_observation_chars)
 
     def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
                     prior: dict[str, float] | None = None) -> dict[str, Any]:
@@ -246,10 +272,11 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             with env.workspace.safe.private_copy(_is_scratch) as copy:  # type: ignore[attr-defined]
                 values = merge(request_values(task), workspace_values(copy, self.kit))
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
-                                                 allow_done=not first, name_prior=prior)}
+                                                 allow_done=not first, name_prior=prior,
+                                                 request=task if self.options.word_prior else "")}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
-            log.info("%s: no grammar and no function calling (llm.guided_regex / llm.tool_calls); "
+            log.info("%s: no grammar and no function calling (llm.guided_grammar / llm.guided_regex / llm.tool_calls); "
                      "the tool calls are asked for plainly", llm.model_id)
         return {}
 
@@ -259,7 +286,10 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             return None
         if self.options.adapter == "auto":
             return data_dir() / "adapters" / self.document.name
-        return Path(self.options.adapter).expanduser()
+        folder = Path(self.options.adapter).expanduser()
+        if (folder / self.document.name).is_dir():  # a folder of adapters, one per agent (an ablation)
+            return folder / self.document.name
+        return folder
 
     def _llm(self, ctx: RunContext) -> tuple[LLMBackend, str | None]:
         """The episode's model and the adapter folder it answers with: this agent's adapter when
@@ -365,6 +395,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ep.error = None if ep.status == "done" else (ep.error or "the agent gave up (FAIL)")
             return None
         ep.error = None if ok else f"step {ep.steps}: a call failed"
+        if action is not None and ep.failed_again(repr(action), ok):
+            ep.status, ep.error = "failed", f"step {ep.steps}: the same failing calls as the step before; stopped (a repeat)"
+            return None
         return self.templates["tools/step"].render(
             results=report or "(no calls)", observation=self.observation(env), task=ep.task).strip()
 

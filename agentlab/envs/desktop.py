@@ -17,6 +17,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from PIL import Image
@@ -120,6 +121,11 @@ class DesktopEnv(Env):
         #: desktop task opener); structured tools (Agent S2's spreadsheet expert) write through it
         self.uno_url = uno_url
         self.liveness = liveness
+        #: the folder of the task's files the evaluator reads, and a call that stops the task's
+        #: applications so their state is on disk and nothing writes those files any more (both set
+        #: by the desktop task opener): a GUI specialist may then change the files directly
+        self.task_files: Path | None = None
+        self.release_files: Callable[[], None] | None = None
         #: actions asked for since the last reset (the step a dead application is reported in)
         self.steps_taken = 0
 

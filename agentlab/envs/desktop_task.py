@@ -218,6 +218,7 @@ class DesktopTaskEnv(TaskEnv):
         self.names: list[str] = list(names or [la.a11y_app for la in launchers])
         if isinstance(env, DesktopEnv):
             env.liveness = self.dead_app
+            env.task_files, env.release_files = root, self.release
 
     def dead_app(self) -> str | None:
         """Which of the task's applications is no longer running (None: all run). A launch that
@@ -231,6 +232,12 @@ class DesktopTaskEnv(TaskEnv):
                 name = self.names[i] if i < len(self.names) else str(proc.args)
                 return f"the application {name} (pid {proc.pid}) {exit_text(status)}"
         return None
+
+    def release(self) -> None:
+        """Stop the applications as :meth:`collect` does (a profile written as on a normal exit,
+        a pending save let finish), so a specialist can change :attr:`root`'s files with nothing
+        left to overwrite them (a browser rewrites its preferences when it quits)."""
+        self.collect()
 
     def reopen(self) -> None:
         """Stop the applications (if still running) and open them again on :attr:`root`'s files,

@@ -11,6 +11,8 @@ files; ``on_step`` sees every observation and action (a trajectory recorder, a t
 from __future__ import annotations
 
 import logging
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -160,6 +162,8 @@ class GuiCheck:
     a11y_nodes: int = 0  #: accessibility nodes on the first screen
     a11y_s: float = 0.0  #: how long walking that tree took
     screenshot: Path | None = None
+    #: application crashes (killed by a fault signal) that made the check start again from scratch
+    crashes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -168,7 +172,10 @@ class GuiCheck:
     def line(self) -> str:
         """``ok ID: start 0.00, solved 1.00`` as ``agentlab tasks check`` prints it."""
         head = f"{'ok  ' if self.ok else 'FAIL'} {self.task_id}: start {self.start:.2f}, solved {self.solved:.2f}"
-        return head + (f" ({self.error})" if self.error else f" (GUI: {self.steps} steps in {self.replay_s:.1f}s)")
+        tail = f" ({self.error})" if self.error else f" (GUI: {self.steps} steps in {self.replay_s:.1f}s)"
+        if self.crashes:
+            tail += f" [started again after {len(self.crashes)} application crash(es): {'; '.join(self.crashes)}]"
+        return head + tail
 
 
 def replays(task: ExecTask) -> bool:
@@ -176,24 +183,61 @@ def replays(task: ExecTask) -> bool:
     return task.env == "desktop"
 
 
+#: signals that mean an application faulted (a crash of its own), not that it was stopped
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE})
+
+
 def check_task_gui(task: ExecTask, folder: Path, options: TaskEnvOptions | None = None,
-                   on_step: StepHook | None = None) -> GuiCheck:
+                   on_step: StepHook | None = None, crash_retries: int = 1) -> GuiCheck:
     """Open ``task`` in ``folder`` (its episode folder), score the start state, replay its GUI
     solution, close the applications, and score the end state. Never raises for what the
-    desktop does: a failure is recorded in :attr:`GuiCheck.error`."""
+    desktop does: a failure is recorded in :attr:`GuiCheck.error`.
+
+    An application that crashes on its own (killed by SIGSEGV, SIGBUS, ...) says nothing about
+    the task or its solution, so the check starts again from scratch in a fresh folder beside
+    ``folder``, up to ``crash_retries`` times; every crash is kept in :attr:`GuiCheck.crashes` and
+    printed in its line. Any other failure (a step that cannot be carried out, a wrong end state,
+    an application that exits normally) is not retried."""
+    crashes: list[str] = []
+    attempt = folder
+    for n in range(crash_retries + 1):
+        check, crash = _check_once(task, attempt, options, on_step)
+        if crash is None or n == crash_retries:
+            check.crashes = crashes + ([crash] if crash else [])
+            return check
+        log.warning("%s: %s; starting the check again in a fresh folder", task.id, crash)
+        crashes.append(crash)
+        attempt = folder.with_name(f"{folder.name}-after-crash-{n + 1}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _crashed(apps: list[subprocess.Popen[bytes]], names: list[str]) -> str | None:
+    """The first application that died of a fault signal, as ``chromium: SIGSEGV``."""
+    for i, proc in enumerate(apps):
+        code = proc.poll()
+        if code is not None and code < 0 and -code in CRASH_SIGNALS:
+            name = names[i] if i < len(names) else str(proc.args)
+            return f"{name}: {signal.Signals(-code).name}"
+    return None
+
+
+def _check_once(task: ExecTask, folder: Path, options: TaskEnvOptions | None,
+                on_step: StepHook | None) -> tuple[GuiCheck, str | None]:
+    """One attempt of :func:`check_task_gui`, and which application crashed during it (if any)."""
     from agentlab.envs.desktop_task import DesktopTaskEnv, open_desktop_task
     from agentlab.envs.task_env import TaskEnvOptions
 
     check = GuiCheck(task.id)
     if not task.gui_solution:
         check.error = "no gui_solution"
-        return check
+        return check, None
     t0 = time.monotonic()
     try:
         opened = open_desktop_task(task, folder, options or TaskEnvOptions())
     except AgentlabError as exc:
         check.error = f"cannot open: {exc.message}"
-        return check
+        return check, None
+    crash: str | None = None
     check.launch_s = time.monotonic() - t0
     try:
         assert isinstance(opened, DesktopTaskEnv) and isinstance(opened.env, DesktopEnv)
@@ -213,6 +257,8 @@ def check_task_gui(task: ExecTask, folder: Path, options: TaskEnvOptions | None 
     except AgentlabError as exc:
         check.error = check.error or exc.message
     finally:
+        if check.error and isinstance(opened, DesktopTaskEnv):
+            crash = _crashed(opened.apps, opened.names)
         opened.close()
-    return check
+    return check, crash
 

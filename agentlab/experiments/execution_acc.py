@@ -19,6 +19,7 @@ with and without the documentation AppAgent learned by exploring the app.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -33,11 +34,12 @@ from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
 from agentlab.errors import AgentlabError, ConfigError
 from agentlab.tasks.env_kinds import ENV_KINDS
 from agentlab.tasks.spec import ExecTask
-from agentlab.fileio import write_jsonl
+from agentlab.fileio import atomic_write_json, read_jsonl, write_jsonl
 from agentlab.record.row import rebased
 from agentlab.llm.base import LLMBackend
-from agentlab.llm.roles import Backends
+from agentlab.llm.roles import Backends, ModelsFile
 from agentlab.metaagent.router import CHECKPOINT_ROUTERS, DEFAULT_ROUTER
+from agentlab.parallel import Scale
 from agentlab.pool import AgentPool
 
 if TYPE_CHECKING:
@@ -178,15 +180,23 @@ def _options(config: ExecAccConfig, **runner_options: Any) -> ExecOptions:
 def run_pairs(
     pairs: dict[str, list[ExecTask]], *, pool: AgentPool, llm: LLMBackend | Backends, out_dir: Path,
     options: ExecOptions, progress: bool = True, retry_errors: bool = False,
+    scale: Scale | None = None, models: ModelsFile | None = None,
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Run each agent on its tasks (resumable, one run folder per agent); (task id, agent) -> row.
     ``llm``: the agents' model, or a model per role (an LLM config file's ``roles:``,
-    :meth:`agentlab.llm.roles.ModelsFile.load`)."""
+    :meth:`agentlab.llm.roles.ModelsFile.load`). ``scale``: Ray workers (or a cluster) for each
+    agent's episodes; they build their models from ``models`` (the configuration ``llm`` was
+    loaded from), never from a loaded backend, so a distributed run needs it."""
+    scale = scale or Scale()
+    if scale.distributed and models is None:
+        raise ConfigError("a distributed ExecutionAcc run needs the models' configuration (models=), not only loaded models")
     done: dict[tuple[str, str], dict[str, Any]] = {}
     worker = Worker(pool, Backends.of(llm))
     for agent, tasks in sorted(pairs.items()):
-        # a resumed folder made with another model, task set or option is refused (the run's manifest)
-        spec = RunSpec(EpisodeRecipe(out_dir / agent, options, agent=agent), resume=True, retry_errors=retry_errors)
+        # a resumed folder made with another model, prompt or option is refused (the run's manifest);
+        # it may gain tasks (another arm chose this agent for them, or the task cap grew)
+        recipe = EpisodeRecipe(out_dir / agent, options, models or ModelsFile(), agent=agent)
+        spec = RunSpec(recipe, scale=scale, resume=True, retry_errors=retry_errors, grow=True)
         summary = execute(spec, tasks, worker=worker, progress=progress)
         for row in summary.rows:
             done[(row["id"], agent)] = rebased(row, f"{agent}/")  # the trajectory relative to out_dir
@@ -196,9 +206,10 @@ def run_pairs(
 def run(
     tasks: Sequence[ExecTask], pool: AgentPool, llm: LLMBackend | Backends, config: ExecAccConfig, out_dir: Path, *,
     progress: bool = True, routes: dict[str, RouteFn] | None = None, retry_errors: bool = False,
+    scale: Scale | None = None, models: ModelsFile | None = None,
 ) -> ExecAcc:
     """Route every task with every arm, run each distinct (task, agent) once, judge; rows per arm
-    (``llm``: one model or a model per role, :func:`run_pairs`)."""
+    (``llm``: one model or a model per role; ``scale``/``models``: Ray workers, :func:`run_pairs`)."""
     if not config.arms:
         raise ConfigError("no arms to measure (arms: [])")
     chosen = pick_tasks(tasks, config.tasks, config.envs)
@@ -225,6 +236,11 @@ def run(
             gold[task.id] = gt_agent(task, pool)
         except AgentlabError:
             pass
+    # every arm's decision, kept before anything runs: an interrupted measurement can still be read
+    # back (:func:`partial_rows`) from the episodes that finished
+    atomic_write_json(out_dir / DECISIONS, {
+        "decisions": decisions, "gold": gold, "domains": {t.id: t.domain for t in chosen},
+        "no_agent": _by_arm(no_agent), "errors": _by_arm(errors)})
     pairs: dict[str, list[ExecTask]] = defaultdict(list)
     for task in chosen:
         for agent in sorted({a for d in decisions.values() if (a := d[task.id]) is not None}):
@@ -232,24 +248,79 @@ def run(
     n_pairs = sum(len(v) for v in pairs.values())
     log.info("execution acc: %d task(s), %d arm(s), %d distinct (task, agent) episode(s)", len(chosen), len(config.arms), n_pairs)
     done = run_pairs(pairs, pool=pool, llm=llm, out_dir=out_dir / "by_agent", options=_options(config), progress=progress,
-                     retry_errors=retry_errors)
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for arm in config.arms:
-        arm_rows: list[dict[str, Any]] = []
-        for task in chosen:
-            picked = decisions[arm][task.id]
-            if picked is None:
-                failed = (arm, task.id) in no_agent
-                arm_rows.append({"id": task.id, "domain": task.domain, "router": arm, "agents": [], "success": False,
-                                 "score": 0.0, "status": "no_agent" if failed else "error",
-                                 "error": None if failed else errors[(arm, task.id)],
-                                 "agent_error": no_agent.get((arm, task.id)),
-                                 **{f: 0 for f in COST_FIELDS}, "trajectory": None})
-            else:
-                arm_rows.append(rebased(done[(task.id, picked)], "../../by_agent/", router=arm))  # relative to the arm's folder
+                     retry_errors=retry_errors, scale=scale, models=models)
+    rows = assemble(decisions, {t.id: t.domain for t in chosen}, done, no_agent=no_agent, errors=errors)
+    for arm, arm_rows in rows.items():
         write_jsonl(out_dir / "arms" / arm / "results.jsonl", arm_rows)
-        rows[arm] = arm_rows
     return ExecAcc(rows=rows, gold=gold)
+
+
+#: the arms' decisions of a measurement, written before its episodes run (:func:`partial_rows`)
+DECISIONS = "decisions.json"
+
+
+def _by_arm(pairs: dict[tuple[str, str], str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for (arm, task_id), message in pairs.items():
+        out[arm][task_id] = message
+    return dict(out)
+
+
+def assemble(decisions: dict[str, dict[str, str | None]], domains: dict[str, str],
+             done: dict[tuple[str, str], dict[str, Any]], *, no_agent: dict[tuple[str, str], str],
+             errors: dict[tuple[str, str], str], partial: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Each arm's rows in task order: the shared episode of the agent it chose (relabelled), or a
+    failed row when it chose none (``no_agent``) or none could be built (``errors``). ``partial``:
+    a task whose episode has not finished is left out of that arm (an interrupted measurement)."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for arm, by_task in decisions.items():
+        arm_rows: list[dict[str, Any]] = []
+        for task_id, picked in by_task.items():
+            if picked is None:
+                failed = (arm, task_id) in no_agent
+                arm_rows.append({"id": task_id, "domain": domains[task_id], "router": arm, "agents": [], "success": False,
+                                 "score": 0.0, "status": "no_agent" if failed else "error",
+                                 "error": None if failed else errors.get((arm, task_id)),
+                                 "agent_error": no_agent.get((arm, task_id)),
+                                 **{f: 0 for f in COST_FIELDS}, "trajectory": None})
+            elif (task_id, picked) in done:
+                arm_rows.append(rebased(done[(task_id, picked)], "../../by_agent/", router=arm))  # relative to the arm's folder
+            elif not partial:
+                raise ConfigError(f"no episode of {picked} on {task_id} after the run", where=task_id)
+        rows[arm] = arm_rows
+    return rows
+
+
+def read_decisions(out_dir: Path) -> dict[str, Any] | None:
+    """A measurement's ``decisions.json`` (None: it has none); a file that does not read is one line."""
+    path = out_dir / DECISIONS
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("decisions"), dict) or not isinstance(data.get("domains"), dict):
+            raise ValueError("no 'decisions' and 'domains' maps")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the arms' decisions: {exc}", where=path) from None
+    return data
+
+
+def partial_rows(out_dir: Path) -> dict[str, list[dict[str, Any]]] | None:
+    """Each arm's rows of a measurement that has not finished (no ``arms/`` yet): from its
+    decisions and the episodes its per-agent folders hold so far; None when it has no decisions.
+    An arm's count is then the tasks whose chosen episode finished, so arms may differ in n."""
+    data = read_decisions(out_dir)
+    if data is None:
+        return None
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    for results in sorted((out_dir / "by_agent").glob("*/results.jsonl")):
+        agent = results.parent.name
+        for row in read_jsonl(results):
+            done[(row["id"], agent)] = rebased(row, f"{agent}/")
+    flat = {name: {(arm, t): m for arm, by in data.get(name, {}).items() for t, m in by.items()}
+            for name in ("no_agent", "errors")}
+    return assemble(data["decisions"], data["domains"], done, no_agent=flat["no_agent"], errors=flat["errors"],
+                    partial=True)
 
 
 def docs_ablation(

@@ -363,6 +363,7 @@ def open_run(
     force: bool = False,
     refuse: bool = True,
     hint: str = FORCE_HINT,
+    grow: bool = False,
 ) -> Manifest:
     """Record ``current`` in a run folder, or check it against the recorded one when resuming.
 
@@ -372,6 +373,9 @@ def open_run(
     recorded manifest is kept, the resume is appended to its ``resumes`` and the code/package
     differences are logged as warnings. ``refuse=False`` (a command with its own resume rule,
     such as self-instruct's journal) only records the differences in the resume's ``changed``.
+    ``grow`` (a benchmark whose per-agent folders gain tasks as its arms or its task cap grow):
+    tasks the recorded manifest lacks are added to it instead of refusing the resume; a task
+    that changed or went missing still refuses, and so does every other difference.
     Returns the manifest now in the folder.
     """
     path = manifest_path(out_dir)
@@ -382,6 +386,11 @@ def open_run(
         write_manifest(out_dir, current)
         return current
     recorded = read_manifest(path)
+    if grow:
+        added = {k: v for k, v in current.tasks.items() if k not in recorded.tasks}
+        if added:
+            log.info("%s: %d task(s) added to the run", path, len(added))
+            recorded.tasks = {**recorded.tasks, **added}
     refusing, warning = differences(recorded, current)
     if not refuse:
         if refusing:

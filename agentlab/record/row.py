@@ -125,6 +125,9 @@ class EpisodeRow(_Lenient):
     judged_subtasks: list[dict[str, Any]] | None = None
     subtask_acc: float | None = None
     loop_cuts: int | None = None
+    #: a desktop GUI specialist's path: ``gui`` (through the window) or ``file`` (the application's
+    #: files, through a workspace specialist); absent for runners with one path
+    route: str | None = None
     usage_by_role: dict[str, Any] | None = None
     #: what the model calls cost (rows written since issue #43)
     usd: float | None = None

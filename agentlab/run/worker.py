@@ -189,6 +189,9 @@ class RunSpec:
     prices: PriceTable | None = None
     #: with ``resume``: run again the episodes whose rows ``failed`` and/or ended in harness ``errors``
     rerun: frozenset[str] = frozenset()
+    #: with ``resume``: tasks the folder has not seen may join it (the manifest grows); see
+    #: :func:`~agentlab.record.manifest.open_run`. Benchmarks that share episodes between arms use it
+    grow: bool = False
 
     @property
     def out(self) -> Path:
@@ -268,7 +271,7 @@ def _run_locked(spec: RunSpec, tasks: list[ExecTask], worker: Worker, manifest: 
 
     recipe, out_dir, options, budget = spec.recipe, spec.out, spec.recipe.options, spec.budget
     # a resume that differs is refused (before anything in the folder is touched), unless forced
-    open_run(out_dir, manifest, resume=spec.resume or spec.force_resume, force=spec.force_resume)
+    open_run(out_dir, manifest, resume=spec.resume or spec.force_resume, force=spec.force_resume, grow=spec.grow)
     path = results_path(out_dir)
     rows = read_jsonl(path) if path.exists() else []
     kinds = spec.rerun | ({"errors"} if spec.retry_errors else set())

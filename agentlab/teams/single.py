@@ -56,6 +56,7 @@ class SingleAgent:
         assert self.agent is not None and self.recorder is not None
         res = run_agent(self.agent, opened.env, job.task.instruction, job.context(self.recorder))
         row.status, row.steps, row.agent_error = res.status, res.steps, res.error
+        row.route = res.route
         if res.subtasks is not None:  # hierarchical runners (Agent S2, PC-Agent) report their subtasks
             row.subtasks, row.subtasks_done = res.subtasks, res.subtasks_done
 

@@ -162,6 +162,9 @@ class Toolkit:
     describe: Callable[[Any], str] | None = None
     #: known setting keys of the domain (a settings toolkit's catalogue, shown and offered as slots)
     catalogue: tuple[str, ...] = ()
+    #: the values the catalogue's enumerated keys take (``afterDelay``, ``bounded``), offered to
+    #: ``value`` slots beside the request's words: a request rarely spells them as the file does
+    catalogue_values: tuple[str, ...] = ()
     #: handwritten (request, calls) pairs shown in the prompt: the protocol by example (never a
     #: benchmark's or a held-out task's request)
     examples: tuple[tuple[str, str], ...] = ()

@@ -40,7 +40,13 @@ KEYS: tuple[str, ...] = (
 ROOTS = ("bookmark_bar", "other", "synced")
 
 
+#: the profile files the toolkit reads (a running browser leaves a hundred others: caches, databases)
+PROFILE_FILES = ("Bookmarks", "Preferences")
+
+
 def _describe(path: Path) -> str:
+    if path.name not in PROFILE_FILES and path.suffix.lower() != ".json":
+        raise ValueError(f"{path.name} is not a browser profile file this toolkit reads")
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
     except (OSError, ValueError):

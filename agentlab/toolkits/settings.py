@@ -15,7 +15,7 @@ from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_
 
 JSONFile = Annotated[str, file_slot(".json")]
 Key = Annotated[str, Slot("setting")]
-Value = Annotated[str, Slot("phrase")]
+Value = Annotated[str, Slot("value")]
 Language = Annotated[str, Slot("phrase")]
 
 #: settings people ask for, and the values the enumerated ones take
@@ -33,6 +33,8 @@ VALUES: dict[str, tuple[str, ...]] = {
     "explorer.confirmDelete": ("true", "false"),
 }
 KEYS: tuple[str, ...] = tuple(VALUES)
+#: every value an enumerated key takes, once (offered to the value slot: "turn it off" is ``false``)
+ENUMERATED: tuple[str, ...] = tuple(dict.fromkeys(v for vals in VALUES.values() for v in vals))
 
 
 def _describe(path: Path) -> str:
@@ -43,7 +45,7 @@ def _describe(path: Path) -> str:
     return f"{path.as_posix()}: " + json.dumps(data, indent=1)[:600]
 
 
-kit = Toolkit("settings", "VS Code settings.json and launch.json files", describe=_describe, catalogue=KEYS,
+kit = Toolkit("settings", "VS Code settings.json and launch.json files", describe=_describe, catalogue=KEYS, catalogue_values=ENUMERATED,
               examples=(('Set the tab size to 2 in .vscode/settings.json.', "set_setting('.vscode/settings.json', 'editor.tabSize', '2')\ndone()"), ('Turn off format on save in .vscode/settings.json.', "set_setting('.vscode/settings.json', 'editor.formatOnSave', 'false')\ndone()"), ('Exclude the build folder from search in .vscode/settings.json.', "add_to_setting('.vscode/settings.json', 'search.exclude', '**/build')\ndone()"),))
 
 

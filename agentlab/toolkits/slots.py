@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentlab.llm.guidance import lse
 from agentlab.toolkits.base import Slot, Toolkit
 
 #: words a phrase is not made of (they are glue, not names)
@@ -22,8 +23,16 @@ just also so then than too very all any each every one two some more most less s
 did done make made put set get keep change add remove delete move rename give take turn file files want need like
 should stay stays still right now new up down out over under about after before between while when where which what
 who whom whose how why let it's i'd i'm don't doesn't we're they're""".split())
-#: numbers a domain often needs without the request saying them (halving, a right angle)
+#: numbers a domain often needs without the request saying them (halving, a right angle): offered
+#: only when the request names no number at all, so a named value is never outvoted by a made-up one
 DEFAULT_NUMBERS = ("1", "2", "0.5", "90", "180", "270")
+#: numbers people write as words ("three slides", "the second sheet", "half the size")
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth").split()
+_WORD_VALUES = {"half": "0.5", "halve": "0.5", "twice": "2", "double": "2", "triple": "3", "dozen": "12",
+                "hundred": "100", "thousand": "1000"}
 
 
 @dataclass
@@ -41,6 +50,9 @@ class SlotValues:
     settings: list[str] = field(default_factory=list)
     phrases: list[str] = field(default_factory=list)
     numbers: list[str] = field(default_factory=list)
+    #: numbers the request writes as words (a ``number`` slot's candidates, not a checked value:
+    #: "one" is as often a pronoun as a count)
+    word_numbers: list[str] = field(default_factory=list)
     #: runs of 1-8 words of the request (new text is usually the request's own words)
     spans: list[str] = field(default_factory=list)
     #: INI sections of the workspace's settings files
@@ -52,6 +64,8 @@ class SlotValues:
     items: list[str] = field(default_factory=list)
     #: URLs and absolute or home paths the request names, whole (slot kind ``value``)
     urls: list[str] = field(default_factory=list)
+    #: the values the toolkit's catalogue keys take (:attr:`Toolkit.catalogue_values`; kind ``value``)
+    setting_values: list[str] = field(default_factory=list)
     #: the request itself (a named value it mentions narrows its slot to the mentioned ones)
     request: str = ""
 
@@ -73,10 +87,11 @@ class SlotValues:
             return _quoted(list(slot.choices))
         if kind == "bool":
             return ["True", "False"]
-        if kind == "number":
-            return _unique(self.numbers + list(DEFAULT_NUMBERS))
+        if kind == "number":  # what the request says, in digits or words; the defaults only if it says none
+            return _unique(self.numbers + self.word_numbers) or list(DEFAULT_NUMBERS)
         if kind == "value":  # a setting's new value: what the request says, or a yes/no, or "all"
-            return _quoted(self.urls + self.phrases + self.numbers + ["true", "false", "*"])
+            return _quoted(self.urls + self.phrases + self.numbers + self.word_numbers + ["true", "false", "*"]
+                           + self.setting_values)
         if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
             return _quoted(self.spans) or None
         if kind == "anchor":  # existing text the request points at: its runs found in the documents
@@ -109,6 +124,49 @@ def _words(text: str) -> str:
     """``editor.fontSize`` / ``retention_days`` / ``Q3 Sales`` as plain lower-case words."""
     text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+#: log-weight per request word a candidate shares (:func:`word_prior`)
+WORD_PRIOR_WEIGHT = 2.0
+#: slot kinds whose candidates are names the request may call by other words ("the minimap" for
+#: ``editor.minimap.enabled``, "the amounts" for the ``Amount`` column): they get a word prior
+WORD_PRIOR_KINDS = frozenset({"setting", "header", "sheet", "slide", "section", "item", "row_key"})
+#: words that name nothing (the request's glue), for :func:`word_prior`
+_GLUE = frozenset("a an the to of in on at for and or with into from by it is be this that please my your".split())
+
+
+def shared_words(candidate: str, said: set[str]) -> int:
+    """How many of ``candidate``'s words the request says (``said``: its words); a word also
+    matches one it begins, or that begins it, from four letters on ("count" / "counter",
+    "auto" / "automatically", "exclude" / "excludes")."""
+    return sum(1 for w in set(_words(candidate).split()) - _GLUE if any(w == s or (min(len(w), len(s)) >= 4 and (
+        w.startswith(s) or s.startswith(w))) for s in said))
+
+
+def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_WEIGHT) -> tuple[float, ...] | None:
+    """A log-prior over ``candidates``: ``weight`` per request word a candidate shares
+    (:func:`shared_words`), renormalised, so every candidate keeps some mass; ``None`` when no
+    candidate shares a word (no preference). Grounds a name the request calls by its words, as
+    Agent S2's textual grounding finds text on a screen: "switch the minimap off" prefers
+    ``editor.minimap.enabled``. It reads only the request and the candidates."""
+    said = set(_words(request).split()) - _GLUE
+    scores = [weight * shared_words(c, said) for c in candidates]
+    if not scores or max(scores) == 0:
+        return None
+    norm = lse(scores)
+    return tuple(v - norm for v in scores)
+
+
+def flag_prior(name: str, request: str, weight: float = WORD_PRIOR_WEIGHT) -> tuple[tuple[str, float], ...] | None:
+    """A log-prior over a yes/no parameter's values (``True``, ``False``): a flag the request names
+    ("in italics" for ``italic``, "bold" for ``bold``) is preferred on by ``weight``; a flag it does
+    not name gets no prior, since a request can ask for one without its word ("biggest first" is
+    ``descending``)."""
+    said = set(_words(request).split()) - _GLUE
+    if not shared_words(name, said):
+        return None
+    norm = lse((weight, 0.0))
+    return (("True", weight - norm), ("False", -norm))
 
 
 def mentioned(values: list[str], request: str) -> list[str]:
@@ -164,8 +222,11 @@ def request_values(instruction: str) -> SlotValues:
     folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)]
     # a number may end a sentence ("to position 3.") but not run into a letter or another number;
     # sizes written as 310x130 give both sides
-    numbers = re.findall(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?!\w|\.\d)", text)
+    numbers = re.findall(r"(?<![\w.])(?<!\d,)[-+]?\d+(?:\.\d+)?(?!\w|\.\d|,\d{3})", text)
     numbers += [n for pair in re.findall(r"(?<![\w.])(\d+)\s*[x×]\s*(\d+)(?![\w.]|\.\d)", text) for n in pair]
+    # a unit or an ordinal written onto the number (28pt, 12px, 1.5x, 3rd) and thousands with commas
+    numbers += re.findall(r"(?<![\w.])(\d+(?:\.\d+)?)(?=[A-Za-z]{1,3}\b)", text)
+    numbers += [m.replace(",", "") for m in re.findall(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+)(?![\w,]|\.\d)", text)]
     cells = [c.upper() for c in re.findall(r"\b([A-Za-z]{1,2}[1-9]\d{0,4})\b", text) if re.search(r"\d", c)
              and not re.fullmatch(r"[A-Za-z]\d+[a-z]", c)]
     columns = [m.group(1).upper() for m in re.finditer(r"\bcolumns?\s+([A-Za-z])\b", text)]
@@ -180,8 +241,33 @@ def request_values(instruction: str) -> SlotValues:
     urls += re.findall(r"(?<![\w/])\.[A-Za-z][A-Za-z0-9]{1,4}\b", text)  # a file kind: ".mp3"
     # a relative path without an extension names a file too (an mbox folder: Mail/Invoices)
     files += [m for m in re.findall(r"(?<![\w/.~-])((?:[\w-]+/)+[\w-]+)(?![\w/.])", text) if m not in files]
-    return SlotValues(mentioned_files=files, folders=folders, cells=cells, headers=columns, numbers=numbers,
+    return SlotValues(mentioned_files=files, folders=folders, cells=cells, headers=columns, numbers=_unique(numbers),
+                      word_numbers=word_numbers(text),
                       phrases=_unique(quoted + words + pairs), spans=_spans(text), urls=_unique(urls), request=text)
+
+
+def word_numbers(text: str) -> list[str]:
+    """The numbers ``text`` writes as words, as digits: ``three`` 3, ``twenty-five`` 25, ``the
+    second`` 2, ``half`` 0.5, ``a dozen`` 12 (whole numbers up to 99, ordinals up to twelfth)."""
+    out: list[str] = []
+    words = re.findall(r"[a-z]+", text.lower())
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in _TENS:
+            value = _TENS[w]
+            if i + 1 < len(words) and words[i + 1] in _UNITS[1:10]:
+                value += _UNITS.index(words[i + 1])
+                i += 1
+            out.append(str(value))
+        elif w in _UNITS:
+            out.append(str(_UNITS.index(w)))
+        elif w in _ORDINALS:
+            out.append(str(_ORDINALS.index(w) + 1))
+        elif w in _WORD_VALUES:
+            out.append(_WORD_VALUES[w])
+        i += 1
+    return _unique(out)
 
 
 def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
@@ -197,7 +283,8 @@ def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
         if rel.parts[0].startswith(".agentlab"):
             continue
         (folders if p.is_dir() else files).append(rel.as_posix())
-    values = SlotValues(files=files, folders=folders, settings=list(kit.catalogue))
+    values = SlotValues(files=files, folders=folders, settings=list(kit.catalogue),
+                        setting_values=list(kit.catalogue_values))
     for f in files:
         path, suffix = root / f, Path(f).suffix.lower()
         try:

@@ -134,3 +134,19 @@ def test_fail_ends_even_when_its_program_fails(tmp_path, task, pool, scripted) -
     llm = scripted([py("raise SystemExit(2)", "FAIL")])
     res, _, traj = episode(tmp_path, task, pool, llm)
     assert (res.status, res.steps, len(llm.prompts)) == ("failed", 1, 1) and traj.steps[-1].done
+
+
+def test_the_same_failing_program_twice_ends_the_episode(tmp_path, task, pool, scripted, solution) -> None:
+    """A repeat of a failing program, word for word, stops the episode (a row that says so) instead
+    of burning the remaining steps; a different program after a failure, or a repeated one that
+    succeeds, goes on."""
+    llm = scripted([py("raise SystemExit(2)"), py("raise SystemExit(2)"), py(solution, "DONE")])
+    res, ws, traj = episode(tmp_path, task, pool, llm, max_steps=5)
+    assert (res.status, res.steps) == ("failed", 2) and "same failing program" in (res.error or "")
+    assert len(llm.replies) == 1 and traj.steps[-1].done  # the third reply was never asked for
+    llm = scripted([py("raise SystemExit(2)"), py("raise SystemExit(3)"), py(solution, "DONE")])
+    res, ws, _ = episode(tmp_path / "b", task, pool, llm, max_steps=5)
+    assert (res.status, res.steps) == ("done", 3) and task.evaluate(ws.root).success
+    llm = scripted([py("print(1)"), py("print(1)"), py(solution, "DONE")])
+    res, _, _ = episode(tmp_path / "c", task, pool, llm, max_steps=5)
+    assert (res.status, res.steps) == ("done", 3)

@@ -60,15 +60,23 @@ class CalcPolicy:
     def __init__(self) -> None:
         self.stage = 0
         self.seen: list[str] = []
+        self.jumps = 0
 
     def __call__(self, messages: list[ChatMessage]) -> str:
         screen = _screen(messages)
         self.seen.append(screen)
         if self.stage == 0:
             self.stage = 1
+            self.jumps += 1
             name_box = _element(screen, r'text "A1"$')
             assert name_box is not None, f"no Name Box listed:\n{screen}"
             return _reply(f'type("A4\\n", {name_box})', "jumped to A4")
+        if self.stage == 1 and _element(screen, r'text "A4"$') is None and self.jumps < 3:
+            # Calc's toolbars can still move after the window looks settled: the click may have
+            # opened the Function Wizard beside the Name Box. Close what opened and try again, as
+            # a person would (tests/envs/desktop/test_calc.py does the same)
+            self.stage = 0
+            return _reply('hotkey("esc")', "the Name Box did not take A4; closing what opened")
         if self.stage == 1:
             self.stage = 2
             return _reply('type("Total\\t60\\n")', "typed Total and 60")
@@ -93,11 +101,14 @@ def test_gui_agent_completes_a_calc_task_under_xvfb(tmp_path, pool, scripted) ->
     policy = CalcPolicy()
     llm = scripted([policy] * 12)
     t0 = time.monotonic()
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path,
-                   options=ExecOptions(max_steps=10, envs=TaskEnvOptions(app_start_timeout_s=240)))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path,  # the window, not the file route
+                   options=ExecOptions(max_steps=10, runner_options={"route": "gui"},
+                                       envs=TaskEnvOptions(app_start_timeout_s=240)))
     elapsed = time.monotonic() - t0
     assert row["error"] is None, row["error"]
-    assert (row["success"], row["score"], row["status"], row["agents"]) == (True, 1.0, "done", ["CalcAgent"])
+    last = policy.seen[-1] if policy.seen else ""
+    assert (row["success"], row["score"], row["status"], row["agents"]) == (True, 1.0, "done", ["CalcAgent"]), (
+        f"stage {policy.stage}, {policy.jumps} jump(s), status {row['status']}; last screen:\n{last[:3000]}")
     assert policy.stage == 4 and row["steps"] >= 4
     print(f"\ndesktop calc task end to end: setup_s={row['setup_s']:.1f} seconds={row['seconds']:.1f} "
           f"(wall {elapsed:.1f}) steps={row['steps']} llm_calls={row['llm_calls']}")

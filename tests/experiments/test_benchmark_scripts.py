@@ -171,6 +171,27 @@ def test_execution_accuracy_smoke(tmp_path, capsys):
     assert len(rows) == 1 and '"router": "gt"' in rows[0]
 
 
+@pytest.mark.slow
+def test_table1_smoke(tmp_path, capsys):
+    """Table 1 with the real embedded model on two dev2 tasks, ground truth and one generalist arm;
+    run again, it resumes (nothing new runs) and rebuilds the same table; --report-only reads it."""
+    res, rec, out_dir = tmp_path / "t1.md", tmp_path / "t1.json", tmp_path / "run"
+    args = ("--quick", "--max-new-tokens", "16", "--out", str(out_dir), "--results", str(res), "--record", str(rec))
+    first = summary(run(capsys, "table1", *args))
+    assert first["tasks"] == "2" and set(first) >= {"acc_gt", "acc_generalist-s2"}
+    text = res.read_text()
+    assert "Command: `python benchmarks/table1.py --quick" in text and "SmolLM2-135M-Instruct" in text
+    assert "| method |" in text and "| **gt** |" in text and "lost to routing" in text
+    rows = (out_dir / "dev2" / "arms" / "gt" / "results.jsonl").read_text().splitlines()
+    assert len(rows) == 2
+    again = summary(run(capsys, "table1", *args))
+    assert again == first
+    assert summary(run(capsys, "table1", *args, "--report-only")) == first
+    import json
+
+    assert json.loads(rec.read_text())["cells"]["gt"]["all"][1] == 2
+
+
 @needs_lists
 @pytest.mark.slow
 def test_routing_smoke_hybrid_and_project_set(tmp_path, capsys):

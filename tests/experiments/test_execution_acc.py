@@ -13,26 +13,9 @@ from agentlab.errors import ConfigError, DataError
 from agentlab.tasks.spec import ExecTask, load_tasks
 from agentlab.experiments.execution_acc import ExecAccConfig, pick_tasks, run
 from agentlab.fileio import read_jsonl
-from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
+from agentlab.llm.base import LLMBackend
 
-
-class ReplayReference(LLMBackend):
-    """TEST DOUBLE, not a model: the task's reference solution + DONE for tasks in ``solve``, else FAIL."""
-
-    model_id = "scripted-reference-replay"
-
-    def __init__(self, tasks: list[ExecTask], solve: set[str]) -> None:
-        self.replies = {t.instruction: f"```{t.reference_solution.language}\n{t.reference_solution.code}\n```\nDONE"
-                        for t in tasks if t.reference_solution is not None and t.id in solve}
-        self.calls = 0
-
-    def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
-        self.calls += 1
-        first = messages[1].content
-        return [next((r for ins, r in self.replies.items() if ins in first), "FAIL")]
-
-    def complete(self, prompt: str, params: SamplingParams | None = None) -> list[str]:
-        raise AssertionError("code agents only chat")
+from .conftest import ReplayReference
 
 
 @pytest.fixture(scope="module")

@@ -57,6 +57,15 @@ def test_a_failed_call_is_shown_and_the_agent_tries_again(tmp_path, pool) -> Non
     assert frame["result"].iloc[1] == "deleted slide 2; 3 left"
 
 
+def test_the_same_failing_calls_twice_end_the_episode_with_a_row_that_says_so(tmp_path, pool) -> None:
+    task = load_task(tasks_dir() / "impress-delete-draft-slide.json")
+    wrong = "delete_slide('roadmap.pptx', 'Summary of 2019')"
+    llm = Scripted([wrong, wrong, "delete_slide('roadmap.pptx', 'Draft notes')\ndone()"])
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4))
+    assert (row["success"], row["steps"], row["status"]) == (False, 2, "failed"), row
+    assert row["error"] is None and "same failing calls" in row["agent_error"]  # the agent's end, not a harness error
+
+
 def test_an_unusable_reply_is_corrected_and_a_program_is_never_run(tmp_path, pool) -> None:
     task = load_task(tasks_dir() / "os-proxy-off.json")
     llm = Scripted(["import os\nos.system('rm -rf /')", "set_ini_value('app.ini', 'proxy', 'enabled', 'false')\ndone()"])

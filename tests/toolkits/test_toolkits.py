@@ -207,3 +207,33 @@ def test_numbers_that_end_a_sentence_or_a_size_and_one_digit_values_are_offered(
     assert "4" in request_values("Set the editor's tab size to 4").phrases  # a setting's value, as text
     assert request_values("Keep version 1.2.3 as it is").numbers == []  # not a number, and not three
     assert request_values("Rename sheet2 to Q3").numbers == []  # digits inside words stay words
+
+
+def test_numbers_as_people_write_them_and_no_made_up_number_beside_a_named_one() -> None:
+    """Units written onto a number, thousands with commas and numbers in words are read from the
+    request; the domain's default numbers are offered only when the request names none."""
+    from agentlab.toolkits.base import Slot
+    from agentlab.toolkits.slots import DEFAULT_NUMBERS, request_values, word_numbers
+
+    said = request_values("Make the title 28pt, the margins 12px and cap the total at 1,200.")
+    assert said.numbers == ["28", "12", "1200"]
+    assert word_numbers("Move the chart to the third slide, add twenty-five rows and halve the size") == ["3", "25", "0.5"]
+    assert word_numbers("Keep it tidy") == []
+    number = Slot("number")
+    assert request_values("Put the logo on the second slide").candidates(number) == ["2"]
+    assert request_values("Rotate photo.png 45 degrees").candidates(number) == ["45"]
+    assert request_values("Turn the photo upright").candidates(number) == list(DEFAULT_NUMBERS)
+    assert request_values("Rename sheet2 to Q3, version 1.2.3").numbers == []  # digits inside words stay words
+
+
+def test_a_whole_number_slot_falls_back_to_whole_defaults_when_the_request_names_only_decimals(tmp_path: Path) -> None:
+    kit = load_toolkit("sheets")
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.title = "Data"
+    wb.create_sheet("Notes")
+    wb.save(tmp_path / "budget.xlsx")
+    values = merge(request_values("Move the Notes sheet of budget.xlsx by 0.5"), workspace_values(tmp_path, kit))
+    positions = CallGrammar.build(kit, values).tools["move_sheet"][2]
+    assert positions and all(p.isdigit() for p in positions) and "0.5" not in positions

@@ -73,7 +73,8 @@ def test_run_task_carries_a_calc_task_out_with_an_s2_document(tmp_path, s2) -> N
     agents = tmp_path / "agents"
     agents.mkdir()
     doc = (Path(__file__).parents[3] / "data" / "agents" / "desktop" / "CalcAgent.md").read_text()
-    doc = doc.replace("name: CalcAgent", "name: AgentS2").replace("runner: gui", "runner: s2\nrunner_options:\n  ocr: false")
+    doc = doc.replace("name: CalcAgent", "name: AgentS2").replace("runner_options:\n  file_agent: SheetAgent\n", "")
+    doc = doc.replace("runner: gui", "runner: s2\nrunner_options:\n  ocr: false")
     (agents / "AgentS2.md").write_text(doc)
     pool = AgentPool.from_dir(agents)
     assert pool.get("AgentS2").runner == "s2"

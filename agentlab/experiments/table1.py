@@ -1,0 +1,381 @@
+"""AgentStore's Table 1 on this workbench: every task set, every router, the generalists.
+
+The paper's first table compares the store (a MetaAgent routing each task to a specialist)
+with single generalists, domain by domain. Here one *measurement* runs each task set of the
+project (:data:`TASK_SETS`) under every arm -- ground truth, each router of
+:data:`~agentlab.metaagent.router.ROUTERS` under the store's policy, and the generalists
+(:data:`GENERALIST_ARMS`: one agent per environment, as the paper's single-generalist rows) --
+through :func:`agentlab.experiments.execution_acc.run`, so an episode is shared by every arm
+that chose the same agent for a task (greedy decoding: it is the same episode) and every
+(task, agent) pair lives in a resumable ``agentlab exec`` run folder
+(``<out>/<set>/by_agent/<agent>/``); each arm's rows are also written in the ``agentlab exec``
+format to ``<out>/<set>/arms/<arm>/results.jsonl``.
+
+:class:`Table1` reads the rows back into the paper's layout -- methods as rows, domains as
+columns, each cell ExecutionAcc with its 95 % Wilson interval -- beside routing accuracy and the
+cost per task, and splits each arm's gap to ground truth into what routing lost (tasks ground
+truth solved that the arm sent elsewhere and failed) and what it won (tasks the arm sent
+elsewhere and solved where ground truth failed). Execution errors are the tasks the gold agent
+itself failed; an arm that routes right shares them, since it runs the very same episode.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlab.errors import ConfigError
+from agentlab.eval.variance import wilson_interval
+from agentlab.experiments import execution_acc as ea
+from agentlab.experiments.markdown import table
+from agentlab.fileio import read_jsonl
+from agentlab.llm.base import LLMBackend
+from agentlab.llm.roles import Backends, ModelsFile
+from agentlab.metaagent.router import ROUTERS
+from agentlab.parallel import Scale
+from agentlab.paths import data_dir
+from agentlab.pool import AgentPool
+from agentlab.run.episode import NoAgentChosen, RouteFn, RouterRoute, router_route
+from agentlab.tasks.spec import ExecTask, load_tasks
+
+log = logging.getLogger(__name__)
+
+#: the project's task sets: name -> folder under ``data/`` (the shipped tasks of every
+#: environment, the two workspace development sets, the desktop held-out set and v2)
+TASK_SETS: dict[str, str] = {
+    "tasks": "tasks",
+    "dev1": "tasks_heldout",
+    "dev2": "tasks_dev2",
+    "desktop_heldout": "tasks_desktop_heldout",
+    "v2": "tasks_heldout_v2",
+}
+
+#: the single-generalist arms: per environment, the one agent that does every task of it
+GENERALIST_ARMS: dict[str, dict[str, str]] = {
+    "generalist-s2": {"workspace": "Friday", "desktop": "AgentS2", "phone": "AppAgent"},
+    "generalist-pc": {"workspace": "Friday", "desktop": "PCAgent", "phone": "AppAgent"},
+}
+
+#: every arm in the table's order: ground truth, the routers, the generalists
+ARMS: tuple[str, ...] = (*ROUTERS, *GENERALIST_ARMS)
+
+def parse_arm(name: str) -> tuple[str, int | None]:
+    """``hybrid@10`` -> (``hybrid``, 10); a plain arm -> (name, None). Unknown names: one line.
+    ``<router>@<k>`` (Figure 3 on the execution axis) is the store with only the first ``k`` agents
+    of :func:`enrolment_order` enrolled (distractors of other devices included), routed as usual."""
+    base, _, size = name.partition("@")
+    if size:
+        if base not in ROUTERS or base == "gt" or not size.isdigit() or int(size) < 1:
+            raise ConfigError(f"arm {name!r}: a store of k agents is <router>@<k> with a router of "
+                              f"{', '.join(r for r in ROUTERS if r != 'gt')} and k >= 1")
+        return base, int(size)
+    if name not in ARMS:
+        raise ConfigError(f"unknown arm {name!r}; known: {', '.join(ARMS)}, or <router>@<k> (a store of k agents)")
+    return name, None
+
+
+def enrolment_order(pool: AgentPool, seed: int = 0) -> list[str]:
+    """The order agents join the store in the growth arms: a seeded shuffle of every agent of the
+    pool (every device's: the others are distractors a router may still rank first)."""
+    import random
+
+    names = sorted(d.name for d in pool)
+    random.Random(seed).shuffle(names)
+    return names
+
+
+class StoreOfK:
+    """A route over a router built on the whole pool, restricted to the agents enrolled so far: what
+    AgentToken promises (a token per agent, added or removed without retraining the others), and
+    for every router the same restriction of its ranking."""
+
+    def __init__(self, base: RouterRoute, enrolled: Sequence[str], label: str) -> None:
+        self.base, self.enrolled, self.label = base, frozenset(enrolled), label
+
+    def __call__(self, task: ExecTask) -> str:
+        acting = self.base.acting(task.env) & self.enrolled
+        if not acting:
+            raise NoAgentChosen(f"{self.label} chose no agent: none of them acts on a {task.env} task",
+                                where=task.source or task.id)
+        decided = self.base.router.route([task], acting=acting, policy=self.base.policy)[0]
+        if decided.agent is None or decided.agent not in acting:
+            why = f": {' '.join(decided.error.split())}" if decided.error else ""
+            raise NoAgentChosen(f"{self.label} chose no agent{why}", where=task.source or task.id)
+        return decided.agent
+
+
+#: the paper's column order (its domains, then the phone apps); a domain not listed goes after them
+DOMAIN_ORDER: tuple[str, ...] = ("os", "calc", "impress", "writer", "vlc", "thunderbird", "chrome", "vscode",
+                                 "gimp", "general")
+
+
+class Table1Config(BaseModel):
+    """One Table 1 measurement (the benchmark's flags or a notebook's parameter cell fill it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sets: list[str] = Field(default_factory=lambda: list(TASK_SETS))
+    arms: list[str] = Field(default_factory=lambda: list(ARMS))
+    #: at most this many tasks per set, round-robin over its domains (None: all)
+    per_set: int | None = Field(None, ge=1)
+    envs: list[str] = Field(default_factory=lambda: ["workspace", "desktop", "phone"])
+    max_steps: int = Field(4, ge=1)
+    max_new_tokens: int | None = Field(256, ge=16)
+    time_limit_s: float = Field(600.0, gt=0)
+    seed: int = 0
+
+    def check(self) -> None:
+        """One line naming what is unknown, before anything runs."""
+        bad_sets = [s for s in self.sets if s not in TASK_SETS]
+        if bad_sets:
+            raise ConfigError(f"unknown task set(s) {', '.join(bad_sets)}; known: {', '.join(TASK_SETS)}")
+        for arm in self.arms:
+            parse_arm(arm)
+        if not self.arms or not self.sets:
+            raise ConfigError("a Table 1 run needs at least one set and one arm")
+
+
+def set_tasks(name: str, config: Table1Config) -> list[ExecTask]:
+    """The tasks of set ``name`` this measurement runs (single-agent, of its envs, capped per set)."""
+    folder = data_dir() / TASK_SETS[name]
+    if not folder.is_dir():
+        raise ConfigError(f"task set '{name}': no folder {folder}")
+    return ea.pick_tasks(load_tasks(folder), config.per_set, config.envs)
+
+
+def generalist_route(arm: str, pool: AgentPool) -> RouteFn:
+    """The route of a generalist arm: its agent for the task's environment (checked against the pool now)."""
+    by_env = GENERALIST_ARMS[arm]
+    for agent in by_env.values():
+        pool.get(agent)  # an unknown name fails here, before anything runs
+
+    def route(task: ExecTask) -> str:
+        agent = by_env.get(task.env)
+        if agent is None:
+            raise ConfigError(f"{arm}: no generalist for env '{task.env}'", where=task.id)
+        return agent
+    return route
+
+
+@dataclass
+class Table1:
+    """Every arm's rows over every set (``results.jsonl`` rows with ``set`` added), and the gold agents."""
+
+    rows: dict[str, list[dict[str, Any]]]
+    gold: dict[str, str] = field(default_factory=dict)
+    #: sets read back from an interrupted run (the tasks whose episodes finished; arms may differ in n)
+    partial: list[str] = field(default_factory=list)
+
+    # -- reading ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, out: Path) -> Table1:
+        """The table from a run folder written by :func:`run` (per set: ``arms/<arm>/results.jsonl``
+        and the arms' decisions, which also name the gold agents): what notebook 04 and the
+        benchmark's report read back. Each set keeps its own files, so two processes may run two
+        sets into one folder at once."""
+        rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        gold: dict[str, str] = {}
+        partial: list[str] = []
+        folders = sorted(p for p in out.iterdir() if p.is_dir()) if out.is_dir() else []
+        for folder in folders:
+            decided = ea.read_decisions(folder)
+            if decided is None:
+                continue
+            gold.update(decided.get("gold") or {})
+            arms = sorted(folder.glob("arms/*/results.jsonl"))
+            # arms written before the latest decisions belong to an earlier, smaller invocation
+            stamp = (folder / ea.DECISIONS).stat().st_mtime
+            if arms and max(a.stat().st_mtime for a in arms) >= stamp:
+                for results in arms:
+                    rows[results.parent.name] += [{**r, "set": folder.name} for r in read_jsonl(results)]
+                continue
+            partial.append(folder.name)  # a set interrupted mid-run: the episodes it has
+            for arm, arm_rows in (ea.partial_rows(folder) or {}).items():
+                rows[arm] += [{**r, "set": folder.name} for r in arm_rows]
+        if not rows:
+            raise ConfigError(f"no Table 1 rows under {out} (expected <set>/arms/<arm>/results.jsonl)")
+        try:
+            ordered = arms_of(list(rows))
+        except ConfigError:  # a folder with an arm this version does not know: alphabetical
+            ordered = sorted(rows)
+        return cls(rows={a: rows[a] for a in ordered}, gold=gold, partial=partial)
+
+    def domains(self) -> list[str]:
+        """The table's columns: the paper's domains first, then any other in alphabetical order."""
+        seen = {r["domain"] for rows in self.rows.values() for r in rows}
+        return [d for d in DOMAIN_ORDER if d in seen] + sorted(seen - set(DOMAIN_ORDER))
+
+    # -- the figures ----------------------------------------------------------------------------
+    def cells(self) -> dict[str, dict[str, tuple[int, int]]]:
+        """arm -> domain (and ``all``) -> (successes, tasks); a harness error counts as a failure."""
+        out: dict[str, dict[str, tuple[int, int]]] = {}
+        for arm, rows in self.rows.items():
+            by: dict[str, list[bool]] = defaultdict(list)
+            for r in rows:
+                by[r["domain"]].append(bool(r.get("success")))
+                by["all"].append(bool(r.get("success")))
+            out[arm] = {d: (sum(v), len(v)) for d, v in by.items()}
+        return out
+
+    def routing_accuracy(self, arm: str) -> float | None:
+        """The share of the arm's tasks routed to the gold agent (None: no gold agent known)."""
+        rows = [r for r in self.rows[arm] if r["id"] in self.gold]
+        if not rows:
+            return None
+        return sum(1 for r in rows if r.get("agents") and r["agents"][0] == self.gold[r["id"]]) / len(rows)
+
+    def gap(self, arm: str, reference: str = "gt") -> dict[str, int]:
+        """The arm's gap to ``reference`` in tasks. ``lost``: the arm sent the task to another
+        agent than the gold one and failed where the reference solved it; ``won``: sent elsewhere
+        and solved where the reference failed; ``execution``: sent to the gold agent, which failed
+        (the reference's own failures, shared: it is the same episode); ``tasks``: compared.
+        With the gold agent the arm runs the reference's very episode, so
+        ``reference - arm = lost - won`` in tasks."""
+        ref = {r["id"]: bool(r.get("success")) for r in self.rows.get(reference, [])}
+        out = {"lost": 0, "won": 0, "execution": 0, "tasks": 0}
+        for r in self.rows[arm]:
+            if r["id"] not in ref:
+                continue
+            out["tasks"] += 1
+            right = bool(r.get("agents")) and r["agents"][0] == self.gold.get(r["id"])
+            ok = bool(r.get("success"))
+            if right:
+                out["execution"] += int(not ok)
+            else:
+                out["lost"] += int(ref[r["id"]] and not ok)
+                out["won"] += int(ok and not ref[r["id"]])
+        return out
+
+    def cost(self, arm: str) -> dict[str, float]:
+        """Means per task of the arm's steps, model calls, tokens and seconds."""
+        rows = self.rows[arm]
+        n = max(len(rows), 1)
+        return {f: sum(float(r.get(f) or 0) for r in rows) / n for f in ea.COST_FIELDS}
+
+    # -- the tables -------------------------------------------------------------------------------
+    def accuracy_lines(self) -> list[str]:
+        """The paper's layout: methods as rows, domains (and ``all``) as columns, each cell
+        ``ExecutionAcc % [95 % interval]`` and its task count."""
+        cols = [*self.domains(), "all"]
+        cells = self.cells()
+        body = []
+        for arm in self.rows:
+            line: list[object] = [f"**{arm}**" if arm == "gt" else arm]
+            for d in cols:
+                k, n = cells[arm].get(d, (0, 0))
+                if n == 0:
+                    line.append("-")
+                    continue
+                lo, hi = wilson_interval(k, n)
+                line.append(f"{100 * k / n:.0f} [{100 * lo:.0f}-{100 * hi:.0f}] n={n}")
+            body.append(line)
+        return table(["method", *cols], body)
+
+    def set_lines(self) -> list[str]:
+        """Per arm and task set: solved / tasks (%): the sets differ in how they are worded (the
+        project's own words, people's words written blind), so the overall figure hides them."""
+        sets = sorted({r.get("set", "") for rows in self.rows.values() for r in rows})
+        body = []
+        for arm, rows in self.rows.items():
+            line: list[object] = [arm]
+            for name in sets:
+                got = [bool(r.get("success")) for r in rows if r.get("set", "") == name]
+                line.append(f"{sum(got)}/{len(got)} ({100 * sum(got) / len(got):.1f} %)" if got else "-")
+            body.append(line)
+        return table(["arm", *sets], body)
+
+    def summary_lines(self) -> list[str]:
+        """Per arm: ExecutionAcc, its ratio to ground truth, routing accuracy, the gap split and cost."""
+        cells = self.cells()
+        gt = cells.get("gt", {}).get("all")
+        body = []
+        for arm in self.rows:
+            k, n = cells[arm]["all"]
+            lo, hi = wilson_interval(k, n)
+            ratio = f"{(k / n) / (gt[0] / gt[1]):.2f}" if gt and gt[0] and n else "-"
+            route = self.routing_accuracy(arm)
+            g = self.gap(arm) if "gt" in self.rows and arm != "gt" else None
+            c = self.cost(arm)
+            body.append([arm, n, f"{k} ({100 * k / max(n, 1):.1f} %)", f"{100 * lo:.1f}-{100 * hi:.1f}", ratio,
+                         "-" if route is None else f"{100 * route:.1f}",
+                         "-" if g is None else g["lost"], "-" if g is None else g["won"],
+                         sum(1 for r in self.rows[arm] if r.get("error")),
+                         f"{c['steps']:.1f}", f"{c['llm_calls']:.1f}", f"{c['tokens_in']:.0f}", f"{c['seconds']:.1f}"])
+        return table(["arm", "tasks", "solved", "95 % interval", "x ground truth", "routed to gold %",
+                      "lost to routing", "won by routing", "harness errors", "steps / task", "model calls / task",
+                      "tokens in / task", "seconds / task"], body)
+
+
+def run(config: Table1Config, pool: AgentPool, llm: LLMBackend | Backends, out: Path, *,
+        progress: bool = True, retry_errors: bool = False,
+        on_set: Callable[[str, int], None] | None = None,
+        scale: Scale | None = None, models: ModelsFile | None = None) -> Table1:
+    """Every set of ``config`` under every arm (resumable: ``out`` keeps each episode), then the table.
+    ``on_set(name, tasks)`` is told as each set starts (a progress line). ``scale``: Ray workers
+    or an existing cluster for the episodes, built from ``models`` (the configuration ``llm`` was
+    loaded from); the rows are the serial run's, timings aside."""
+    config.check()
+    routes: dict[str, RouteFn] = {arm: generalist_route(arm, pool) for arm in config.arms if arm in GENERALIST_ARMS}
+    growth = [(arm, *parse_arm(arm)) for arm in config.arms if "@" in arm]
+    if growth:
+        order = enrolment_order(pool, config.seed)
+        bases: dict[str, RouterRoute] = {}
+        for arm, kind, k in growth:
+            if kind not in bases:
+                built = router_route(kind, pool)
+                assert isinstance(built, RouterRoute)
+                bases[kind] = built
+            routes[arm] = StoreOfK(bases[kind], order[:k], f"router '{kind}' over {k} agent(s)")
+    for name in config.sets:
+        tasks = set_tasks(name, config)
+        if not tasks:
+            log.warning("table 1: set '%s' has no task of envs %s; skipped", name, config.envs)
+            continue
+        if on_set is not None:
+            on_set(name, len(tasks))
+        sub = ea.ExecAccConfig(arms=config.arms, tasks=None, envs=config.envs, max_steps=config.max_steps,
+                               max_new_tokens=config.max_new_tokens, time_limit_s=config.time_limit_s, seed=config.seed)
+        ea.run(tasks, pool, llm, sub, out / name, progress=progress, routes=routes, retry_errors=retry_errors,
+               scale=scale, models=models)
+    return Table1.load(out)
+
+
+def record_heatmap(path: Path) -> tuple[dict[str, dict[str, float | None]], dict[str, dict[str, int]], dict[str, Any]]:
+    """The committed record ``benchmarks/table1.py`` writes (``table1_record.json``) as
+    :func:`agentlab.viz.accuracy_heatmap` takes it -- ExecutionAcc and task counts per arm and
+    domain, ``all`` last -- and its header (command, model, config): notebook 04 draws it
+    without measuring anything."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cells, domains = data["cells"], [*data["domains"], "all"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"not a Table 1 record: {exc}", where=path) from None
+    rates: dict[str, dict[str, float | None]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for arm, by in cells.items():
+        rates[arm] = {d: (by[d][0] / by[d][1] if d in by and by[d][1] else None) for d in domains}
+        counts[arm] = {d: int(by[d][1]) if d in by else 0 for d in domains}
+    return rates, counts, {k: data.get(k) for k in ("command", "model", "config")}
+
+
+def arms_of(names: Sequence[str]) -> list[str]:
+    """``names`` checked (:func:`parse_arm`; ``all``: every arm of :data:`ARMS`), in the table's
+    order: the plain arms, then the growth arms by router and size."""
+    if list(names) == ["all"]:
+        return list(ARMS)
+    parsed = {n: parse_arm(n) for n in names}
+    plain = [a for a in ARMS if a in names]
+    grown = sorted((n for n, (_, k) in parsed.items() if k is not None),
+                   key=lambda n: (list(ROUTERS).index(parsed[n][0]), parsed[n][1]))
+    return plain + grown
+
+
+__all__ = ["ARMS", "GENERALIST_ARMS", "TASK_SETS", "StoreOfK", "enrolment_order", "parse_arm", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
+           "set_tasks"]

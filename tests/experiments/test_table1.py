@@ -1,0 +1,174 @@
+"""Table 1: every set under every arm, episodes shared, the paper's layout, the gap split honestly.
+
+A scripted test double (not a model) replays reference solutions, so what is checked is the
+bookkeeping: which agent ran which task, which rows each arm gets, and the figures read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentlab.errors import ConfigError
+from agentlab.experiments import table1 as t1
+
+from .conftest import ReplayReference
+
+
+def _row(task: str, domain: str, agent: str, success: bool) -> dict[str, object]:
+    return {"id": task, "domain": domain, "agents": [agent], "success": success, "steps": 1, "llm_calls": 1,
+            "tokens_in": 10, "tokens_out": 2, "seconds": 1.0, "error": None}
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=1, max_size=40))
+def test_the_gap_to_ground_truth_is_what_routing_lost_minus_what_it_won(cases: list[tuple[bool, bool, bool]]) -> None:
+    """``gt - arm = lost - won``: with the gold agent an arm runs ground truth's very episode, so
+    every difference comes from a task it sent elsewhere; execution errors are its gold-agent failures."""
+    gold, gt, arm = {}, [], []
+    for i, (gt_ok, routed_right, other_ok) in enumerate(cases):
+        tid = f"t{i}"
+        gold[tid] = "Gold"
+        gt.append(_row(tid, "calc", "Gold", gt_ok))
+        arm.append(_row(tid, "calc", "Gold", gt_ok) if routed_right else _row(tid, "calc", "Other", other_ok))
+    table = t1.Table1(rows={"gt": gt, "agenttoken": arm}, gold=gold)
+    g = table.gap("agenttoken")
+    solved = table.cells()
+    assert solved["gt"]["all"][0] - solved["agenttoken"]["all"][0] == g["lost"] - g["won"]
+    assert g["execution"] == sum(1 for ok, right, _ in cases if right and not ok)
+    assert g["tasks"] == len(cases)
+    assert table.routing_accuracy("agenttoken") == pytest.approx(sum(1 for _, r, _ in cases if r) / len(cases))
+
+
+def test_the_layout_puts_methods_in_rows_and_domains_in_the_papers_order_with_intervals() -> None:
+    rows = {"gt": [_row("a", "writer", "W", True), _row("b", "writer", "W", False), _row("c", "os", "F", False),
+                   _row("d", "clock", "C", True)],
+            "generalist-s2": [_row("a", "writer", "Friday", False), _row("b", "writer", "Friday", False),
+                              _row("c", "os", "Friday", False), _row("d", "clock", "AppAgent", False)]}
+    table = t1.Table1(rows=rows, gold={"a": "W", "b": "W", "c": "F", "d": "C"})
+    assert table.domains() == ["os", "writer", "clock"]  # the paper's domains first, then the phone apps
+    lines = table.accuracy_lines()
+    assert lines[0] == "| method | os | writer | clock | all |"
+    assert lines[2].startswith("| **gt** | 0 [0-79] n=1 | 50 [9-91] n=2 | 100 [21-100] n=1 | 50 [15-85] n=4 |")
+    for arm in rows:
+        for i, r in enumerate(rows[arm]):
+            r["set"] = "dev1" if i < 2 else "v2"
+    assert table.set_lines()[2:] == ["| gt | 1/2 (50.0 %) | 1/2 (50.0 %) |",
+                                     "| generalist-s2 | 0/2 (0.0 %) | 0/2 (0.0 %) |"]
+    summary = "\n".join(table.summary_lines())
+    assert "| generalist-s2 | 4 | 0 (0.0 %) |" in summary and "| 0.00 |" in summary
+
+
+def test_unknown_sets_and_arms_are_refused_in_one_line() -> None:
+    with pytest.raises(ConfigError, match="unknown task set.*nope"):
+        t1.Table1Config(sets=["nope"]).check()
+    with pytest.raises(ConfigError, match="unknown arm.*best"):
+        t1.arms_of(["gt", "best"])
+    assert t1.arms_of(["all"]) == list(t1.ARMS)
+    assert t1.arms_of(["generalist-s2", "gt"]) == ["gt", "generalist-s2"]
+
+
+def test_a_run_shares_episodes_writes_exec_rows_and_resumes(tmp_path: Path, pool) -> None:
+    config = t1.Table1Config(sets=["dev2"], arms=["gt", "embedding", "generalist-s2"], per_set=3, envs=["workspace"],
+                             max_steps=2, max_new_tokens=64)
+    tasks = t1.set_tasks("dev2", config)
+    assert len(tasks) == 3 and len({t.domain for t in tasks}) == 3
+    llm = ReplayReference(tasks, {tasks[0].id, tasks[1].id})
+    table = t1.run(config, pool, llm, tmp_path, progress=False)
+    gt = table.rows["gt"]
+    assert [r["id"] for r in gt] == [t.id for t in tasks] and [r["success"] for r in gt] == [True, True, False]
+    assert all(r["set"] == "dev2" for r in gt)
+    # every generalist row is Friday's (workspace), and it replays the same references
+    assert {r["agents"][0] for r in table.rows["generalist-s2"]} == {"Friday"}
+    assert (tmp_path / "dev2" / "arms" / "embedding" / "results.jsonl").is_file()
+    assert (tmp_path / "dev2" / "decisions.json").is_file() and set(table.gold) == {t.id for t in tasks}
+    # an arm that chose the gold agent got ground truth's very row
+    for a, b in zip(gt, table.rows["embedding"], strict=True):
+        if b["agents"] and b["agents"][0] == table.gold[b["id"]]:
+            assert a["success"] == b["success"] and a["trajectory"] == b["trajectory"]
+    calls = llm.calls
+    again = t1.run(config, pool, llm, tmp_path, progress=False)  # resumed: nothing runs twice
+    assert llm.calls == calls
+    assert again.cells() == table.cells() == t1.Table1.load(tmp_path).cells()
+    # interrupted before the arms were written: read back from the decisions and the episodes so far
+    import shutil
+
+    from agentlab.fileio import read_jsonl, write_jsonl
+
+    shutil.rmtree(tmp_path / "dev2" / "arms")
+    partial = t1.Table1.load(tmp_path)
+    assert partial.partial == ["dev2"] and partial.cells() == table.cells()
+    friday = tmp_path / "dev2" / "by_agent" / "Friday" / "results.jsonl"
+    write_jsonl(friday, read_jsonl(friday)[:1])  # only one generalist episode had finished
+    cut = t1.Table1.load(tmp_path)
+    assert cut.cells()["generalist-s2"]["all"][1] == 1 and cut.cells()["gt"] == table.cells()["gt"]
+    write_jsonl(friday, [r for r in read_jsonl(tmp_path / "dev2" / "by_agent" / "Friday" / "results.jsonl")])
+    # arms left by an earlier, smaller invocation are older than the latest decisions: the decisions win
+    import os
+
+    (tmp_path / "dev2" / "arms" / "gt").mkdir(parents=True)
+    write_jsonl(tmp_path / "dev2" / "arms" / "gt" / "results.jsonl", gt[:1])
+    os.utime(tmp_path / "dev2" / "arms" / "gt" / "results.jsonl", (1, 1))
+    assert t1.Table1.load(tmp_path).cells()["gt"] == cut.cells()["gt"]
+    shutil.rmtree(tmp_path / "dev2" / "arms")
+
+    # a bigger cap extends the same folders: the first rows stay, only the new task runs
+    grown = t1.run(config.model_copy(update={"per_set": 4}), pool, llm, tmp_path, progress=False)
+    assert [r["id"] for r in grown.rows["gt"]][:3] == [t.id for t in tasks] and len(grown.rows["gt"]) == 4
+    assert grown.rows["gt"][:3] == [{**r} for r in gt] and llm.calls > calls
+
+
+def test_an_empty_folder_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no Table 1 rows under"):
+        t1.Table1.load(tmp_path)
+
+
+def test_the_committed_record_reads_back_as_a_heatmap(tmp_path: Path) -> None:
+    record = tmp_path / "table1_record.json"
+    record.write_text('{"command": "python benchmarks/table1.py", "model": "m", "config": {},'
+                      ' "domains": ["os", "calc"], "cells": {"gt": {"os": [1, 2], "all": [1, 3]}}}')
+    rates, counts, header = t1.record_heatmap(record)
+    assert rates == {"gt": {"os": 0.5, "calc": None, "all": pytest.approx(1 / 3)}}
+    assert counts == {"gt": {"os": 2, "calc": 0, "all": 3}} and header["command"] == "python benchmarks/table1.py"
+    record.write_text("{")
+    with pytest.raises(ConfigError, match="not a Table 1 record"):
+        t1.record_heatmap(record)
+
+
+def test_growth_arms_parse_and_order_after_the_plain_ones() -> None:
+    assert t1.parse_arm("hybrid@10") == ("hybrid", 10) and t1.parse_arm("gt") == ("gt", None)
+    for bad in ("gt@5", "hybrid@0", "nope@3", "hybrid@x"):
+        with pytest.raises(ConfigError, match="<router>@<k>"):
+            t1.parse_arm(bad)
+    assert t1.arms_of(["hybrid@10", "agenttoken@5", "gt", "hybrid@5"]) == ["gt", "agenttoken@5", "hybrid@5", "hybrid@10"]
+
+
+def test_a_store_of_k_agents_only_ever_picks_an_enrolled_one(pool) -> None:
+    from agentlab.run.episode import NoAgentChosen, router_route
+    from agentlab.tasks.spec import load_tasks
+    from agentlab.paths import data_dir
+
+    order = t1.enrolment_order(pool)
+    assert sorted(order) == sorted(d.name for d in pool) and order == t1.enrolment_order(pool)  # seeded
+    base = router_route("embedding", pool)
+    tasks = load_tasks(data_dir() / "tasks_dev2")[:6]
+    everyone = t1.StoreOfK(base, order, "all")
+    chosen = {t.id: everyone(t) for t in tasks}
+    only = ["SheetAgent", "WordAgent"]
+    two = t1.StoreOfK(base, only, "two")
+    for t in tasks:
+        picked = two(t)
+        assert picked in only
+        if chosen[t.id] in only:
+            assert picked == chosen[t.id]  # an enrolled first choice stands
+    with pytest.raises(NoAgentChosen, match="none chose no agent: none of them acts on a workspace task"):
+        t1.StoreOfK(base, ["ClockAgent"], "none")(tasks[0])  # a phone agent cannot act on a workspace task
+
+
+def test_a_torn_decisions_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "dev2").mkdir()
+    (tmp_path / "dev2" / "decisions.json").write_text('{"decisions": {"gt": ')
+    with pytest.raises(ConfigError, match="cannot read the arms' decisions") as err:
+        t1.Table1.load(tmp_path)
+    assert "decisions.json" in str(err.value) and "\n" not in str(err.value)

@@ -1,0 +1,113 @@
+"""The request's word prior over arguments that name things (a setting key, a column): a name the
+request calls by its words is preferred under the grammar, and the enumerated values a settings
+catalogue knows are offered to its value slot."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentlab.toolkits import load_toolkit
+from agentlab.toolkits.grammar import CallGrammar
+from agentlab.toolkits.slots import merge, request_values, word_prior, workspace_values
+
+
+def test_a_key_named_by_its_words_is_preferred_and_a_request_naming_none_gives_no_prior() -> None:
+    keys = ["files.exclude", "editor.minimap.enabled", "editor.wordWrap", "files.autoSaveDelay"]
+    prior = word_prior(keys, "I never look at the minimap. Please switch it off.")
+    assert prior is not None and max(range(len(keys)), key=lambda i: prior[i]) == 1
+    delay = word_prior(keys, "Save automatically after a delay of two seconds")
+    assert delay is not None and max(range(len(keys)), key=lambda i: delay[i]) == 3  # auto / automatically, delay
+    assert word_prior(keys, "Make the font bigger") is None  # no shared word: no preference at all
+
+
+@given(st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=8), st.text(max_size=60))
+def test_the_prior_is_a_distribution_that_keeps_every_candidate(cands: list[str], request: str) -> None:
+    prior = word_prior(cands, request)
+    if prior is not None:
+        assert math.isclose(sum(math.exp(v) for v in prior), 1.0, rel_tol=1e-9)
+        assert all(v > -math.inf for v in prior)
+
+
+def _settings_grammar(tmp_path: Path, request: str, *, with_request: bool) -> CallGrammar:
+    (tmp_path / ".vscode").mkdir(parents=True)
+    (tmp_path / ".vscode" / "settings.json").write_text(json.dumps({"files.exclude": {"dist": True}}))
+    kit = load_toolkit("settings")
+    values = merge(request_values(request), workspace_values(tmp_path, kit))
+    return CallGrammar.build(kit, values, names=["set_setting"], allow_done=False,
+                             request=request if with_request else "")
+
+
+def test_the_grammar_carries_the_prior_on_the_key_and_the_catalogue_values_on_the_value(tmp_path: Path) -> None:
+    request = "I never look at the minimap. Please switch it off in .vscode/settings.json."
+    g = _settings_grammar(tmp_path, request, with_request=True)
+    (_, keys, values) = g.tools["set_setting"]
+    assert "'editor.minimap.enabled'" in keys and "'false'" in values and "'afterDelay'" in values
+    ((tool, index, prior),) = g.arg_prior
+    assert (tool, index) == ("set_setting", 1) and max(prior, key=lambda kv: kv[1])[0] == "'editor.minimap.enabled'"
+    # along a reply, the bias moves mass to the key the request names, not to the one the model likes
+    head = "set_setting('.vscode/settings.json', "
+    assert g._mass(head + "'editor.m") > g._mass(head + "'files.e") + 1.0
+    assert not _settings_grammar(tmp_path / "b", request, with_request=False).arg_prior
+
+
+def _leaning(grammar: CallGrammar, tokenizer, favour: str, lean: float) -> str:
+    """Greedy decoding under ``grammar`` by a stand-in model that adds ``lean`` to ``favour``'s tokens."""
+    import random
+
+    import torch
+
+    from tests.toolkits.test_toolkits import _walk
+
+    liked = list(set(tokenizer.encode(favour, add_special_tokens=False)))
+
+    def scores() -> torch.Tensor:
+        out = torch.zeros((1, len(tokenizer)))
+        out[0, liked] = lean
+        return out
+
+    return _walk(grammar, tokenizer, random.Random(0), 60, scores_fn=scores)
+
+
+def test_decoding_follows_the_request_word_over_a_model_that_leans_to_another_key(tmp_path: Path) -> None:
+    """The stand-in 'model' leans to files.exclude; the request says "minimap": the prior wins the
+    key. A model far more sure of its key keeps it (a product of experts, not an override)."""
+    from transformers import AutoTokenizer
+
+    from agentlab.llm.embedded import converted_smollm2_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(converted_smollm2_dir())
+    request = "I never look at the minimap. Please switch it off in .vscode/settings.json."
+    liked = "set_setting('.vscode/settings.json', 'files.exclude'"
+    for name in "abc":
+        (tmp_path / name).mkdir()
+    plain = _leaning(_settings_grammar(tmp_path / "a", request, with_request=False), tokenizer, liked, 1.0)
+    assert plain.startswith("set_setting('.vscode/settings.json', 'files.exclude'")
+    grounded = _leaning(_settings_grammar(tmp_path / "b", request, with_request=True), tokenizer, liked, 1.0)
+    assert grounded.startswith("set_setting('.vscode/settings.json', 'editor.minimap.enabled'")
+    sure = _leaning(_settings_grammar(tmp_path / "c", request, with_request=True), tokenizer, liked, 4.0)
+    assert sure.startswith("set_setting('.vscode/settings.json', 'files.exclude'")
+
+
+def test_a_flag_the_request_names_is_preferred_on_and_an_unnamed_one_gets_no_prior(tmp_path: Path) -> None:
+    from docx import Document
+
+    from agentlab.toolkits.slots import flag_prior
+
+    assert flag_prior("italic", "could you put 'Kind regards,' in italics?")[0][0] == "True"
+    assert flag_prior("descending", "sort so the biggest amounts are at the top") is None  # said without its word
+    doc = Document()
+    doc.add_paragraph("Memo")
+    doc.save(tmp_path / "memo.docx")
+    kit = load_toolkit("documents")
+    request = "The heading of memo.docx does not stand out. Make it bold."
+    g = CallGrammar.build(kit, merge(request_values(request), workspace_values(tmp_path, kit)), names=["set_font"],
+                          request=request)
+    flags = {index: dict(prior) for tool, index, prior in g.arg_prior if tool == "set_font"}
+    assert set(flags) == {2} and flags[2]["True"] > flags[2]["False"]  # bold named; italic, underline not
+    head = "set_font('memo.docx', 'heading', "
+    assert g._mass(head + "True") > g._mass(head + "False") + 1.0
