@@ -50,6 +50,7 @@ from agentlab.safepath import SafeFolder
 from agentlab.toolkits import load_toolkit
 from agentlab.tasks.requests import split_pieces
 from agentlab.toolkits.base import END_CALLS, Call, Toolkit, parse_calls
+from agentlab.toolkits.check import unmet_asks
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.prior import CARD as PRIOR_CARD
 from agentlab.toolkits.prior import ToolPrior
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-PROMPTS = ("tools/system", "tools/task", "tools/step", "tools/correction")
+PROMPTS = ("tools/system", "tools/task", "tools/step", "tools/pending", "tools/correction")
 _warned: set[str] = set()
 
 
@@ -117,6 +118,12 @@ class ToolAgentOptions(BaseModel):
     #: sampled at ``retry_temperature``, each tried on a scratch copy of the workspace and scored
     #: against the request alone; the best runs. 1: the greedy reply runs, as it always did
     best_of: int = Field(1, ge=1)
+    #: after each step, the asks of the request the workspace does not reflect yet
+    #: (:func:`~agentlab.toolkits.check.unmet_asks`, which reads the request and the files only) are
+    #: asked for one by one: the next step's prompt names the ask, its tools are the ones nearest
+    #: it, and a ``done()`` before each such ask had its step does not end the episode. false: the
+    #: model's own ``done()`` ends it (the ablation)
+    check_done: bool = True
 
 
 def _capped(lines: list[str], limit: int) -> str:
@@ -137,6 +144,12 @@ class _ToolEpisode(Episode):
     name_prior: dict[str, float] | None = None
     start: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the workspace as the episode found it, for the check of what is still to do (``check_done``)
+    origin: Path | None = None
+    #: the ask this step is for (an ask the workspace did not reflect yet), and every ask so asked
+    focus: str | None = None
+    asked: list[str] = field(default_factory=list)
+    tool_prior: ToolPrior | None = None
 
 
 class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
@@ -260,9 +273,13 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         return _capped(lines, self.options.max_observation_chars)
 
     def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
-                    prior: dict[str, float] | None = None) -> dict[str, Any]:
+                    prior: dict[str, float] | None = None, words: str | None = None,
+                    opening: bool = False) -> dict[str, Any]:
         """What keeps the reply to calls with this backend: a grammar (with the tool prior's
-        ``log p`` on the first call's name, ``prior``) or the tools (or nothing)."""
+        ``log p`` on the first call's name, ``prior``; the word prior read from ``words``, else the
+        request) or the tools (or nothing). Argument values come from the whole request. ``first``:
+        the reply may not start with ``done()``; ``opening`` (the episode's first reply): nor with
+        ``fail(...)``."""
         if not self.options.constrained:
             return {}
         caps = llm.capabilities
@@ -272,8 +289,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             with env.workspace.safe.private_copy(_is_scratch) as copy:  # type: ignore[attr-defined]
                 values = merge(request_values(task), workspace_values(copy, self.kit))
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
-                                                 allow_done=not first, name_prior=prior,
-                                                 request=task if self.options.word_prior else "")}
+                                                 allow_done=not first, allow_fail=not opening, name_prior=prior,
+                                                 request=(words or task) if self.options.word_prior else "")}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
             log.info("%s: no grammar and no function calling (llm.guided_grammar / llm.guided_regex / llm.tool_calls); "
@@ -343,17 +360,29 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             rec.meta.extra["tool_prior"] = {n: round(v, 4) for n, v in sorted(probs.items(), key=lambda kv: -kv[1])[:3]}
         messages = self.first_messages(task_instruction, self.observation(env), shown)
         with contextlib.ExitStack() as keep:
-            # best of K scores every candidate against the workspace as the episode found it
-            start = (keep.enter_context(env.workspace.safe.private_copy(_is_scratch))  # type: ignore[attr-defined]
-                     if o.best_of > 1 else None)
-            ep = _ToolEpisode(env, task_instruction, ctx, llm, messages, shown=shown, name_prior=name_prior, start=start)
+            # best of K scores every candidate against the workspace as the episode found it, and
+            # the check of what is still to do compares with it too
+            origin = (keep.enter_context(env.workspace.safe.private_copy(_is_scratch))  # type: ignore[attr-defined]
+                      if o.best_of > 1 or o.check_done else None)
+            ep = _ToolEpisode(env, task_instruction, ctx, llm, messages, shown=shown, name_prior=name_prior,
+                              start=origin if o.best_of > 1 else None, origin=origin, tool_prior=tool_prior)
             return self.chat_loop(ep, self.parse, max_attempts=o.max_attempts, correction=self.templates["tools/correction"],
                                   correction_fields={"example": self._example()}, label="tool calls")
 
     def step_params(self, ep: _ToolEpisode) -> Callable[[int], SamplingParams]:
         """This step's constraint (grammar, tools or none), in every attempt's sampling."""
         o, steps = self.options, ep.steps
-        ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.shown, first=steps == 0, prior=ep.name_prior)
+        if ep.focus is None:
+            ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.shown, first=steps == 0, prior=ep.name_prior,
+                                                opening=steps == 0)
+        else:  # a step for one ask: its nearest tools, the prior and the word prior read that ask
+            vector = _encoder().encode([ep.focus])[0]
+            tp = ep.tool_prior
+            probs = tp.probs(vector) if tp is not None else None
+            shown = self.shown_tools(ep.focus, probs, vector=vector)
+            prior = tp.log_bias(vector, [*shown, "done", "fail"], o.prior_weight) if tp is not None else None
+            ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, shown, first=True, prior=prior,
+                                                words=ep.focus)
 
         def params(attempt: int) -> SamplingParams:
             return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
@@ -381,7 +410,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"
-        finished = end_name == "fail" or (end_name == "done" and ok)
+        pending = self._pending(ep) if end_name != "fail" and ep.steps < ep.ctx.max_steps else []
+        unchecked_done = end_name == "done" and ok and bool(pending)
+        finished = end_name == "fail" or (end_name == "done" and ok and not pending)
         timing = {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - ep.t_step, 6),
                   "program_s": float(ran.get("duration_s", 0.0))}
         info: dict[str, Any] = {
@@ -389,6 +420,12 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             "calls": [c.as_json() for c in calls], "results": report, "program": ran, "end": end_name, "timing": timing}
         if best is not None:
             info["best_of"], timing["best_of_s"] = best, round(best_s, 6)
+        if ep.focus is not None:
+            info["ask"] = ep.focus
+        if pending:
+            info["unmet"] = pending
+        if unchecked_done:
+            info["done_refused"] = True
         ep.ctx.recorder.record(None, action, action_text=reply, done=finished, info=info)
         if finished:
             ep.status = "done" if end_name == "done" else "failed"
@@ -398,8 +435,23 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         if action is not None and ep.failed_again(repr(action), ok):
             ep.status, ep.error = "failed", f"step {ep.steps}: the same failing calls as the step before; stopped (a repeat)"
             return None
+        if pending:
+            ep.focus = pending[0]
+            ep.asked.append(ep.focus)
+            return self.templates["tools/pending"].render(
+                results=report or "(no calls)", observation=self.observation(env), task=ep.task, ask=ep.focus).strip()
+        ep.focus = None
         return self.templates["tools/step"].render(
             results=report or "(no calls)", observation=self.observation(env), task=ep.task).strip()
+
+    def _pending(self, ep: _ToolEpisode) -> list[str]:
+        """The request's asks the workspace does not reflect yet and that have not had a step of
+        their own (``check_done``; :func:`~agentlab.toolkits.check.unmet_asks`); [] when off."""
+        if not self.options.check_done or ep.origin is None:
+            return []
+        with ep.env.workspace.safe.private_copy(_is_scratch) as now:  # type: ignore[attr-defined]
+            unmet = unmet_asks(ep.task, ep.origin, now, self.kit)
+        return [a for a in unmet if a not in ep.asked]
 
     def _best_of(self, llm: LLMBackend, env: Env, ctx: RunContext, task: str, start: Path, last: Attempt[Any],
                  greedy: list[Call], extra: dict[str, Any], step: int) -> tuple[list[Call], str, list[dict[str, Any]]]:

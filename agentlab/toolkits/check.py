@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.safepath import SafeFolder
+from agentlab.tasks.requests import split_pieces
 from agentlab.toolkits.base import Toolkit
 from agentlab.toolkits.slots import request_values
 
@@ -100,17 +101,68 @@ def snapshot(folder: Path, kit: Toolkit) -> dict[str, FileView]:
     return out
 
 
+@dataclass(frozen=True)
+class Diff:
+    """What changed between two folders, as the checker reads it: the changed files' text before
+    (``was``) and after (``now``), each file's path heading its text, and the changed spreadsheets."""
+
+    before: Path
+    after: Path
+    start: dict[str, FileView]
+    end: dict[str, FileView]
+    changed: list[str]
+    was: str
+    now: str
+    sheets: list[str]
+    #: every file of the start, its path heading its text
+    held: str = ""
+
+    @classmethod
+    def of(cls, before: Path, after: Path, kit: Toolkit) -> Diff:
+        start, end = snapshot(before, kit), snapshot(after, kit)
+        changed = sorted(rel for rel in start.keys() | end.keys() if _digest(start, rel) != _digest(end, rel))
+        was = "\n".join(f"{rel}\n{start[rel].text}" for rel in changed if rel in start)
+        now = "\n".join(f"{rel}\n{end[rel].text}" for rel in changed if rel in end)
+        sheets = [rel for rel in changed if Path(rel).suffix.lower() in (*_SHEETS, ".csv")]
+        held = "\n".join(f"{rel}\n{v.text}" for rel, v in start.items())
+        return cls(before, after, start, end, changed, was, now, sheets, held)
+
+    def reflects(self, v: Named) -> str | None:
+        """How the result reflects the named value ``v`` (``"changed"``, ``"appeared"``, ``"gone"``),
+        or ``None`` when it does not."""
+        if v.kind == "cell":
+            if self.sheets and any(_cells(self.before / rel, v.value) != _cells(self.after / rel, v.value)
+                                   for rel in self.sheets):
+                return "changed"
+            return None
+        c0, c1 = _count(v, self.was), _count(v, self.now)
+        return "appeared" if c1 > c0 else "gone" if c1 < c0 else None
+
+    def is_new(self, v: Named) -> bool:
+        """Whether the result must show ``v`` for the request to be met: a value the start did not
+        hold anywhere (a new name, a new number, a new file), or a cell (a place that changes).
+        A value the start already held may say *where* to act ("the profile is in
+        .config/chromium/Default", "set 'enabled' to false") as well as what to remove, so its
+        count says nothing certain."""
+        if v.kind == "cell":
+            return True
+        rel = v.value.strip("/").removeprefix("./")
+        if rel in self.start or any(k.startswith(rel + "/") for k in self.start):
+            return False
+        return _count(v, self.held) == 0
+
+
 def request_score(instruction: str, before: Path, after: Path, kit: Toolkit,
                   call_results: list[dict[str, Any]]) -> tuple[float, str]:
     """(score, why): how well ``after`` reflects ``instruction`` compared with ``before``, given
     what each call of the candidate returned (``{"ok": bool, "error": ...}`` per call)."""
-    start, end = snapshot(before, kit), snapshot(after, kit)
+    d = Diff.of(before, after, kit)
+    start, end, changed = d.start, d.end, d.changed
     score, why = 0.0, []
     failed = [r for r in call_results if not r.get("ok")]
     if failed:
         score -= ERROR * len(failed)
         why.append(f"call error: {str(failed[0].get('error', ''))[:120]}")
-    changed = sorted(rel for rel in start.keys() | end.keys() if _digest(start, rel) != _digest(end, rel))
     if not changed:
         score -= UNCHANGED
         why.append("nothing changed")
@@ -120,27 +172,37 @@ def request_score(instruction: str, before: Path, after: Path, kit: Toolkit,
     if broken:
         score -= BROKEN * len(broken)
         why.append(f"no longer opens: {', '.join(broken)}")
-    was = "\n".join(f"{rel}\n{start[rel].text}" for rel in changed if rel in start)
-    now = "\n".join(f"{rel}\n{end[rel].text}" for rel in changed if rel in end)
-    sheets = [rel for rel in changed if Path(rel).suffix.lower() in (*_SHEETS, ".csv")]
     hits = []
     for v in named_values(instruction):
-        if v.kind == "cell" and sheets:
-            if any(_cells(before / rel, v.value) != _cells(after / rel, v.value) for rel in sheets):
-                score += v.weight
-                hits.append(f"{v.value} changed")
+        how = d.reflects(v)
+        if how is None:
             continue
-        c0, c1 = _count(v, was), _count(v, now)
-        if c1 > c0:
-            score += v.weight
-            hits.append(f"{v.value!r} appeared")
-        elif c1 < c0:
-            score += v.weight * GONE
-            hits.append(f"{v.value!r} gone")
+        score += v.weight * (GONE if how == "gone" else 1.0)
+        hits.append(f"{v.value} changed" if how == "changed" else f"{v.value!r} {how}")
     if changed:
         why.append("changed " + ", ".join(changed[:4]) + (" ..." if len(changed) > 4 else ""))
     why.append("reflects " + ", ".join(hits[:6]) + (" ..." if len(hits) > 6 else "") if hits else "reflects nothing named")
     return round(score, 4), "; ".join(why)
+
+
+def unmet_asks(instruction: str, before: Path, after: Path, kit: Toolkit) -> list[str]:
+    """The asks of ``instruction`` (:func:`~agentlab.tasks.requests.split_pieces`) that the
+    result does not reflect yet, in order: an ask naming an exact value (a quoted phrase, a
+    number, a cell, a new file name, a URL) of which none appeared, went away or changed.
+
+    Why: a small specialist told to finish a two-part request writes the first part's call and
+    then ``done()`` (issue #38: all 27 multi-operation tasks of the second development set). This
+    reads the request and the two folders only, as :func:`request_score` does, never a task's
+    evaluator. Only values the start did not hold are checked (:meth:`Diff.is_new`): an ask that
+    names none (``make it greyscale``, ``delete the 'Old wiki' bookmark``) cannot be checked this
+    way and is never reported; a false "met" only leaves the model's own ``done()`` standing."""
+    d = Diff.of(before, after, kit)
+    out = []
+    for piece in split_pieces(instruction):
+        exact = [v for v in named_values(piece) if v.kind != "word" and d.is_new(v)]
+        if exact and not any(d.reflects(v) for v in exact):
+            out.append(piece)
+    return out
 
 
 def _digest(files: dict[str, FileView], rel: str) -> str | None:

@@ -39,6 +39,10 @@ class CallGrammar:
     max_text_tokens: int = 32
     #: ``done()`` may be a reply's first call (not in an episode's first reply)
     done_first: bool = True
+    #: ``fail(...)`` may be a reply's first call (not in an episode's first reply: a small model
+    #: copies the prompt's ``fail('why')`` before trying anything -- three of the four browser tasks
+    #: of the second development set ended so)
+    fail_first: bool = True
     #: a log-prior per tool name added to the logits of a reply's *first* call's name, along its
     #: trie (:mod:`agentlab.toolkits.prior`): the model and the prior multiply; empty: none
     name_prior: tuple[tuple[str, float], ...] = ()
@@ -49,12 +53,13 @@ class CallGrammar:
 
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
-              names: list[str] | None = None, allow_done: bool = True,
+              names: list[str] | None = None, allow_done: bool = True, allow_fail: bool = True,
               name_prior: dict[str, float] | None = None, request: str = "") -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
-        call, since nothing is done yet (it may follow calls). ``name_prior``: a log-prior per tool
+        call, since nothing is done yet (it may follow calls); ``allow_fail=False`` likewise for
+        ``fail(...)`` (nothing was tried yet). ``name_prior``: a log-prior per tool
         for the first call's name (see :attr:`name_prior`); names the grammar does not hold are dropped.
         ``request``: an argument naming a thing the request may call by other words (a setting key,
         a column, a sheet: :data:`~agentlab.toolkits.slots.WORD_PRIOR_KINDS`) gets the request's
@@ -86,7 +91,7 @@ class CallGrammar:
         tools["done"] = ()
         tools["fail"] = (None,)
         prior = tuple((n, float(v)) for n, v in (name_prior or {}).items() if n in tools)
-        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done,
+        return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done, fail_first=allow_fail,
                    name_prior=prior, arg_prior=tuple(a for a in arg_prior if a[0] in tools))
 
     def regex(self) -> str:
@@ -112,7 +117,7 @@ class CallGrammar:
             rules.append(f"call{i}: {body}")
             if name in END_CALLS:
                 ends.append(f"call{i}")
-                if name != "done" or self.done_first:
+                if (name != "done" or self.done_first) and (name != "fail" or self.fail_first):
                     first_ends.append(f"call{i}")
             else:
                 normal.append(f"call{i}")
@@ -167,7 +172,8 @@ class CallGrammar:
         first = "\n" not in text
         cur = text.rsplit("\n", 1)[-1]
         if first and self.name_prior:
-            names = [n for n, _ in self.name_prior if n != "done" or self.done_first]
+            names = [n for n, _ in self.name_prior
+                     if (n != "done" or self.done_first) and (n != "fail" or self.fail_first)]
             prior = dict(self.name_prior)
             if "(" not in cur:
                 total += lse(prior[n] for n in names if n.startswith(cur))

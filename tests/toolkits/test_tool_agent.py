@@ -83,6 +83,7 @@ def test_the_local_model_decodes_under_the_grammar_and_names_what_exists(tmp_pat
     first, second = (p.grammar for p in llm.params)
     assert first is not None and second is not None
     assert (first.done_first, second.done_first) == (False, True)  # nothing is done before the first call
+    assert (first.fail_first, second.fail_first) == (False, True)  # nor given up before trying anything
     assert first.tools["rename_sheet"][0] == ("'sales.xlsx'",) and "'Sheet1'" in first.tools["rename_sheet"][1]
     llm = Scripted(["fail('no')"], caps)
     run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "b",
@@ -205,3 +206,61 @@ def test_each_ask_of_a_two_part_request_gets_its_nearest_tool_shown(pool) -> Non
     assert two == [n for n in agent.kit.tools if n in two]
     one = agent.shown_tools("Rename the Data tab of budget.xlsx to Results")
     assert "rename_sheet" in one and len(one) == 3
+
+
+def test_a_done_before_the_second_ask_is_reflected_gets_that_ask_its_own_step(tmp_path, pool) -> None:
+    """Issue #38: a small specialist writes the first ask's call, then ``done()``. With
+    ``check_done`` (default) the workspace is read against the request alone: the quoted value
+    of the second ask is not in ``todo.txt`` yet, so the done is refused, the next prompt names
+    that ask, and its grammar does not let the reply start with ``done()``. ``check_done=false``
+    (the ablation) ends the episode on the first done."""
+    from agentlab.tasks.spec import load_task as load
+    from agentlab.paths import data_dir
+
+    task = load(data_dir() / "tasks_dev2" / "os-d2-todo-plumber.json")
+    first = "replace_in_file('todo.txt', 'call the plumber\\n', '')\ndone()"
+    second = "append_line('todo.txt', 'renew passport')\ndone()"
+    llm = Scripted([first, second], Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "on", options=ExecOptions(max_steps=4))
+    traj = load_trajectory(tmp_path / "on" / row["trajectory"])
+    s0, s1 = traj.steps[0].info, traj.steps[1].info
+    assert s0["done_refused"] and len(s0["unmet"]) == 1 and "renew passport" in s0["unmet"][0], s0
+    assert s1["ask"] == s0["unmet"][0] and "unmet" not in s1 and row["steps"] == 2, s1
+    sent = next(m["content"] for m in s1["messages"] if m["role"] == "user")
+    assert "Not done yet: " in sent and "renew passport" in sent.split("Not done yet: ")[1]
+    assert llm.params[1].grammar.done_first is False  # the ask's step must start with a call
+    off = Scripted([first, second], Capabilities(plan_grammar=True))
+    row_off = run_task(task, pool=pool, llm=off, out_dir=tmp_path / "off",
+                       options=ExecOptions(max_steps=4, runner_options={"check_done": False}))
+    assert (row_off["steps"], row_off["success"]) == (1, False), row_off
+
+
+def test_unmet_asks_reads_the_request_and_the_files_only(tmp_path) -> None:
+    """An ask is unmet when none of the exact values it names (quoted, numbers, cells, new
+    files) appeared, went away or changed; an ask naming only where to act is never reported."""
+    import shutil
+
+    from agentlab.toolkits import load_toolkit
+    from agentlab.toolkits.check import unmet_asks
+
+    kit = load_toolkit("files")
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    (before / "notes").mkdir()
+    (before / "todo.txt").write_text("buy stamps\ncall the plumber\n")
+    shutil.copytree(before, after)
+    ask = "Please remove 'buy stamps' from todo.txt. Then add 'renew passport' at the end. My notes are in notes."
+    # 'buy stamps' is held at the start (removing it and naming it are alike): only the new value is checked
+    assert unmet_asks(ask, before, after, kit) == ["add 'renew passport' at the end."]
+    (after / "todo.txt").write_text("call the plumber\n")
+    assert unmet_asks(ask, before, after, kit) == ["add 'renew passport' at the end."]
+    (after / "todo.txt").write_text("call the plumber\nrenew passport\n")
+    assert unmet_asks(ask, before, after, kit) == []
+    (after / "report.txt").write_text("x")
+    assert unmet_asks("Save the list as report.txt and set the count to 14.", before, after, kit) == [
+        "set the count to 14."]  # the new file is there; 14 is nowhere yet
+    (after / "count.txt").write_text("14\n")
+    assert unmet_asks("Save the list as report.txt and set the count to 14.", before, after, kit) == []
+    (after / "count.txt").unlink()
+    assert unmet_asks("Save the list as summary.txt. Set the count to 14.", before, after, kit) == [
+        "Save the list as summary.txt.", "Set the count to 14."]

@@ -194,9 +194,10 @@ def test_every_walk_of_the_grammar_parses_to_calls_over_the_candidates(tmp_path:
             for (name, value), cands in zip(call.args.items(), grammar.tools[call.name]):
                 if cands is not None:
                     assert repr(value) in cands or str(value) in cands, (text, name)
-    first = CallGrammar.build(kit, values, max_calls=2, max_text_tokens=6, allow_done=False)
-    for _ in range(6):  # an episode's first reply: done() may follow a call, never open the reply
-        assert parse_calls(_walk(first, tokenizer, rng), kit, max_calls=2)[0].name != "done"
+    first = CallGrammar.build(kit, values, max_calls=2, max_text_tokens=6, allow_done=False, allow_fail=False)
+    for _ in range(6):  # an episode's first reply: done() or fail() may follow a call, never open the reply
+        assert parse_calls(_walk(first, tokenizer, rng), kit, max_calls=2)[0].name not in ("done", "fail")
+    assert "fail" in first.tools and first.lark().split("start:")[1].split("\n")[0].strip() == "normal more1"
 
 
 def test_numbers_that_end_a_sentence_or_a_size_and_one_digit_values_are_offered() -> None:
