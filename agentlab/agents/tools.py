@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-PROMPTS = ("tools/system", "tools/task", "tools/step", "tools/pending", "tools/correction")
+PROMPTS = ("tools/system", "tools/task", "tools/step", "tools/correction")
 _warned: set[str] = set()
 
 
@@ -120,9 +120,9 @@ class ToolAgentOptions(BaseModel):
     best_of: int = Field(1, ge=1)
     #: after each step, the asks of the request the workspace does not reflect yet
     #: (:func:`~agentlab.toolkits.check.unmet_asks`, which reads the request and the files only) are
-    #: asked for one by one: the next step's prompt names the ask, its tools are the ones nearest
-    #: it, and a ``done()`` before each such ask had its step does not end the episode. false: the
-    #: model's own ``done()`` ends it (the ablation)
+    #: asked for one by one, each as a request of its own (a fresh conversation, the tools nearest
+    #: the ask), and a ``done()`` before each such ask had its step does not end the episode.
+    #: false: the model's own ``done()`` ends it (the ablation)
     check_done: bool = True
 
 
@@ -149,6 +149,9 @@ class _ToolEpisode(Episode):
     #: the ask this step is for (an ask the workspace did not reflect yet), and every ask so asked
     focus: str | None = None
     asked: list[str] = field(default_factory=list)
+    #: the focus step's tools and first-call prior (read from the ask)
+    focus_shown: list[str] = field(default_factory=list)
+    focus_prior: dict[str, float] | None = None
     tool_prior: ToolPrior | None = None
 
 
@@ -376,13 +379,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.shown, first=steps == 0, prior=ep.name_prior,
                                                 opening=steps == 0)
         else:  # a step for one ask: its nearest tools, the prior and the word prior read that ask
-            vector = _encoder().encode([ep.focus])[0]
-            tp = ep.tool_prior
-            probs = tp.probs(vector) if tp is not None else None
-            shown = self.shown_tools(ep.focus, probs, vector=vector)
-            prior = tp.log_bias(vector, [*shown, "done", "fail"], o.prior_weight) if tp is not None else None
-            ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, shown, first=True, prior=prior,
-                                                words=ep.focus)
+            ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.focus_shown, first=True,
+                                                prior=ep.focus_prior, words=ep.focus)
 
         def params(attempt: int) -> SamplingParams:
             return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
@@ -436,13 +434,33 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ep.status, ep.error = "failed", f"step {ep.steps}: the same failing calls as the step before; stopped (a repeat)"
             return None
         if pending:
-            ep.focus = pending[0]
-            ep.asked.append(ep.focus)
-            return self.templates["tools/pending"].render(
-                results=report or "(no calls)", observation=self.observation(env), task=ep.task, ask=ep.focus).strip()
+            return self._ask_alone(ep, pending[0])
         ep.focus = None
         return self.templates["tools/step"].render(
             results=report or "(no calls)", observation=self.observation(env), task=ep.task).strip()
+
+    def _ask_alone(self, ep: _ToolEpisode, ask: str) -> str:
+        """Set the next step up for ``ask`` alone, as a request of its own: a fresh conversation
+        (the system prompt with the ask's nearest tools, then the ask and the workspace as it is
+        now, in the episode's first prompt's form, which the adapters were trained on), its tool
+        prior read from the ask. Why fresh: a
+        135M model shown its own last reply writes it again word for word (the second
+        development set: the first ask's call repeated under "Not done yet"); alone, an ask is the
+        single-operation request the specialists do best. The files the request names and the
+        ask does not ride along, so "add 'renew passport' at the bottom" still says where."""
+        ep.focus = ask
+        ep.asked.append(ask)
+        o, tp = self.options, ep.tool_prior
+        vector = _encoder().encode([ask])[0]
+        probs = tp.probs(vector) if tp is not None else None
+        ep.focus_shown = self.shown_tools(ask, probs, vector=vector)
+        ep.focus_prior = tp.log_bias(vector, [*ep.focus_shown, "done", "fail"], o.prior_weight) if tp is not None else None
+        said = request_values(ep.task)
+        where = [f for f in said.mentioned_files if f not in ask]
+        request = ask + (f" ({', '.join(where)})" if where else "")
+        ep.messages = [ChatMessage("system", self.system_prompt(ep.focus_shown))]
+        ep.sent = 0  # the next record carries the fresh conversation from its system prompt
+        return self.templates["tools/task"].render(task=request, observation=self.observation(ep.env)).strip()
 
     def _pending(self, ep: _ToolEpisode) -> list[str]:
         """The request's asks the workspace does not reflect yet and that have not had a step of

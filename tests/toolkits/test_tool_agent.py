@@ -226,8 +226,11 @@ def test_a_done_before_the_second_ask_is_reflected_gets_that_ask_its_own_step(tm
     s0, s1 = traj.steps[0].info, traj.steps[1].info
     assert s0["done_refused"] and len(s0["unmet"]) == 1 and "renew passport" in s0["unmet"][0], s0
     assert s1["ask"] == s0["unmet"][0] and "unmet" not in s1 and row["steps"] == 2, s1
-    sent = next(m["content"] for m in s1["messages"] if m["role"] == "user")
-    assert "Not done yet: " in sent and "renew passport" in sent.split("Not done yet: ")[1]
+    # the ask's step is a fresh conversation: the system prompt, then the ask alone (the file the
+    # request names rides along), never the reply before it (which a small model copies)
+    assert [m["role"] for m in s1["messages"]] == ["system", "user", "assistant"]
+    sent = s1["messages"][1]["content"]
+    assert sent.startswith("Request: add 'renew passport' at the bottom. (todo.txt)") and "plumber" not in sent.split("\n")[0]
     assert llm.params[1].grammar.done_first is False  # the ask's step must start with a call
     off = Scripted([first, second], Capabilities(plan_grammar=True))
     row_off = run_task(task, pool=pool, llm=off, out_dir=tmp_path / "off",
