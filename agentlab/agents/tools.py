@@ -380,7 +380,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                                                 opening=steps == 0)
         else:  # a step for one ask: its nearest tools, the prior and the word prior read that ask
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.focus_shown, first=True,
-                                                prior=ep.focus_prior, words=ep.focus)
+                                                prior=ep.focus_prior, words=ep.focus, opening=True)
 
         def params(attempt: int) -> SamplingParams:
             return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
@@ -443,7 +443,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         """Set the next step up for ``ask`` alone, as a request of its own: a fresh conversation
         (the system prompt with the ask's nearest tools, then the ask and the workspace as it is
         now, in the episode's first prompt's form, which the adapters were trained on), its tool
-        prior read from the ask. Why fresh: a
+        prior read from the ask; like the episode's first reply, it may open with neither ``done()``
+        nor ``fail(...)`` (nothing was tried for this ask yet). Why fresh: a
         135M model shown its own last reply writes it again word for word (the second
         development set: the first ask's call repeated under "Not done yet"); alone, an ask is the
         single-operation request the specialists do best. The files the request names and the
