@@ -408,7 +408,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"
-        pending = self._pending(ep) if end_name != "fail" and ep.steps < ep.ctx.max_steps else []
+        # a step whose calls failed is answered with what failed, as always: an ask is set up on
+        # its own only after calls that ran
+        pending = self._pending(ep) if ok and end_name != "fail" and ep.steps < ep.ctx.max_steps else []
         unchecked_done = end_name == "done" and ok and bool(pending)
         finished = end_name == "fail" or (end_name == "done" and ok and not pending)
         timing = {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - ep.t_step, 6),

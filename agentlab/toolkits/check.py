@@ -195,14 +195,22 @@ def unmet_asks(instruction: str, before: Path, after: Path, kit: Toolkit) -> lis
     reads the request and the two folders only, as :func:`request_score` does, never a task's
     evaluator. Only values the start did not hold are checked (:meth:`Diff.is_new`): an ask that
     names none (``make it greyscale``, ``delete the 'Old wiki' bookmark``) cannot be checked this
-    way and is never reported; a false "met" only leaves the model's own ``done()`` standing."""
+    way and is never reported, nor is a number of degrees or times (no file states it); a false
+    "met" only leaves the model's own ``done()`` standing."""
     d = Diff.of(before, after, kit)
     out = []
     for piece in split_pieces(instruction):
-        exact = [v for v in named_values(piece) if v.kind != "word" and d.is_new(v)]
+        exact = [v for v in named_values(piece) if v.kind != "word" and d.is_new(v) and not _turn(v, piece)]
         if exact and not any(d.reflects(v) for v in exact):
             out.append(piece)
     return out
+
+
+def _turn(v: Named, text: str) -> bool:
+    """Whether the number ``v`` is an amount of turning or repeating ("90 degrees", "3 times"):
+    a change no file states, so its absence says nothing."""
+    return v.kind == "number" and re.search(rf"(?<![\d.]){re.escape(v.value)}\s*(?:°|deg|degrees?\b|times\b)",
+                                            text, re.IGNORECASE) is not None
 
 
 def _digest(files: dict[str, FileView], rel: str) -> str | None:
@@ -224,7 +232,10 @@ def _view(folder: Path, rel: str, kit: Toolkit) -> FileView:
             json.loads(data)
         except ValueError:
             opens = False
-    return FileView(digest, (_content(path, data) if len(data) <= MAX_READ else "") or described, opens)
+    # the whole text, and the description beside it: what a text does not hold (a font size, an
+    # image's size) a description shows
+    content = _content(path, data) if len(data) <= MAX_READ else ""
+    return FileView(digest, f"{content}\n{described}".strip(), opens)
 
 
 def _content(path: Path, data: bytes) -> str:

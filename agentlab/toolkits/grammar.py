@@ -59,7 +59,7 @@ class CallGrammar:
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
         call, since nothing is done yet (it may follow calls); ``allow_fail=False`` likewise for
-        ``fail(...)`` (nothing was tried yet). ``name_prior``: a log-prior per tool
+        ``fail(...)`` (nothing was tried yet), unless no tool can be called here at all. ``name_prior``: a log-prior per tool
         for the first call's name (see :attr:`name_prior`); names the grammar does not hold are dropped.
         ``request``: an argument naming a thing the request may call by other words (a setting key,
         a column, a sheet: :data:`~agentlab.toolkits.slots.WORD_PRIOR_KINDS`) gets the request's
@@ -90,6 +90,8 @@ class CallGrammar:
                 tools[name] = tuple(args)
         tools["done"] = ()
         tools["fail"] = (None,)
+        if len(tools) == 2:  # nothing can be called here: giving up is the one reply left
+            allow_fail = True
         prior = tuple((n, float(v)) for n, v in (name_prior or {}).items() if n in tools)
         return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done, fail_first=allow_fail,
                    name_prior=prior, arg_prior=tuple(a for a in arg_prior if a[0] in tools))
