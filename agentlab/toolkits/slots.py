@@ -182,10 +182,15 @@ def mentioned(values: list[str], request: str) -> list[str]:
     return out
 
 
+#: a quoted phrase: the opening quote starts a word and the closing one ends it, so an apostrophe
+#: ("the Pricing slide's title to 'Pricing (2027)'") neither opens nor closes a quote
+QUOTED = re.compile(r"(?<!\w)(['\"‘“])(.+?)(['\"’”])(?!\w)")
+
+
 def _spans(text: str, longest: int = 8) -> list[str]:
     """Quoted phrases, then every run of 1..``longest`` words of each sentence (trailing
     punctuation dropped), longest first."""
-    quoted = [m.group(2).strip() for m in re.finditer(r"(['\"‘“])(.+?)(['\"’”])", text) if m.group(2).strip()]
+    quoted = [m.group(2).strip() for m in re.finditer(QUOTED, text) if m.group(2).strip()]
     runs: list[str] = []
     for sentence in re.split(r"(?<=[.!?;:])\s+", text):
         words = sentence.split()
@@ -216,7 +221,7 @@ def request_values(instruction: str) -> SlotValues:
     """What the request itself says: quoted phrases, words and pairs of words, numbers, cell
     references, column letters and file or folder names."""
     text = instruction
-    quoted = [m.group(2).strip() for m in re.finditer(r"(['\"‘“])(.+?)(['\"’”])", text) if m.group(2).strip()]
+    quoted = [m.group(2).strip() for m in re.finditer(QUOTED, text) if m.group(2).strip()]
     files = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])", text)
     folders = [f.rstrip("/") for f in re.findall(r"(?<![\w/.-])((?:[\w.-]+/)+)", text)]
     folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)]

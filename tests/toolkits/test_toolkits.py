@@ -238,3 +238,13 @@ def test_a_whole_number_slot_falls_back_to_whole_defaults_when_the_request_names
     values = merge(request_values("Move the Notes sheet of budget.xlsx by 0.5"), workspace_values(tmp_path, kit))
     positions = CallGrammar.build(kit, values).tools["move_sheet"][2]
     assert positions and all(p.isdigit() for p in positions) and "0.5" not in positions
+
+
+def test_an_apostrophe_neither_opens_nor_closes_a_quoted_value() -> None:
+    """People write apostrophes ("the Pricing slide's title"): the quoted value after one is read
+    whole, and a word's apostrophe is never taken for a quote."""
+    from agentlab.toolkits.slots import request_values
+
+    said = request_values("In pitch.pptx change the Pricing slide's title to 'Pricing (2027)'.")
+    assert said.phrases[0] == "Pricing (2027)" and "s title to" not in said.phrases
+    assert request_values("Don't touch it, just put 'Kind regards,' in italics").phrases[0] == "Kind regards,"
