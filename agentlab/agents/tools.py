@@ -382,13 +382,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.focus_shown, first=True,
                                                 prior=ep.focus_prior, words=ep.focus, opening=True)
 
-        # after a step whose calls failed, greedy decoding would write the failing calls again (the
-        # prompt barely changed): that step samples at retry_temperature from its first attempt
-        greedy = ep.last_failure is None
-
         def params(attempt: int) -> SamplingParams:
             return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
-                                  temperature=o.temperature if attempt == 0 and greedy else o.retry_temperature, **extra)
+                                  temperature=o.temperature if attempt == 0 else o.retry_temperature, **extra)
         return params
 
     def act(self, ep: _ToolEpisode, last: Attempt[list[Call] | Reply], value: list[Call] | Reply) -> str | None:
