@@ -409,8 +409,10 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"
         # a step whose calls failed is answered with what failed, as always: an ask is set up on
-        # its own only after calls that ran
-        pending = self._pending(ep) if ok and end_name != "fail" and ep.steps < ep.ctx.max_steps else []
+        # its own only after calls that ran; a program (mix_code) is the model's own judgement, as the
+        # code agent's is, and ends the episode on its DONE
+        pending = (self._pending(ep) if ok and calls and end_name != "fail" and ep.steps < ep.ctx.max_steps
+                   else [])
         unchecked_done = end_name == "done" and ok and bool(pending)
         finished = end_name == "fail" or (end_name == "done" and ok and not pending)
         timing = {"model_s": round(model_s, 6), "step_s": round(time.perf_counter() - ep.t_step, 6),
