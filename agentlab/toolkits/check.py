@@ -147,6 +147,8 @@ class Diff:
         if v.kind == "cell":
             return True
         rel = v.value.strip("/").removeprefix("./")
+        if re.fullmatch(r"\.\w+", rel):  # a bare extension ("keeping the .xlsx format") names a kind, not a file
+            return False
         if rel in self.start or any(k.startswith(rel + "/") for k in self.start):
             return False
         return _count(v, self.held) == 0

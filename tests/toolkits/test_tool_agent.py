@@ -266,6 +266,7 @@ def test_unmet_asks_reads_the_request_and_the_files_only(tmp_path) -> None:
     assert unmet_asks("Save the list as report.txt and set the count to 14.", before, after, kit) == []
     (after / "count.txt").unlink()
     # an amount of turning says nothing a file states: never reported
+    assert unmet_asks("Save todo.txt keeping the .txt format.", before, after, kit) == []  # an extension is a kind
     assert unmet_asks("Turn todo.txt around 90 degrees.", before, after, kit) == []
     assert unmet_asks("Save the list as summary.txt. Set the count to 14.", before, after, kit) == [
         "Save the list as summary.txt.", "Set the count to 14."]
