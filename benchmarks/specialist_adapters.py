@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         docs = [d for d in docs if d.name in wanted]
     from agentlab.selfinstruct.calls.build import DOMAINS, Specialist
 
-    # only a toolkit with request generators can be synthesized for (the browser, mail and media
-    # toolkits have none yet: their specialists run on the prompt and the prior alone)
+    # only a toolkit with request generators can be synthesized for (every shipped toolkit has them;
+    # a toolkit added without them runs on the prompt alone until it gets some)
     kits = {d.name: Specialist.from_document(d).kit.name for d in docs}
     without = sorted(n for n, k in kits.items() if k not in DOMAINS)
     if without and args.agents:

@@ -111,7 +111,7 @@ def _set(data: dict[str, Any], key: str, value: Any) -> None:
 
 @kit.tool
 def set_preference(file: Prefs, key: Key, value: Value) -> str:
-    """Set a browser setting by its dotted key (e.g. download.prompt_for_download to true); the value is read as JSON when it can be."""
+    """Change a browser setting or option by its dotted key (e.g. download.prompt_for_download to true); the value is read as JSON when it can be."""
     data = _load(file)
     _set(data, key, json_or_text(value))
     _save(file, data)
@@ -271,6 +271,12 @@ def remove_bookmarks_matching(file: Marks, text: Value) -> str:
     return f"removed {gone} bookmark(s) matching {text!r}"
 
 
+def _inside(node: dict[str, Any], folder: dict[str, Any]) -> bool:
+    """Whether ``node`` is somewhere below ``folder`` (moving a folder there would cut it loose)."""
+    return any(child is node or _inside(node, child) for child in folder.get("children", [])
+               if isinstance(child, dict))
+
+
 @kit.tool
 def move_bookmark(file: Marks, name: Item, folder: Item) -> str:
     """Move a bookmark (or folder) to the end of another folder."""
@@ -281,8 +287,8 @@ def move_bookmark(file: Marks, name: Item, folder: Item) -> str:
         raise ToolError(f"no bookmark called {name!r}")
     target = _folder(roots, folder, file)
     for parent, entry in hits:
-        if entry is target:
-            raise ToolError(f"cannot move {name!r} into itself")
+        if entry is target or _inside(target, entry):
+            raise ToolError(f"cannot move {name!r} into itself or one of its own folders")
         parent["children"].remove(entry)
         target.setdefault("children", []).append(entry)
     _save(file, data)

@@ -80,7 +80,7 @@ def _pref_text(value: str) -> str:
 
 @kit.tool
 def set_pref(file: PrefsJS, key: Key, value: Value) -> str:
-    """Set a preference (a user_pref line: replaced where it is, else added at the end); true/false and whole numbers are written bare."""
+    """Change a Thunderbird setting or option (its user_pref line in prefs.js: replaced where it is, else added at the end); true/false and whole numbers are written bare."""
     p = workspace_file(file)
     line = f"user_pref({json.dumps(key)}, {_pref_text(value)});"
     lines, found = [], False
@@ -161,6 +161,8 @@ def _write(path: Path, messages: list[mailbox.mboxMessage]) -> None:
 def move_messages(folder: Box, text: Value, field: Field, target: NewBox) -> str:
     """Move the messages whose subject (or from/to) contains a text (* for all) to another mail folder, made if missing."""
     src = _box(folder)
+    if Path(target).resolve() == src.resolve():  # writing the target, then the source without them, would delete them
+        raise ToolError(f"{target!r} is the folder the messages are in; name another folder")
     messages = _messages(src)
     moving = [m for m in messages if _picks(m, text, field)]
     if not moving:

@@ -110,13 +110,31 @@ def set_option(file: RC, section: Section, key: Key, value: Value) -> str:
 
 
 # -- playlists --------------------------------------------------------------------------------
-def _entries(path: str) -> list[str]:
+def _blocks(path: str) -> list[tuple[list[str], str]]:
+    """A playlist's entries, each with the comment lines just above it (``#EXTINF:`` title and
+    duration), so an edit that moves or drops an entry moves or drops its title with it."""
     p = workspace_file(path, "playlist")
-    return [ln.strip() for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    blocks: list[tuple[list[str], str]] = []
+    notes: list[str] = []
+    for ln in p.read_text(encoding="utf-8").splitlines():
+        line = ln.strip()
+        if not line or line.upper() == "#EXTM3U":
+            continue
+        if line.startswith("#"):
+            notes.append(line)
+        else:
+            blocks.append((notes, line))
+            notes = []
+    return blocks
 
 
-def _write_playlist(path: str, entries: list[str]) -> None:
-    Path(path).write_text("#EXTM3U\n" + "".join(e + "\n" for e in entries), encoding="utf-8")
+def _write_playlist(path: str, entries: list[str] | list[tuple[list[str], str]]) -> None:
+    lines = ["#EXTM3U"]
+    for e in entries:
+        notes, entry = ([], e) if isinstance(e, str) else e
+        lines += [*notes, entry]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 @kit.tool
@@ -137,39 +155,45 @@ def make_playlist(folder: Folder, out: NewPlaylist, extension: Value = ".mp3") -
 @kit.tool
 def add_to_playlist(file: Playlist, entry: Media) -> str:
     """Add a file at the end of a playlist."""
-    entries = _entries(file)
-    entries.append(entry)
-    _write_playlist(file, entries)
-    return f"{file}: {len(entries)} entries"
+    blocks = _blocks(file)
+    base = Path(file).parent
+    if base != Path(".") and Path(entry).exists() and not Path(entry).is_absolute():
+        entry = Path(os.path.relpath(entry, base)).as_posix()  # the workspace's path, as the playlist sees it
+    blocks.append(([], entry))
+    _write_playlist(file, blocks)
+    return f"{file}: {len(blocks)} entries"
 
 
 @kit.tool
 def remove_from_playlist(file: Playlist, entry: Item) -> str:
-    """Remove an entry (or every entry containing this text) from a playlist."""
-    entries = _entries(file)
-    keep = [e for e in entries if e != entry and entry.casefold() not in e.casefold()]
-    if len(keep) == len(entries):
+    """Remove an entry (or, when no entry is exactly this, every entry containing this text) from a playlist."""
+    blocks = _blocks(file)
+    want = entry.strip().casefold()
+    exact = [b for b in blocks if b[1].casefold() == want or Path(b[1]).name.casefold() == want]
+    keep = [b for b in blocks if b not in exact] if exact else [b for b in blocks if want not in b[1].casefold()]
+    if len(keep) == len(blocks):
         raise ToolError(f"no entry {entry!r} in {file}")
     _write_playlist(file, keep)
-    return f"{file}: removed {len(entries) - len(keep)}"
+    return f"{file}: removed {len(blocks) - len(keep)}"
 
 
 @kit.tool
 def remove_missing(file: Playlist) -> str:
     """Remove the entries whose file does not exist (paths relative to the playlist's folder)."""
     base = Path(file).parent
-    entries = _entries(file)
-    keep = [e for e in entries if (base / e).is_file() or e.startswith(("http://", "https://"))]
+    blocks = _blocks(file)
+    keep = [b for b in blocks if re.match(r"[a-z][a-z0-9+.-]*://", b[1], re.I) or
+            Path(b[1]).is_absolute() or (base / b[1]).is_file()]  # an absolute path is not the workspace's to judge
     _write_playlist(file, keep)
-    return f"{file}: removed {len(entries) - len(keep)} missing"
+    return f"{file}: removed {len(blocks) - len(keep)} missing"
 
 
 @kit.tool
 def sort_playlist(file: Playlist, descending: bool = False) -> str:
     """Sort a playlist's entries by name."""
-    entries = sorted(_entries(file), key=str.casefold, reverse=descending)
-    _write_playlist(file, entries)
-    return f"{file}: sorted {len(entries)}"
+    blocks = sorted(_blocks(file), key=lambda b: b[1].casefold(), reverse=descending)
+    _write_playlist(file, blocks)
+    return f"{file}: sorted {len(blocks)}"
 
 
 # -- subtitles --------------------------------------------------------------------------------

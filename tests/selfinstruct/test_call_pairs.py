@@ -102,6 +102,26 @@ def test_build_writes_pairs_and_a_report(monkeypatch, tmp_path) -> None:
     assert "| Test-sheets | 4 |" in (tmp_path / "report.md").read_text()
 
 
+def test_building_for_some_agents_keeps_the_other_agents_report(monkeypatch, tmp_path) -> None:
+    """``--agents`` synthesizes a few specialists into the shipped folder: the report of the
+    pairs the others were trained on stays, each entry with the settings of its own run."""
+    monkeypatch.setitem(DOMAINS, "sheets", {"a": _good, "b": _fails})
+    build.build([_spec("sheets")], 4, tmp_path, leakage=None)
+    spec = _spec("sheets")
+    spec.name = "Other"
+    build.build([spec], 2, tmp_path, leakage=None, two_ops=0)
+    meta = json.loads((tmp_path / "report.json").read_text())
+    assert set(meta["agents"]) == {"Test-sheets", "Other"}
+    assert meta["agents"]["Test-sheets"]["settings"]["candidates_per_agent"] == 4
+    assert meta["agents"]["Other"]["settings"]["candidates_per_agent"] == 2
+    assert (tmp_path / "Test-sheets.jsonl").is_file()
+    md = (tmp_path / "report.md").read_text()
+    assert "| Test-sheets | 4 |" in md and "| Other | 2 |" in md
+    (tmp_path / "report.json").write_text("{torn")  # a torn report is replaced, not fatal
+    build.build([spec], 2, tmp_path, leakage=None)
+    assert set(json.loads((tmp_path / "report.json").read_text())["agents"]) == {"Other"}
+
+
 def test_exact_match_counts_replies_with_the_target_calls(pool) -> None:
     """The validation diagnostic regenerates each pair's start state, asks under the episode's
     grammar, and counts a reply whose calls equal the target's."""

@@ -5,6 +5,7 @@ scores the result 1 -- and the slot values offer every argument those calls need
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,74 @@ def test_mail_flags_are_what_thunderbird_reads(tmp_path: Path) -> None:
     assert mbox_messages(state, box, flag="flagged") == ["Invoice 4471"]
     assert mbox_messages(state, box, flag="unread") == []
     assert task.evaluate(tmp_path).score == 1.0
+
+
+def test_a_folder_cannot_be_moved_into_its_own_sub_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving a folder below itself would cut it loose from the tree (it and its bookmarks gone
+    from the file): refused with a tool error, the file unchanged."""
+    from agentlab.toolkits import browser
+    from agentlab.toolkits.base import ToolError
+
+    monkeypatch.chdir(tmp_path)
+    inner = {"type": "folder", "name": "Inner", "children": [{"type": "url", "name": "A", "url": "https://a/"}]}
+    outer = {"type": "folder", "name": "Outer", "children": [inner]}
+    tree = {"roots": {"bookmark_bar": {"type": "folder", "name": "Bookmarks bar", "children": [outer]},
+                      "other": {"type": "folder", "name": "Other bookmarks", "children": []}}}
+    Path("Bookmarks").write_text(json.dumps(tree), encoding="utf-8")
+    before = Path("Bookmarks").read_text(encoding="utf-8")
+    with pytest.raises(ToolError, match="its own folders"):
+        browser.move_bookmark("Bookmarks", "Outer", "Inner")
+    assert Path("Bookmarks").read_text(encoding="utf-8") == before
+    browser.move_bookmark("Bookmarks", "Inner", "Other bookmarks")  # elsewhere: moved, nothing lost
+    roots = json.loads(Path("Bookmarks").read_text(encoding="utf-8"))["roots"]
+    assert roots["other"]["children"][0]["children"][0]["url"] == "https://a/"
+
+
+def test_playlist_edits_keep_titles_and_match_whole_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry's #EXTINF title moves and goes with it; removing 'song.mp3' leaves 'old_song.mp3';
+    an added workspace path is written as the playlist in a sub-folder sees it; a playlist may
+    go into a new folder; stream addresses of any scheme are not 'missing'."""
+    from agentlab.toolkits import media
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "music").mkdir()
+    for name in ("song.mp3", "old_song.mp3", "b.mp3"):
+        (tmp_path / "music" / name).write_bytes(b"x")
+    Path("mix.m3u").write_text("#EXTM3U\n#EXTINF:200,Zed - Song\nmusic/song.mp3\n#EXTINF:100,Old\nmusic/old_song.mp3\n"
+                               "rtsp://cam.example/live\nmusic/gone.mp3\n", encoding="utf-8")
+    media.sort_playlist("mix.m3u")
+    assert Path("mix.m3u").read_text().splitlines() == [
+        "#EXTM3U", "music/gone.mp3", "#EXTINF:100,Old", "music/old_song.mp3", "#EXTINF:200,Zed - Song", "music/song.mp3",
+        "rtsp://cam.example/live"]
+    media.remove_from_playlist("mix.m3u", "song.mp3")
+    assert "music/old_song.mp3" in Path("mix.m3u").read_text() and "Zed - Song" not in Path("mix.m3u").read_text()
+    media.remove_missing("mix.m3u")
+    assert Path("mix.m3u").read_text().splitlines() == ["#EXTM3U", "#EXTINF:100,Old", "music/old_song.mp3",
+                                                        "rtsp://cam.example/live"]
+    media.make_playlist("music", "lists/all.m3u", ".mp3")
+    assert Path("lists/all.m3u").read_text().splitlines()[1] == "../music/b.mp3"
+    media.add_to_playlist("lists/all.m3u", "music/song.mp3")
+    assert Path("lists/all.m3u").read_text().splitlines()[-1] == "../music/song.mp3"
+
+
+def test_moving_mail_into_the_folder_it_is_in_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The move wrote the target, then the source without the moved messages: with both the same
+    folder, every picked message was deleted. Refused now, the folder untouched."""
+    import mailbox
+
+    from agentlab.toolkits import mail
+    from agentlab.toolkits.base import ToolError
+
+    monkeypatch.chdir(tmp_path)
+    box = mailbox.mbox("Inbox")
+    for subject in ("Hello", "Invoice 12"):
+        msg = mailbox.mboxMessage()
+        msg["Subject"], msg["From"] = subject, "a@example.org"
+        msg.set_payload("hi")
+        box.add(msg)
+    box.flush()
+    box.close()
+    before = Path("Inbox").read_bytes()
+    with pytest.raises(ToolError, match="the folder the messages are in"):
+        mail.move_messages("Inbox", "*", "subject", "./Inbox")
+    assert Path("Inbox").read_bytes() == before

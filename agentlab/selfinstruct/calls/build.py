@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from agentlab.errors import ActionParseError
 from agentlab.fileio import atomic_write_json, atomic_write_text, write_jsonl
-from agentlab.selfinstruct.calls import documents, files, images, settings, sheets, slides
+from agentlab.selfinstruct.calls import browser, documents, files, images, mail, media, settings, sheets, slides
 from agentlab.selfinstruct.calls.compose import TWO_OPS, compose
 from agentlab.selfinstruct.calls.draft import Draft, Generator, call_literals, reply
 from agentlab.selfinstruct.calls.leakage import EVAL_SETS, NearCopyFilter
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 DOMAINS: dict[str, dict[str, Generator]] = {
     "sheets": sheets.GENERATORS, "documents": documents.GENERATORS, "slides": slides.GENERATORS,
     "files": files.GENERATORS, "settings": settings.GENERATORS, "images": images.GENERATORS,
+    "browser": browser.GENERATORS, "mail": mail.GENERATORS, "media": media.GENERATORS,
 }
 #: why a candidate was dropped, in the order the checks run
 REASONS = ("generator_error", "not_offered", "call_failed", "postcondition", "duplicate", "leakage")
@@ -243,9 +244,35 @@ def build(specs: Sequence[Specialist], n: int, out: Path, *, leakage: NearCopyFi
                                                      "references": len(leakage.references),
                                                      "above": {str(t): sum(c > t for c in cos_all) for t in (0.7, 0.8, 0.85, 0.9)}},
             "agents": {a: r.as_dict() for a, r in reports.items()}}
+    meta = _merged(out / "report.json", meta)
     atomic_write_json(out / "report.json", meta)
     atomic_write_text(out / "report.md", markdown(meta))
     return reports
+
+
+def _merged(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` with the other agents of an earlier report in the same folder kept.
+
+    Why: synthesizing for a few agents (``--agents``) must not erase the report of the pairs
+    the other agents' adapters were trained on; each agent's entry records its own run's
+    settings (``candidates_per_agent``, ``two_operation_candidates_per_agent``, ``seed``), since
+    they may differ between runs."""
+    mine = {k: meta[k] for k in ("candidates_per_agent", "two_operation_candidates_per_agent", "seed")}
+    for entry in meta["agents"].values():
+        entry.setdefault("settings", mine)
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return meta
+    if not isinstance(old, dict) or not isinstance(old.get("agents"), dict):
+        return meta
+    theirs = {k: old.get(k) for k in mine}
+    kept = {}
+    for name, entry in old["agents"].items():
+        if name not in meta["agents"] and isinstance(entry, dict):
+            entry.setdefault("settings", theirs)
+            kept[name] = entry
+    return {**meta, "agents": {**kept, **meta["agents"]}}
 
 
 def markdown(meta: dict[str, Any]) -> str:
