@@ -241,8 +241,11 @@ def request_values(instruction: str) -> SlotValues:
     tokens = re.findall(r"[A-Za-z0-9][\w'-]*", text)
     pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a.lower() not in STOP and b.lower() not in STOP]
     # URLs and absolute paths stay whole (a value the request gives: a home page, a download folder)
-    urls = [u.rstrip(".,;:)'\"") for u in re.findall(r"\b(?:https?://|file://|www\.)[^\s'\"<>]+", text)]
-    urls += [m.rstrip(".,;:)") for m in re.findall(r"(?<![\w.])(?:~|/)[\w.-]+(?:/[\w.-]*[\w-])+/?", text)]
+    # (an address ending a question or an exclamation does not take its "?" or "!")
+    urls = [u.rstrip(".,;:)'\"?!") for u in re.findall(r"\b(?:https?://|file://|www\.)[^\s'\"<>]+", text)]
+    urls += [m.rstrip(".,;:)") for m in re.findall(r"(?<![\w.~/:])/[\w.-]+(?:/[\w.-]*[\w-])+/?", text)]
+    # a path under the home folder keeps its "~" (~/Music, ~/Pictures/vlc)
+    urls += [m.rstrip(".,;:)") for m in re.findall(r"(?<![\w.])~/[\w.-]*[\w-](?:/[\w.-]*[\w-])*/?", text)]
     urls += re.findall(r"(?<![\w/])\.[A-Za-z][A-Za-z0-9]{1,4}\b", text)  # a file kind: ".mp3"
     # a relative path without an extension names a file too (an mbox folder: Mail/Invoices)
     files += [m for m in re.findall(r"(?<![\w/.~-])((?:[\w-]+/)+[\w-]+)(?![\w/.])", text) if m not in files]

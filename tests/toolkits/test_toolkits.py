@@ -248,3 +248,15 @@ def test_an_apostrophe_neither_opens_nor_closes_a_quoted_value() -> None:
     said = request_values("In pitch.pptx change the Pricing slide's title to 'Pricing (2027)'.")
     assert said.phrases[0] == "Pricing (2027)" and "s title to" not in said.phrases
     assert request_values("Don't touch it, just put 'Kind regards,' in italics").phrases[0] == "Kind regards,"
+
+
+@pytest.mark.parametrize(("request_text", "urls"), [
+    ("Could you make https://news.example.com/start? the home page", ["https://news.example.com/start"]),
+    ("Open https://a.example.org/!", ["https://a.example.org/"]),
+    ("Save the snapshots to ~/Pictures/vlc please.", ["~/Pictures/vlc"]),
+    ("Downloads go to ~/Downloads, backups to /mnt/data/in.", ["/mnt/data/in", "~/Downloads"]),
+])
+def test_addresses_and_home_paths_are_offered_as_written(request_text: str, urls: list[str]) -> None:
+    """A question's "?" is not part of the address it ends, a home path keeps its "~", and the
+    path part of an address is not offered as a path of its own."""
+    assert request_values(request_text).urls == urls
