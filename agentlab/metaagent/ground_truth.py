@@ -30,15 +30,17 @@ def gt_agent(task: Any, pool: AgentPool) -> str:
     the interface and platform its env kind needs (:data:`~agentlab.tasks.env_kinds.ENV_KINDS`:
     a CLI agent for a workspace task, a desktop GUI agent for a desktop task, a mobile GUI agent
     for a phone task), else the kind's fallback domain's (``general``: a workspace task of a
-    domain without a CLI agent, such as chrome, goes to CoderAgent; ``mobile``: AppAgent);
-    ties go to the first name."""
+    domain without a CLI agent goes to DataAgent; ``mobile``: AppAgent). Among several, a
+    specialist with a toolkit (``runner: tools``) comes before agents that write programs
+    (FileAgent before Friday, DataAgent before CoderAgent): the oracle arm measures the store's
+    specialists, and a program-writing agent is a generalist with a domain label; then the first name."""
     if task.agent is not None:
         return str(task.agent)
     kind = ENV_KINDS[task.env]
     interface, fallback = kind.interface, kind.fallback_domain
     for domain in (task.domain, fallback):
-        names = sorted(a.name for a in pool.agents if a.domain == domain and a.interface == interface
-                       and a.platform == kind.platform)
+        names = [a.name for a in sorted((a for a in pool.agents if a.domain == domain and a.interface == interface
+                                          and a.platform == kind.platform), key=lambda a: (a.runner != "tools", a.name))]
         if names:
             if domain != task.domain:
                 log.info("task %s: no %s agent of domain '%s'; ground truth falls back to %s (%s)",

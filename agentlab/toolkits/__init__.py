@@ -19,6 +19,7 @@ TOOLKITS: dict[str, str] = {
     "browser": "agentlab.toolkits.browser",
     "mail": "agentlab.toolkits.mail",
     "media": "agentlab.toolkits.media",
+    "data": "agentlab.toolkits.data",
 }
 
 

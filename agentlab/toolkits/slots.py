@@ -171,13 +171,14 @@ def flag_prior(name: str, request: str, weight: float = WORD_PRIOR_WEIGHT) -> tu
 
 def mentioned(values: list[str], request: str) -> list[str]:
     """The values the request names: as written, or as words (a dotted or camel-cased key by
-    its last part: ``editor.fontSize`` is named by "font size")."""
+    its last part: ``editor.fontSize`` is named by "font size"), or in the plural (the column
+    ``amount`` is named by "the biggest amounts")."""
     said = f" {_words(request)} "
     out = []
     for v in values:
         whole, last = _words(v), _words(v.rsplit(".", 1)[-1])
         as_written = re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", request.lower()) if v else None
-        if v and (as_written or (whole and f" {whole} " in said) or (last and f" {last} " in said)):
+        if v and (as_written or any(w and any(f" {w}{end} " in said for end in ("", "s", "es")) for w in (whole, last))):
             out.append(v)
     return out
 

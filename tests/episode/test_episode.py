@@ -49,7 +49,9 @@ def test_gt_routing_follows_domain_env_and_gold_agent(pool) -> None:
     assert gt_agent(calc.model_copy(update={"domain": "chrome"}), pool) == "BrowserAgent"
     assert gt_agent(calc.model_copy(update={"domain": "thunderbird"}), pool) == "MailboxAgent"
     assert gt_agent(calc.model_copy(update={"domain": "vlc"}), pool) == "MediaAgent"
-    assert gt_agent(calc.model_copy(update={"domain": "general"}), pool) == "CoderAgent"  # no specialist: general
+    # the general domain's specialist (DataAgent, a toolkit) comes before its program writers (issue #38)
+    assert gt_agent(calc.model_copy(update={"domain": "general"}), pool) == "DataAgent"
+    assert gt_agent(calc.model_copy(update={"domain": "os"}), pool) == "FileAgent"
     # a desktop task of a domain without a GUI agent goes to the general GUI agents (AgentS2, PCAgent)
     assert gt_agent(calc.model_copy(update={"domain": "multi_apps", "env": "desktop"}), pool) == "AgentS2"
     without = pool.subset([n for n in pool.names if n not in ("AgentS2", "PCAgent")])

@@ -51,7 +51,7 @@ def test_runner_fields_are_parsed_and_checked() -> None:
 def test_shipped_pool_names_a_registered_runner_everywhere() -> None:
     pool = AgentPool.from_dir(None)
     by_runner = {r: sorted(a.name for a in pool.agents if a.runner == r) for r in ("code", "tools", "gui", "appagent")}
-    assert {r: len(v) for r, v in by_runner.items()} == {"code": 5, "tools": 9, "gui": 10, "appagent": 10}
+    assert {r: len(v) for r, v in by_runner.items()} == {"code": 5, "tools": 10, "gui": 10, "appagent": 10}
     assert all((a.runner in ("code", "tools")) == (a.interface == "CLI") for a in pool.agents)
     # every tools specialist names its toolkit, and says so where routers and readers look
     assert all(a.runner_options.get("toolkit") in TOOLKITS and "toolkit" in a.capabilities.lower()

@@ -84,7 +84,7 @@ def test_shipped_tokens_and_hybrid_load_on_relabelled_backbone(tmp_path: Path, p
     llm = LLMConfig(model=str(_relabelled_backbone(tmp_path)))
     token = AgentTokenRouter.load(data_dir() / "tokens", pool, llm, progress=False)
     base30 = AgentTokenRouter.load(data_dir() / "tokens" / "base30", pool, llm, progress=False)
-    assert len(token.agents) == 36 and len(base30.agents) == 30
+    assert len(token.agents) == 37 and len(base30.agents) == 30
     hybrid = HybridRouter.load(data_dir() / "tokens", pool, llm)
     assert hybrid.route(["Play the Discover Weekly playlist on Spotify"])[0].agent == "SpotifyAgent"
 

@@ -49,7 +49,7 @@ def test_exploration_notebook_shows_pool_benchmarks_and_scores(tiny_run):
         assert [ln.split(" --")[0] for ln in nb01["skipped"]] == ["skipped: the benchmark overview (OSWorld and AppAgent tasks per domain)"]
     nb = nbformat.read(nb01["executed"], as_version=4)
     text = "".join(o.get("text", "") for o in _outputs(nb))
-    assert "pool: 36 agents" in text
+    assert "pool: 37 agents" in text
     # tiny: calc and writer have 24 demonstrations each, clock 12: 276 + 276 + 66 same-domain pairs
     assert "scored 618 pairs in 3 domains" in text
     assert "exploration: " in text or "exploration stopped with an error" in text

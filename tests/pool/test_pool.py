@@ -97,9 +97,9 @@ def test_load_document_raises_with_every_problem(tmp_path: Path) -> None:
 
 def test_shipped_pool_has_the_paper_agents_and_the_two_architectures(pool: AgentPool) -> None:
     # the paper's 20 desktop + 10 mobile agents, plus Agent S2 and PC-Agent (issue #14), FileAgent (#24)
-    # and the browser, mail and media-player profile specialists (#38)
-    assert len(pool) == 36
-    assert len(pool.filter(platform="desktop")) == 26 and len(pool.filter(platform="mobile")) == 10
+    # the browser, mail and media-player profile specialists and the data specialist (#38)
+    assert len(pool) == 37
+    assert len(pool.filter(platform="desktop")) == 27 and len(pool.filter(platform="mobile")) == 10
     expected = {
         "OSAgent": "os", "Friday": "os", "FileAgent": "os", "SheetAgent": "calc", "CalcAgent": "calc", "SlideAgent": "impress",
         "ImpressAgent": "impress", "WordAgent": "writer", "WriterAgent": "writer", "VLCAgent": "vlc",
@@ -109,7 +109,7 @@ def test_shipped_pool_has_the_paper_agents_and_the_two_architectures(pool: Agent
         "MapsAgent": "maps", "XAgent": "x", "TelegramAgent": "telegram", "TemuAgent": "temu",
         "YouTubeAgent": "youtube", "SpotifyAgent": "spotify", "YelpAgent": "yelp", "GmailAgent": "gmail",
         "ClockAgent": "clock", "AgentS2": "general", "PCAgent": "general",
-        "BrowserAgent": "chrome", "MailboxAgent": "thunderbird", "MediaAgent": "vlc",
+        "BrowserAgent": "chrome", "MailboxAgent": "thunderbird", "MediaAgent": "vlc", "DataAgent": "general",
     }
     assert {a.name: a.domain for a in pool} == expected
     assert all(len(a.demonstrations) >= 10 for a in pool)
@@ -162,10 +162,10 @@ def test_pool_cli_validate_list_enroll(tmp_path: Path) -> None:
     _mount()
     runner = CliRunner()
     res = runner.invoke(app, ["pool", "validate"])
-    assert res.exit_code == 0 and "36 agents" in res.output
+    assert res.exit_code == 0 and "37 agents" in res.output
     res = runner.invoke(app, ["pool", "list", "--json"])
     rows = json.loads(res.output)
-    assert len(rows) == 36 and {"name", "platform", "interface", "domain"} <= set(rows[0])
+    assert len(rows) == 37 and {"name", "platform", "interface", "domain"} <= set(rows[0])
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
     write(bad_dir, GOOD.replace("domain: calc", "domain: nope"))

@@ -39,7 +39,7 @@ def test_schema_thresholds_and_seeds(shipped, pool) -> None:  # type: ignore[no-
         assert s in ("seed", "generated") and (r == 0) == (s == "seed")
     # FileAgent (#24) and the profile specialists (#38) joined after the dataset was generated: their
     # tokens train on their seed demonstrations
-    assert set(pool.names) - set(by_agent) == {"FileAgent", "BrowserAgent", "MailboxAgent", "MediaAgent"}
+    assert set(pool.names) - set(by_agent) == {"FileAgent", "BrowserAgent", "MailboxAgent", "MediaAgent", "DataAgent"}
     assert set(by_agent) <= set(pool.names)
     for name, rows in by_agent.items():
         assert [t for t, s, _ in rows if s == "seed"] == [d.text for d in pool.get(name).demonstrations]
