@@ -33,6 +33,8 @@ Value = Annotated[str, Slot("value")]
 Stat = Annotated[str, Slot("choice", choices=("sum", "mean", "min", "max", "count"))]
 
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+#: a number written plainly: no sign but minus, no separators, no leading zero
+_PLAIN = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?")
 
 
 def _describe(path: Path) -> str:
@@ -119,18 +121,27 @@ def _numbers(rows: list[list[str]], i: int, column: str) -> list[float]:
 def csv_to_json(path: CSV, new_name: NewJSON) -> str:
     """Write a CSV table as a JSON list with one object per row (columns of numbers as numbers; blank rows left out)."""
     header, rows = _read_csv(path)
-    numeric = [all(_number(r[i]) is not None for r in rows if r[i].strip()) and any(r[i].strip() for r in rows)
+    # a column becomes JSON numbers only when every cell is a plain number (no phone numbers,
+    # zip codes with leading zeros, or amounts written with separators turned into other values)
+    numeric = [all(_PLAIN.fullmatch(r[i].strip()) for r in rows if r[i].strip()) and any(r[i].strip() for r in rows)
                for i in range(len(header))]
     out: list[dict[str, Any]] = []
     for r in rows:
         item: dict[str, Any] = {}
         for i, h in enumerate(header):
             cell = r[i].strip()
-            n = _number(cell) if numeric[i] and cell else None
-            item[h] = (int(n) if n is not None and n.is_integer() and "." not in cell else n) if n is not None else cell
+            item[h] = (float(cell) if "." in cell else int(cell)) if numeric[i] and cell else cell
         out.append(item)
     _write(new_name, json.dumps(out, indent=2, ensure_ascii=False))
     return f"{len(out)} rows of {path} -> {new_name}"
+
+
+def _cell(value: Any) -> str:
+    """A JSON value as a CSV cell: text as it is, numbers as written, true/false and nested
+    values as JSON (never Python's ``True`` or ``['x']``)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @kit.tool
@@ -148,7 +159,7 @@ def json_to_csv(path: JSONFile, new_name: NewCSV) -> str:
     header: list[str] = []
     for item in data:
         header += [k for k in item if k not in header]
-    rows = [["" if item.get(k) is None else str(item.get(k)) for k in header] for item in data]
+    rows = [[_cell(item.get(k)) for k in header] for item in data]
     _write_csv(new_name, header, rows)
     return f"{len(rows)} objects of {path} -> {new_name}"
 
@@ -201,7 +212,7 @@ def count_lines(path: TextFile, text: Value, out: NewFile) -> str:
     if want in ("*", ""):
         n, used = len(lines), "every line"
     else:
-        used = next((f for f in _forms(want) if any(f in ln.casefold() for ln in lines)), want)
+        used = next((f for f in reversed(_forms(want)) if any(f in ln.casefold() for ln in lines)), want)
         n = sum(1 for ln in lines if used in ln.casefold())
     _write(out, str(n))
     return f"{path}: {n} lines with {used!r} -> {out}"
@@ -210,7 +221,8 @@ def count_lines(path: TextFile, text: Value, out: NewFile) -> str:
 def _forms(word: str) -> list[str]:
     """A word as written, then shorter forms a log may use for it: "warnings" is counted in lines
     saying WARNING or WARN, "errors" in lines saying ERROR (a request's word is plural and spelled
-    out; a log's is singular and often cut short). Only for one word, never below three letters."""
+    out; a log's is singular and often cut short). The shortest form found in the file is the one
+    counted (its lines include the longer forms'). Only for one word, never below three letters."""
     forms = [word]
     if " " not in word:
         for suffix in ("s", "es", "ings", "ing"):
@@ -224,12 +236,14 @@ def sort_csv(path: CSV, column: Column, descending: bool = False) -> str:
     """Sort a CSV table's rows by one column (as numbers when they all are), the header staying first."""
     header, rows = _read_csv(path)
     i = _col(header, column)
-    nums = [_number(r[i]) for r in rows]
-    if all(n is not None for n in nums):
-        order = sorted(range(len(rows)), key=lambda k: nums[k] or 0.0, reverse=descending)
+    filled = [k for k in range(len(rows)) if rows[k][i].strip()]
+    blank = [k for k in range(len(rows)) if not rows[k][i].strip()]  # blanks go last, in their order
+    nums = {k: _number(rows[k][i]) for k in filled}
+    if all(n is not None for n in nums.values()):
+        order = sorted(filled, key=lambda k: nums[k] or 0.0, reverse=descending)
     else:
-        order = sorted(range(len(rows)), key=lambda k: rows[k][i].casefold(), reverse=descending)
-    _write_csv(path, header, [rows[k] for k in order])
+        order = sorted(filled, key=lambda k: rows[k][i].casefold(), reverse=descending)
+    _write_csv(path, header, [rows[k] for k in order + blank])
     return f"sorted {len(rows)} rows of {path} by {header[i]}"
 
 

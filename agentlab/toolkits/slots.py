@@ -90,8 +90,11 @@ class SlotValues:
         if kind == "number":  # what the request says, in digits or words; the defaults only if it says none
             return _unique(self.numbers + self.word_numbers) or list(DEFAULT_NUMBERS)
         if kind == "value":  # a setting's new value: what the request says, or a yes/no, or "all"
+            # several columns the request names, as one list ("the name and phone columns")
+            cols = mentioned(self.headers, self.request)
+            columns = [", ".join(sorted(cols, key=lambda h: _first_at(h, self.request)))] if len(cols) > 1 else []
             return _quoted(self.urls + self.phrases + self.numbers + self.word_numbers + ["true", "false", "*"]
-                           + self.setting_values)
+                           + self.setting_values + columns)
         if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
             return _quoted(self.spans) or None
         if kind == "anchor":  # existing text the request points at: its runs found in the documents
@@ -110,6 +113,13 @@ class SlotValues:
         if kind != "phrase":  # the ones the request names, when it names any
             named = mentioned(named, self.request) or named
         return _quoted(named)  # none known: a call needing one is left out of the grammar
+
+
+def _first_at(name: str, request: str) -> int:
+    """Where the request first names ``name`` (its words, or its plural), for keeping its order."""
+    words = _words(name)
+    m = re.search(rf"\b{re.escape(words)}", _words(request)) if words else None
+    return m.start() if m else len(request)
 
 
 def _fits_file(name: str, slot: Slot) -> bool:
@@ -305,7 +315,7 @@ def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
                 _pptx(path, values)
             elif suffix == ".json":
                 _json_keys(path, values)
-            elif suffix == ".csv":
+            elif suffix in (".csv", ".tsv"):
                 _csv_header(path, values)
             elif suffix in (".ini", ".cfg", ".conf"):
                 _ini_keys(path, values)
@@ -369,9 +379,13 @@ def _json_keys(path: Path, values: SlotValues) -> None:
 
 
 def _csv_header(path: Path, values: SlotValues) -> None:
-    first = path.read_text(encoding="utf-8").splitlines()[:1]
+    """A CSV's (or TSV's) header cells, read as a CSV reader reads them (a quoted header may hold a comma)."""
+    import csv
+
+    first = path.read_text(encoding="utf-8-sig").splitlines()[:1]
     if first:
-        values.headers += [h.strip() for h in first[0].split(",") if h.strip()]
+        dialect = csv.excel_tab if path.suffix.lower() == ".tsv" else csv.excel
+        values.headers += [h.strip() for h in next(csv.reader(first, dialect), []) if h.strip()]
 
 
 def _ini_keys(path: Path, values: SlotValues) -> None:

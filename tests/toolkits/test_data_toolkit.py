@@ -101,3 +101,36 @@ def test_the_data_agent_is_the_general_domains_specialist() -> None:
     doc = pool.get("DataAgent")
     assert doc.runner == "tools" and doc.runner_options["toolkit"] == "data"
     assert gt_agent(_task("tasks_dev2/general-d2-essay-word-count"), pool) == "DataAgent"
+
+
+def test_what_people_keep_in_tables_survives_a_conversion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phone numbers and zip codes stay text in JSON, true/false and lists stay JSON in CSV,
+    blanks sort last under numbers, and "errors" counts the lines saying ERROR."""
+    from agentlab.toolkits import data
+
+    monkeypatch.chdir(tmp_path)
+    Path("c.csv").write_text("name,phone,zip,age\nAna,+1 555 123 4567,01234,31\nBo,,99999,7\n", encoding="utf-8")
+    data.csv_to_json("c.csv", "c.json")
+    assert json.loads(Path("c.json").read_text()) == [
+        {"name": "Ana", "phone": "+1 555 123 4567", "zip": "01234", "age": 31},
+        {"name": "Bo", "phone": "", "zip": "99999", "age": 7}]
+    Path("p.json").write_text(json.dumps([{"a": True, "tags": ["x"], "n": 2.5}, {"a": False}]), encoding="utf-8")
+    data.json_to_csv("p.json", "p.csv")
+    assert Path("p.csv").read_text().splitlines() == ["a,tags,n", 'true,"[""x""]",2.5', "false,,"]
+    Path("s.csv").write_text("item,price\na,$1200\nb,$900\nc,\nd,$35\n", encoding="utf-8")
+    data.sort_csv("s.csv", "price", True)
+    assert [ln.split(",")[0] for ln in Path("s.csv").read_text().splitlines()[1:]] == ["a", "b", "d", "c"]
+    Path("app.log").write_text("ERROR x\nINFO 3 errors fixed\nERROR y\nWARN z\n", encoding="utf-8")
+    data.count_lines("app.log", "warnings", "w.txt")
+    assert Path("w.txt").read_text() == "1\n"
+
+
+def test_several_named_columns_are_offered_as_one_list(tmp_path: Path) -> None:
+    """keep_columns takes the columns the request names, in its order, as one value; a TSV's
+    header is read like a CSV's."""
+    kit = load_toolkit("data")
+    (tmp_path / "members.tsv").write_text("name\temail\tphone\n", encoding="utf-8")
+    values = merge(request_values("I only need the phone and name columns of members.tsv, saved as list.csv."),
+                   workspace_values(tmp_path, kit))
+    assert "'phone, name'" in values.candidates(kit.tools["keep_columns"].params[1].slot)
+    assert set(values.headers) == {"name", "email", "phone"}

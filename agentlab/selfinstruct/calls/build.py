@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from agentlab.errors import ActionParseError
 from agentlab.fileio import atomic_write_json, atomic_write_text, write_jsonl
-from agentlab.selfinstruct.calls import browser, documents, files, images, mail, media, settings, sheets, slides
+from agentlab.selfinstruct.calls import browser, data, documents, files, images, mail, media, settings, sheets, slides
 from agentlab.selfinstruct.calls.compose import TWO_OPS, compose
 from agentlab.selfinstruct.calls.draft import Draft, Generator, call_literals, reply
 from agentlab.selfinstruct.calls.leakage import EVAL_SETS, NearCopyFilter
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 DOMAINS: dict[str, dict[str, Generator]] = {
     "sheets": sheets.GENERATORS, "documents": documents.GENERATORS, "slides": slides.GENERATORS,
     "files": files.GENERATORS, "settings": settings.GENERATORS, "images": images.GENERATORS,
-    "browser": browser.GENERATORS, "mail": mail.GENERATORS, "media": media.GENERATORS,
+    "browser": browser.GENERATORS, "mail": mail.GENERATORS, "media": media.GENERATORS, "data": data.GENERATORS,
 }
 #: why a candidate was dropped, in the order the checks run
 REASONS = ("generator_error", "not_offered", "call_failed", "postcondition", "duplicate", "leakage")
