@@ -117,6 +117,20 @@ def test_building_for_some_agents_keeps_the_other_agents_report(monkeypatch, tmp
     assert (tmp_path / "Test-sheets.jsonl").is_file()
     md = (tmp_path / "report.md").read_text()
     assert "| Test-sheets | 4 |" in md and "| Other | 2 |" in md
+    # the leakage counts are the last synthesis' own, and the report says whose
+    from agentlab.selfinstruct.calls.leakage import NearCopyFilter
+
+    class _Far(NearCopyFilter):
+        def __init__(self) -> None:
+            self.threshold, self.references = 0.9, ["x"]
+
+        def check(self, requests):  # type: ignore[no-untyped-def]
+            import numpy as np
+            from types import SimpleNamespace
+            return SimpleNamespace(max_cosine=np.zeros(len(requests)), leaked=np.zeros(len(requests), dtype=bool))
+
+    build.build([spec], 2, tmp_path, leakage=_Far())
+    assert "requests of the last synthesis (Other) above" in (tmp_path / "report.md").read_text()
     (tmp_path / "report.json").write_text("{torn")  # a torn report is replaced, not fatal
     build.build([spec], 2, tmp_path, leakage=None)
     assert set(json.loads((tmp_path / "report.json").read_text())["agents"]) == {"Other"}

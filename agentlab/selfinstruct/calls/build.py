@@ -242,7 +242,8 @@ def build(specs: Sequence[Specialist], n: int, out: Path, *, leakage: NearCopyFi
     meta = {"candidates_per_agent": n, "two_operation_candidates_per_agent": two_ops, "seed": seed,
             "leakage": None if leakage is None else {"encoder": "all-MiniLM-L6-v2 cosine", "threshold": leakage.threshold,
                                                      "references": len(leakage.references),
-                                                     "above": {str(t): sum(c > t for c in cos_all) for t in (0.7, 0.8, 0.85, 0.9)}},
+                                                     "above": {str(t): sum(c > t for c in cos_all) for t in (0.7, 0.8, 0.85, 0.9)},
+                                                     "agents": sorted(reports)},
             "agents": {a: r.as_dict() for a, r in reports.items()}}
     meta = _merged(out / "report.json", meta)
     atomic_write_json(out / "report.json", meta)
@@ -284,7 +285,9 @@ def markdown(meta: dict[str, Any]) -> str:
     if meta["leakage"]:
         lk = meta["leakage"]
         lines += [f"Leakage filter: {lk['encoder']} against {lk['references']} evaluation instructions ("
-                  f"{', '.join('data/' + name for name in EVAL_SETS)}), dropped above {lk['threshold']}; requests above 0.7/0.8/0.85/0.9: "
+                  f"{', '.join('data/' + name for name in EVAL_SETS)}), dropped above {lk['threshold']}; requests"
+                  + (f" of the last synthesis ({', '.join(lk['agents'])})" if lk.get("agents") and len(lk["agents"]) < len(meta["agents"]) else "")
+                  + " above 0.7/0.8/0.85/0.9: "
                   + "/".join(str(lk["above"][t]) for t in ("0.7", "0.8", "0.85", "0.9")) + ".", ""]
     lines += ["| agent | generated | " + " | ".join(REASONS) + " | kept |", "|---|" + "---|" * (len(REASONS) + 2)]
     for a, r in meta["agents"].items():
