@@ -22,7 +22,8 @@ ORDER = [
     "selfinstruct", "data_size", "execution_acc", "execution", "scale", "ray_speedup", "desktop_agents", "desktop_enrolment",
     "heldout", "heldout_slots", "heldout_prior", "heldout_tasks", "heldout_tasks_prior", "specialist_adapters",
     "heldout_v2", "specialist_two_ops", "specialist_best_of", "grammar_engine", "slots_numbers", "heldout_v2_friday",
-    "word_prior", "desktop_file_route", "check_done", "heldout_v2_check", "table1", "table1_growth",
+    "word_prior", "desktop_file_route", "check_done", "heldout_v2_check", "app_specialists", "app_specialists_adapters",
+    "heldout_v2_apps", "table1", "table1_growth",
 ]
 HEADER = """# Benchmark results
 
