@@ -52,6 +52,19 @@ def workspace_file(path: str, what: str = "file") -> Path:
     return p
 
 
+def text_head(path: Path, lines: int = 8, width: int | None = None) -> str:
+    """How a text file looks to an agent: its path, its first ``lines`` lines (each cut at
+    ``width`` characters) and how many more there are; a binary file by its size. The files and
+    data toolkits describe their files this way (each with the counts its prompts were fitted on)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return f"{path.name}: {path.stat().st_size} bytes (binary)"
+    rows = text.splitlines()
+    more = f"\n  ... {len(rows) - lines} more lines" if len(rows) > lines else ""
+    return f"{path.as_posix()}:\n" + "\n".join(f"  {ln[:width]}" for ln in rows[:lines]) + more
+
+
 def json_or_text(value: str) -> Any:
     """``true`` / ``16`` / ``["a"]`` as JSON; anything else as the text it is."""
     try:

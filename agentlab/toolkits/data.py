@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspace_file
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, text_head, workspace_file
 
 AnyFile = Annotated[str, file_slot()]
 TextFile = Annotated[str, file_slot(".txt", ".md", ".log", ".csv", ".json", ".text")]
@@ -38,13 +38,7 @@ _PLAIN = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?")
 
 
 def _describe(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return f"{path.name}: {path.stat().st_size} bytes (binary)"
-    lines = text.splitlines()
-    more = f"\n  ... {len(lines) - 6} more lines" if len(lines) > 6 else ""
-    return f"{path.as_posix()}:\n" + "\n".join(f"  {ln[:160]}" for ln in lines[:6]) + more
+    return text_head(path, 6, 160)
 
 
 kit = Toolkit("data", "CSV, JSON and text files: conversions, totals, statistics and counts written to files",

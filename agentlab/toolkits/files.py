@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Annotated
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_text
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_text, text_head
 
 AnyFile = Annotated[str, file_slot()]
 NewFile = Annotated[str, file_slot(new=True)]
@@ -28,14 +28,7 @@ Text = Annotated[str, Slot("text")]
 
 
 def _describe(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return f"{path.name}: {path.stat().st_size} bytes (binary)"
-    lines = text.splitlines()
-    head = lines[:8]
-    more = f"\n  ... {len(lines) - 8} more lines" if len(lines) > 8 else ""
-    return f"{path.as_posix()}:\n" + "\n".join(f"  {ln}" for ln in head) + more
+    return text_head(path, 8)
 
 
 kit = Toolkit("files", "files and folders, text lines, CSV, JSON and INI files", describe=_describe,
