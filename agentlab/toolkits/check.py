@@ -38,7 +38,7 @@ from typing import Any
 from agentlab.safepath import SafeFolder
 from agentlab.tasks.requests import split_pieces
 from agentlab.toolkits.base import Toolkit
-from agentlab.toolkits.slots import request_values
+from agentlab.toolkits.slots import mentioned, request_values
 
 ERROR = 10.0
 BROKEN = 5.0
@@ -198,14 +198,37 @@ def unmet_asks(instruction: str, before: Path, after: Path, kit: Toolkit) -> lis
     evaluator. Only values the start did not hold are checked (:meth:`Diff.is_new`): an ask that
     names none (``make it greyscale``, ``delete the 'Old wiki' bookmark``) cannot be checked this
     way and is never reported, nor is a number of degrees or times (no file states it); a false
-    "met" only leaves the model's own ``done()`` standing."""
+    "met" only leaves the model's own ``done()`` standing.
+
+    A settings toolkit's ask may name no value at all ("I always want it fullscreen", "and switch
+    on format on save"): when it names settings of the toolkit's catalogue by their words
+    (:func:`~agentlab.toolkits.slots.mentioned`) and no line naming any of them changed anywhere in
+    the workspace, it is unmet too."""
     d = Diff.of(before, after, kit)
     out = []
     for piece in split_pieces(instruction):
         exact = [v for v in named_values(piece) if v.kind != "word" and d.is_new(v) and not _turn(v, piece)]
-        if exact and not any(d.reflects(v) for v in exact):
+        if exact:
+            if not any(d.reflects(v) for v in exact):
+                out.append(piece)
+        elif kit.catalogue and _settings_untouched(d, mentioned(list(kit.catalogue), piece)):
             out.append(piece)
     return out
+
+
+def _settings_untouched(d: Diff, keys: list[str]) -> bool:
+    """Whether ``keys`` (catalogue settings an ask names) were named and every line naming one of
+    them reads the same at the end as at the start, in every file (a vlcrc's ``#fullscreen=0``
+    becoming ``fullscreen=1``, a settings.json's ``"editor.formatOnSave": true`` appearing)."""
+    if not keys:
+        return False
+    ended = "\n".join(f"{rel}\n{v.text}" for rel, v in d.end.items())
+
+    def lines(text: str, key: str) -> list[str]:
+        last = re.escape(key.rsplit(".", 1)[-1])
+        return [ln.strip() for ln in text.splitlines() if re.search(rf"(?<![\w-]){last}(?![\w-])", ln, re.IGNORECASE)]
+
+    return all(sorted(lines(d.held, k)) == sorted(lines(ended, k)) for k in keys)
 
 
 def _turn(v: Named, text: str) -> bool:

@@ -238,6 +238,32 @@ def test_a_done_before_the_second_ask_is_reflected_gets_that_ask_its_own_step(tm
     assert (row_off["steps"], row_off["success"]) == (1, False), row_off
 
 
+def test_an_ask_naming_settings_without_a_value_is_unmet_until_one_of_them_changes(tmp_path) -> None:
+    """A settings toolkit's ask may name no value ("I always want it fullscreen"): it is unmet
+    while no line naming a catalogue setting it names changed; met once one did; an ask naming no
+    setting of the catalogue stays unchecked."""
+    import shutil
+
+    from agentlab.toolkits import load_toolkit
+    from agentlab.toolkits.check import unmet_asks
+
+    kit = load_toolkit("media")
+    before, after = tmp_path / "before", tmp_path / "after"
+    (before / ".config" / "vlc").mkdir(parents=True)
+    rc = ".config/vlc/vlcrc"
+    (before / rc).write_text("[core]\n#fullscreen=0\n#repeat=0\n#loop=0\n[qt]\n#qt-max-volume=125\n")
+    shutil.copytree(before, after)
+    ask = "When I open a video I always want it fullscreen, and I'd like it to repeat the current item."
+    assert unmet_asks(ask, before, after, kit) == ["When I open a video I always want it fullscreen",
+                                                   "I'd like it to repeat the current item."]
+    (after / rc).write_text("[core]\n#fullscreen=0\nrepeat=1\n#loop=0\n[qt]\n#qt-max-volume=125\n")
+    assert unmet_asks(ask, before, after, kit) == ["When I open a video I always want it fullscreen"]
+    (after / rc).write_text("[core]\nfullscreen=1\nrepeat=1\n#loop=0\n[qt]\n#qt-max-volume=125\n")
+    assert unmet_asks(ask, before, after, kit) == []
+    assert unmet_asks("Make the player nicer.", before, before, kit) == []  # names no setting: unchecked
+    assert unmet_asks("Tidy up the music folder.", before, before, load_toolkit("files")) == []  # no catalogue
+
+
 def test_unmet_asks_reads_the_request_and_the_files_only(tmp_path) -> None:
     """An ask is unmet when none of the exact values it names (quoted, numbers, cells, new
     files) appeared, went away or changed; an ask naming only where to act is never reported."""
