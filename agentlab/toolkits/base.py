@@ -65,6 +65,20 @@ def text_head(path: Path, lines: int = 8, width: int | None = None) -> str:
     return f"{path.as_posix()}:\n" + "\n".join(f"  {ln[:width]}" for ln in rows[:lines]) + more
 
 
+def column_index(header: list[str], column: str) -> int:
+    """Where ``column`` is in a table's ``header``: any case, and a name in the plural finds the
+    column in the singular ("amounts" for ``amount``); a :class:`ToolError` listing the columns
+    otherwise. The files and data toolkits look columns up this way."""
+    want = column.strip().casefold()
+    for i, h in enumerate(header):
+        if h.strip().casefold() == want:
+            return i
+    for i, h in enumerate(header):
+        if h.strip().casefold().rstrip("s") == want.rstrip("s"):
+            return i
+    raise ToolError(f"no column {column!r}; the columns are {', '.join(map(repr, header))}")
+
+
 def json_or_text(value: str) -> Any:
     """``true`` / ``16`` / ``["a"]`` as JSON; anything else as the text it is."""
     try:

@@ -205,30 +205,31 @@ def unmet_asks(instruction: str, before: Path, after: Path, kit: Toolkit) -> lis
     (:func:`~agentlab.toolkits.slots.mentioned`) and no line naming any of them changed anywhere in
     the workspace, it is unmet too."""
     d = Diff.of(before, after, kit)
+    ended = "\n".join(f"{rel}\n{v.text}" for rel, v in d.end.items()) if kit.catalogue else ""
     out = []
     for piece in split_pieces(instruction):
         exact = [v for v in named_values(piece) if v.kind != "word" and d.is_new(v) and not _turn(v, piece)]
         if exact:
             if not any(d.reflects(v) for v in exact):
                 out.append(piece)
-        elif kit.catalogue and _settings_untouched(d, mentioned(list(kit.catalogue), piece)):
+        elif kit.catalogue and _settings_untouched(d.held, ended, mentioned(list(kit.catalogue), piece)):
             out.append(piece)
     return out
 
 
-def _settings_untouched(d: Diff, keys: list[str]) -> bool:
+def _settings_untouched(held: str, ended: str, keys: list[str]) -> bool:
     """Whether ``keys`` (catalogue settings an ask names) were named and every line naming one of
-    them reads the same at the end as at the start, in every file (a vlcrc's ``#fullscreen=0``
-    becoming ``fullscreen=1``, a settings.json's ``"editor.formatOnSave": true`` appearing)."""
+    them reads the same at the end (``ended``: every file's text) as at the start (``held``), in
+    every file (a vlcrc's ``#fullscreen=0`` becoming ``fullscreen=1``, a settings.json's
+    ``"editor.formatOnSave": true`` appearing)."""
     if not keys:
         return False
-    ended = "\n".join(f"{rel}\n{v.text}" for rel, v in d.end.items())
 
     def lines(text: str, key: str) -> list[str]:
         last = re.escape(key.rsplit(".", 1)[-1])
         return [ln.strip() for ln in text.splitlines() if re.search(rf"(?<![\w-]){last}(?![\w-])", ln, re.IGNORECASE)]
 
-    return all(sorted(lines(d.held, k)) == sorted(lines(ended, k)) for k in keys)
+    return all(sorted(lines(held, k)) == sorted(lines(ended, k)) for k in keys)
 
 
 def _turn(v: Named, text: str) -> bool:

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, text_head, workspace_file
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, text_head, workspace_file
 
 AnyFile = Annotated[str, file_slot()]
 TextFile = Annotated[str, file_slot(".txt", ".md", ".log", ".csv", ".json", ".text")]
@@ -84,17 +84,6 @@ def _write_csv(path: str, header: list[str], rows: list[list[str]]) -> None:
 def _write(path: str, text: str) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-
-
-def _col(header: list[str], column: str) -> int:
-    want = column.strip().casefold()
-    for i, h in enumerate(header):
-        if h.casefold() == want:
-            return i
-    for i, h in enumerate(header):  # "amounts" for the column "amount"
-        if h.casefold().rstrip("s") == want.rstrip("s"):
-            return i
-    raise ToolError(f"no column {column!r}; the columns are {', '.join(map(repr, header))}")
 
 
 def _numbers(rows: list[list[str]], i: int, column: str) -> list[float]:
@@ -162,7 +151,7 @@ def json_to_csv(path: JSONFile, new_name: NewCSV) -> str:
 def total_by(path: CSV, group: Column, value: Column, new_name: NewCSV) -> str:
     """Total a column of numbers per value of another column into a new CSV (header: group,total; biggest total first; two decimals)."""
     header, rows = _read_csv(path)
-    g, v = _col(header, group), _col(header, value)
+    g, v = column_index(header, group), column_index(header, value)
     totals: dict[str, float] = {}
     for r in rows:
         n = _number(r[v])
@@ -180,7 +169,7 @@ def total_by(path: CSV, group: Column, value: Column, new_name: NewCSV) -> str:
 def column_stat(path: CSV, column: Column, stat: Stat, out: NewFile) -> str:
     """Write the sum, mean, min, max or count of a column of numbers into a file (the number alone)."""
     header, rows = _read_csv(path)
-    i = _col(header, column)
+    i = column_index(header, column)
     if stat == "count":
         result = float(sum(1 for r in rows if r[i].strip()))
     else:
@@ -229,7 +218,7 @@ def _forms(word: str) -> list[str]:
 def sort_csv(path: CSV, column: Column, descending: bool = False) -> str:
     """Sort a CSV table's rows by one column (as numbers when they all are), the header staying first."""
     header, rows = _read_csv(path)
-    i = _col(header, column)
+    i = column_index(header, column)
     filled = [k for k in range(len(rows)) if rows[k][i].strip()]
     blank = [k for k in range(len(rows)) if not rows[k][i].strip()]  # blanks go last, in their order
     nums = {k: _number(rows[k][i]) for k in filled}
@@ -262,7 +251,7 @@ def remove_duplicate_rows(path: AnyFile) -> str:
 def filter_rows(path: CSV, column: Column, value: Value, new_name: NewCSV) -> str:
     """Write the header and the rows whose column equals a value (* for any non-blank value) into a new CSV."""
     header, rows = _read_csv(path)
-    i = _col(header, column)
+    i = column_index(header, column)
     want = value.strip().casefold()
     kept = [r for r in rows if (r[i].strip() != "" if want == "*" else r[i].strip().casefold() == want)]
     _write_csv(new_name, header, kept)
@@ -273,7 +262,7 @@ def filter_rows(path: CSV, column: Column, value: Value, new_name: NewCSV) -> st
 def keep_columns(path: CSV, columns: Value, new_name: NewCSV) -> str:
     """Write only some columns of a CSV table (names separated by commas, in that order) into a new CSV."""
     header, rows = _read_csv(path)
-    idx = [_col(header, c) for c in re.split(r"\s*,\s*|\s+and\s+", columns.strip()) if c]
+    idx = [column_index(header, c) for c in re.split(r"\s*,\s*|\s+and\s+", columns.strip()) if c]
     if not idx:
         raise ToolError("name at least one column")
     _write_csv(new_name, [header[i] for i in idx], [[r[i] for i in idx] for r in rows])

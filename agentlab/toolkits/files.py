@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Annotated
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, json_or_text, text_head
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, json_or_text, text_head
 
 AnyFile = Annotated[str, file_slot()]
 NewFile = Annotated[str, file_slot(new=True)]
@@ -164,18 +164,11 @@ def _write_csv(path: str, header: list[str], rows: list[list[str]]) -> None:
         w.writerows(rows)
 
 
-def _col(header: list[str], column: str) -> int:
-    for i, h in enumerate(header):
-        if h.strip().casefold() == column.strip().casefold():
-            return i
-    raise ToolError(f"no column {column!r}; the columns are {', '.join(map(repr, header))}")
-
-
 @kit.tool
 def drop_csv_column(path: CSV, column: Column) -> str:
     """Remove a column from a CSV file."""
     header, rows = _read_csv(path)
-    i = _col(header, column)
+    i = column_index(header, column)
     _write_csv(path, header[:i] + header[i + 1:], [r[:i] + r[i + 1:] for r in rows])
     return f"dropped column {column!r} of {path}"
 
@@ -184,7 +177,7 @@ def drop_csv_column(path: CSV, column: Column) -> str:
 def filter_csv(path: CSV, column: Column, value: Value, new_name: NewFile) -> str:
     """Write the header and the rows whose column equals a value into a new CSV file."""
     header, rows = _read_csv(path)
-    i = _col(header, column)
+    i = column_index(header, column)
     kept = [r for r in rows if i < len(r) and r[i].strip().casefold() == value.strip().casefold()]
     _write_csv(new_name, header, kept)
     return f"{len(kept)} of {len(rows)} rows -> {new_name}"
