@@ -257,8 +257,12 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         The toolkit reads a private copy of the workspace's regular files
         (:meth:`~agentlab.safepath.SafeFolder.private_copy`), never the workspace itself: a link a
         program planted there (to ``/proc/self/environ``, a task file, a folder outside) is only
-        listed, so nothing outside the workspace reaches the prompt. A description naming the
-        copy's path names the workspace's instead (the prompt is as it was)."""
+        listed, so nothing outside the workspace reaches the prompt.
+
+        A description naming a file by its path (the files, data, settings, browser and media
+        toolkits do) names it relative to the workspace, as the request and the tools do: the
+        prompt is the same wherever the run folder is (an absolute path made the same task's
+        greedy reply differ between two run folders, docs/failures.md)."""
         ws = env.workspace  # type: ignore[attr-defined]
         lines = [env.listing()]  # type: ignore[attr-defined]
         if self.kit.describe is not None:
@@ -272,7 +276,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                             text = self.kit.describe(copy / rel)
                         except Exception:  # a file of another kind (or unreadable) is only listed
                             continue
-                        lines.append(text.replace(str(copy), str(ws.root)))
+                        lines.append(_relative(text, copy))
         return _capped(lines, self.options.max_observation_chars)
 
     def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
@@ -544,6 +548,11 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
 def _load_prior(folder: str) -> ToolPrior:
     """A prior folder read once per process (every episode of a specialist uses it)."""
     return ToolPrior.load(folder)
+
+
+def _relative(text: str, folder: Path) -> str:
+    """``text`` with every path under ``folder`` written relative to it (``folder`` itself as ``.``)."""
+    return text.replace(f"{folder}/", "").replace(str(folder), ".")
 
 
 def _is_scratch(rel: str) -> bool:

@@ -296,3 +296,26 @@ def test_unmet_asks_reads_the_request_and_the_files_only(tmp_path) -> None:
     assert unmet_asks("Turn todo.txt around 90 degrees.", before, after, kit) == []
     assert unmet_asks("Save the list as summary.txt. Set the count to 14.", before, after, kit) == [
         "Save the list as summary.txt.", "Set the count to 14."]
+
+
+@pytest.mark.parametrize("agent_name,rel,text", [
+    ("FileAgent", "notes/todo.txt", "milk\neggs\n"),
+    ("DataAgent", "spending.csv", "date,category,amount\n2026-11-01,food,4.50\n"),
+    ("VSAgent", ".vscode/settings.json", '{"editor.tabSize": 4}'),
+])
+def test_the_observation_names_files_relative_to_the_workspace_wherever_the_run_folder_is(
+        tmp_path, pool, agent_name, rel, text) -> None:
+    """The same files in two run folders give the same prompt (an absolute path made the greedy
+    reply depend on the run folder's name), and the file is named as the request names it."""
+    from agentlab.envs.workspace import Workspace, WorkspaceConfig
+    from agentlab.envs.workspace_env import WorkspaceEnv
+
+    agent = build_agent(pool.get(agent_name))
+    seen = []
+    for name in ("run-a", "a-much-longer-run-folder"):
+        root = tmp_path / name / "workspace"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+        seen.append(agent.observation(WorkspaceEnv(Workspace(root=root, config=WorkspaceConfig(sandbox="none")))))
+    assert seen[0] == seen[1], seen
+    assert str(tmp_path) not in seen[0] and f"{rel}" in seen[0], seen[0]
