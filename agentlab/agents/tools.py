@@ -124,6 +124,12 @@ class ToolAgentOptions(BaseModel):
     #: the ask), and a ``done()`` before each such ask had its step does not end the episode.
     #: false: the model's own ``done()`` ends it (the ablation)
     check_done: bool = True
+    #: with ``check_done``: an ask the check cannot test (it names no value: "make it greyscale",
+    #: "delete the 'Old wiki' bookmark") still gets a step of its own when the tool prior, read
+    #: from that ask alone, gives one tool at least this probability and no call of that tool has
+    #: run yet in the episode. The prior (fitted on synthesized single-operation requests) is
+    #: what says a piece of the request is an operation, and which; 0 turns it off
+    confident_asks: float = Field(0.0, ge=0.0, le=1.0)
 
 
 def _capped(lines: list[str], limit: int) -> str:
@@ -153,6 +159,8 @@ class _ToolEpisode(Episode):
     focus_shown: list[str] = field(default_factory=list)
     focus_prior: dict[str, float] | None = None
     tool_prior: ToolPrior | None = None
+    #: the tools whose calls ran without error so far (``confident_asks``)
+    called: set[str] = field(default_factory=set)
 
 
 class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
@@ -409,6 +417,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ends = [c for c in calls if c.name in ("done", "fail")]
             action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
             report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
+            if ok:
+                ep.called.update(c.name for c in tools)
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"
@@ -478,7 +488,25 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             return []
         with ep.env.workspace.safe.private_copy(_is_scratch) as now:  # type: ignore[attr-defined]
             unmet = unmet_asks(ep.task, ep.origin, now, self.kit)
+        if self.options.confident_asks > 0 and ep.tool_prior is not None:
+            confident = set(self._confident_asks(ep))
+            unmet = [a for a in split_pieces(ep.task) if a in unmet or a in confident]
         return [a for a in unmet if a not in ep.asked]
+
+    def _confident_asks(self, ep: _ToolEpisode) -> list[str]:
+        """The request's pieces (when it has several) whose most likely tool under the prior, read
+        from the piece alone, reaches ``confident_asks`` and has not run yet (``confident_asks``)."""
+        pieces = split_pieces(ep.task)
+        if len(pieces) < 2 or ep.tool_prior is None:
+            return []
+        vectors = _encoder().encode(pieces)
+        out = []
+        for piece, vector in zip(pieces, vectors):
+            probs = ep.tool_prior.probs(vector)
+            name, p = max(probs.items(), key=lambda kv: kv[1])
+            if p >= self.options.confident_asks and name not in ep.called and name in self.kit.tools:
+                out.append(piece)
+        return out
 
     def _best_of(self, llm: LLMBackend, env: Env, ctx: RunContext, task: str, start: Path, last: Attempt[Any],
                  greedy: list[Call], extra: dict[str, Any], step: int) -> tuple[list[Call], str, list[dict[str, Any]]]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import configparser
 import csv
+import fnmatch
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +27,8 @@ Section = Annotated[str, Slot("section")]
 Key = Annotated[str, Slot("setting")]
 Value = Annotated[str, Slot("phrase")]
 Text = Annotated[str, Slot("text")]
+Pattern = Annotated[str, Slot("pattern")]
+Anchor = Annotated[str, Slot("anchor")]
 
 
 def _describe(path: Path) -> str:
@@ -147,6 +151,64 @@ def set_ini_value(path: INI, section: Section, key: Key, value: Value) -> str:
     with open(p, "w", encoding="utf-8") as fh:
         cfg.write(fh)
     return f"{path}: [{section}] {key} = {value}"
+
+
+@kit.tool
+def remove_lines(path: AnyFile, containing: Anchor) -> str:
+    """Delete every line of a text file that contains a text (any case): take an entry off a list."""
+    p = _existing(path)
+    lines = p.read_text(encoding="utf-8").splitlines()
+    kept = [ln for ln in lines if containing.casefold() not in ln.casefold()]
+    if len(kept) == len(lines):
+        raise ToolError(f"no line of {path} contains {containing!r}")
+    p.write_text("".join(f"{ln}\n" for ln in kept), encoding="utf-8")
+    return f"removed {len(lines) - len(kept)} line(s) of {path}"
+
+
+def _matching(pattern: str) -> list[Path]:
+    """The workspace's files a pattern (``downloads/*.pdf``, ``*.tmp``) matches, any case of the
+    extension; a pattern reaching outside the workspace or matching nothing is a :class:`ToolError`."""
+    if pattern.startswith("/") or ".." in Path(pattern).parts:
+        raise ToolError(f"{pattern!r} is not a pattern inside the workspace")
+    folder, _, glob = pattern.rpartition("/")
+    base = Path(folder or ".")
+    if not base.is_dir():
+        raise ToolError(f"no folder {folder!r} in the workspace")
+    rx = re.compile(fnmatch.translate(glob), re.IGNORECASE)
+    found = sorted(p for p in base.iterdir() if p.is_file() and rx.match(p.name))
+    if not found:
+        raise ToolError(f"no file matches {pattern!r}")
+    return found
+
+
+@kit.tool
+def move_matching(pattern: Pattern, folder: Folder) -> str:
+    """Move every file that matches a pattern (such as downloads/*.pdf) into a folder (made if missing)."""
+    found = _matching(pattern)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for p in found:
+        p.rename(Path(folder) / p.name)
+    return f"moved {len(found)} file(s) into {folder}"
+
+
+@kit.tool
+def delete_matching(pattern: Pattern) -> str:
+    """Delete every file that matches a pattern (such as downloads/*.tmp)."""
+    found = _matching(pattern)
+    for p in found:
+        p.unlink()
+    return f"deleted {len(found)} file(s)"
+
+
+@kit.tool
+def add_prefix(pattern: Pattern, prefix: Text) -> str:
+    """Put a prefix in front of the name of every file that matches a pattern (such as photos/*.jpg)."""
+    if not prefix or "/" in prefix:
+        raise ToolError(f"{prefix!r} is not a prefix for a file name")
+    found = _matching(pattern)
+    for p in found:
+        p.rename(p.with_name(prefix + p.name))
+    return f"renamed {len(found)} file(s)"
 
 
 def _read_csv(path: str) -> tuple[list[str], list[list[str]]]:

@@ -66,6 +66,9 @@ class SlotValues:
     urls: list[str] = field(default_factory=list)
     #: the values the toolkit's catalogue keys take (:attr:`Toolkit.catalogue_values`; kind ``value``)
     setting_values: list[str] = field(default_factory=list)
+    #: file patterns over the workspace, ``folder/*.ext`` (``*.ext`` at the top) for every folder
+    #: and extension its files have (slot kind ``pattern``: "all the PDFs in downloads")
+    patterns: list[str] = field(default_factory=list)
     #: the request itself (a named value it mentions narrows its slot to the mentioned ones)
     request: str = ""
 
@@ -97,6 +100,8 @@ class SlotValues:
                            + self.setting_values + columns)
         if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
             return _quoted(self.spans) or None
+        if kind == "pattern":  # every file of a kind in a folder: the kinds and folders the request names first
+            return _quoted(_named_patterns(self.patterns, self.request))
         if kind == "anchor":  # existing text the request points at: its runs found in the documents
             found = [s for s in self.spans if any(s.lower() in t for t in self.texts)]
             # "the title" names the first paragraph (the toolkits resolve it by position)
@@ -113,6 +118,21 @@ class SlotValues:
         if kind != "phrase":  # the ones the request names, when it names any
             named = mentioned(named, self.request) or named
         return _quoted(named)  # none known: a call needing one is left out of the grammar
+
+
+def _named_patterns(patterns: list[str], request: str) -> list[str]:
+    """``patterns`` narrowed to the extensions the request names (".jpg", "the PDFs", "mp3
+    files"), then to the folders it names; either narrowing is skipped when it would leave none."""
+    def names_ext(p: str) -> bool:
+        ext = p.rsplit(".", 1)[-1]
+        return re.search(rf"(?<![\w-]){re.escape(ext)}s?\b", request, re.IGNORECASE) is not None
+
+    def names_dir(p: str) -> bool:
+        folder = p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else ""
+        return bool(folder) and re.search(rf"(?<![\w-]){re.escape(folder)}(?![\w-])", request, re.IGNORECASE) is not None
+
+    kinds = [p for p in patterns if names_ext(p)] or patterns
+    return [p for p in kinds if names_dir(p)] or kinds
 
 
 def _first_at(name: str, request: str) -> int:
@@ -236,6 +256,10 @@ def request_values(instruction: str) -> SlotValues:
     files = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])", text)
     folders = [f.rstrip("/") for f in re.findall(r"(?<![\w/.-])((?:[\w.-]+/)+)", text)]
     folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)]
+    # "a new folder called pdfs inside downloads": the new folder, and where it goes
+    for m in re.finditer(r"\bfolder\s+(?:called|named)\s+['\"]?([\w.-]*\w)['\"]?(?:\s+(?:inside|in|under|within)\s+"
+                         r"(?:the\s+|my\s+)?([\w.-]*\w)(?:\s+folder)?)?", text, re.I):
+        folders += [m.group(1)] + ([f"{m.group(2)}/{m.group(1)}"] if m.group(2) else [])
     # a number may end a sentence ("to position 3.") but not run into a letter or another number;
     # sizes written as 310x130 give both sides
     numbers = re.findall(r"(?<![\w.])(?<!\d,)[-+]?\d+(?:\.\d+)?(?!\w|\.\d|,\d{3})", text)
@@ -302,8 +326,10 @@ def workspace_values(root: Path, kit: Toolkit) -> SlotValues:
         if rel.parts[0].startswith(".agentlab"):
             continue
         (folders if p.is_dir() else files).append(rel.as_posix())
+    patterns = _unique([(f"{Path(f).parent.as_posix()}/*{Path(f).suffix.lower()}" if "/" in f else f"*{Path(f).suffix.lower()}")
+                        for f in files if Path(f).suffix and not Path(f).name.startswith(".")])
     values = SlotValues(files=files, folders=folders, settings=list(kit.catalogue),
-                        setting_values=list(kit.catalogue_values))
+                        setting_values=list(kit.catalogue_values), patterns=patterns)
     for f in files:
         path, suffix = root / f, Path(f).suffix.lower()
         try:

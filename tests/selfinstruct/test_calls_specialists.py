@@ -1,4 +1,5 @@
-"""Synthesized pairs of the four later specialists (browser, mail, media player, data: issue #38),
+"""Synthesized pairs of the four later specialists (browser, mail, media player, data: issue #38) and
+of the files toolkit (whose tools over many files and lines came later),
 under each real agent document's tool retrieval and call grammar: most candidates of every family
 are kept (decodable, run through the toolkit without error, files as promised); a kept pair of
 each kind replays on its start state regenerated from its seed; and every family's check refuses
@@ -15,7 +16,8 @@ from agentlab.selfinstruct.calls.draft import reply
 
 #: toolkit -> its agent, and a family prefix of the pairs replayed (one of each kind of file)
 AGENTS = {"browser": ("BrowserAgent", ("add_bookmark", "set_preference")), "mail": ("MailboxAgent", ("move_messages", "set_pref")),
-          "media": ("MediaAgent", ("make_playlist", "set_option")), "data": ("DataAgent", ("total_by", "count_words"))}
+          "media": ("MediaAgent", ("make_playlist", "set_option")), "data": ("DataAgent", ("total_by", "count_words")),
+          "files": ("FileAgent", ("remove_lines", "move_matching", "delete_matching", "add_prefix"))}
 
 
 @pytest.mark.parametrize("toolkit", sorted(AGENTS))

@@ -319,3 +319,28 @@ def test_the_observation_names_files_relative_to_the_workspace_wherever_the_run_
         seen.append(agent.observation(WorkspaceEnv(Workspace(root=root, config=WorkspaceConfig(sandbox="none")))))
     assert seen[0] == seen[1], seen
     assert str(tmp_path) not in seen[0] and f"{rel}" in seen[0], seen[0]
+
+
+def test_a_confident_ask_the_check_cannot_test_gets_its_own_step_when_its_tool_has_not_run(tmp_path, pool) -> None:
+    """``confident_asks``: "Please turn it 90 degrees clockwise" names no value a file would show,
+    so the check cannot test it; the tool prior read from that piece alone is sure it is a
+    rotation, and no rotate call has run, so the episode's done is refused and the piece is
+    asked alone. The piece whose tool already ran ("make it greyscale") and the context piece
+    ("came out of the scanner sideways") are not. Off (0, the default), the first done ends it."""
+    from agentlab.tasks.spec import load_task as load
+    from agentlab.paths import data_dir
+
+    task = load(data_dir() / "tasks_dev2" / "gimp-d2-scan-rotate-grey.json")
+    first = "grayscale('scan.png', 'scan_fixed.png')\ndone()"
+    second = "rotate('scan_fixed.png', 270, 'scan_fixed.png')\ndone()"
+    llm = Scripted([first, second], Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "on",
+                   options=ExecOptions(max_steps=4, runner_options={"confident_asks": 0.8}))
+    traj = load_trajectory(tmp_path / "on" / row["trajectory"])
+    s0, s1 = traj.steps[0].info, traj.steps[1].info
+    assert s0["done_refused"] and s0["unmet"] == ["Please turn it 90 degrees clockwise"], s0
+    assert s1["ask"] == "Please turn it 90 degrees clockwise" and "unmet" not in s1, s1
+    assert (row["steps"], row["success"]) == (2, True), row
+    off = Scripted([first, second], Capabilities(plan_grammar=True))
+    row_off = run_task(task, pool=pool, llm=off, out_dir=tmp_path / "off", options=ExecOptions(max_steps=4))
+    assert (row_off["steps"], row_off["success"]) == (1, False), row_off

@@ -260,3 +260,53 @@ def test_addresses_and_home_paths_are_offered_as_written(request_text: str, urls
     """A question's "?" is not part of the address it ends, a home path keeps its "~", and the
     path part of an address is not offered as a path of its own."""
     assert request_values(request_text).urls == urls
+
+
+def test_file_tools_over_many_files_and_lines(in_tmp: Path) -> None:
+    """The files toolkit's tools for "every file of a kind in a folder" and "take it off the list":
+    a pattern matches any case of the extension and only the folder's own files, nothing outside
+    the workspace, and a pattern or a line that matches nothing is an error, never a silent no-op."""
+    from agentlab.toolkits import files as F
+    from agentlab.toolkits.base import ToolError
+
+    for rel in ("downloads/a.pdf", "downloads/B.PDF", "downloads/x.tmp", "downloads/old/c.pdf", "top.pdf"):
+        Path(rel).parent.mkdir(parents=True, exist_ok=True)
+        Path(rel).write_text(rel)
+    Path("todo.txt").write_text("call the Plumber\nbuy milk\n")
+    assert F.remove_lines("todo.txt", "plumber") == "removed 1 line(s) of todo.txt"
+    assert Path("todo.txt").read_text() == "buy milk\n"
+    with pytest.raises(ToolError, match="no line"):
+        F.remove_lines("todo.txt", "plumber")
+    F.move_matching("downloads/*.pdf", "downloads/pdfs")
+    assert sorted(p.name for p in Path("downloads/pdfs").iterdir()) == ["B.PDF", "a.pdf"]
+    assert Path("downloads/old/c.pdf").is_file() and Path("top.pdf").is_file()  # not in the folder itself
+    F.delete_matching("downloads/*.tmp")
+    assert not Path("downloads/x.tmp").exists()
+    F.add_prefix("downloads/pdfs/*.pdf", "2026_")
+    assert sorted(p.name for p in Path("downloads/pdfs").iterdir()) == ["2026_B.PDF", "2026_a.pdf"]
+    for bad in ("downloads/*.tmp", "../*.pdf", "/etc/*.conf", "nowhere/*.pdf"):
+        with pytest.raises(ToolError):
+            F.delete_matching(bad)
+    with pytest.raises(ToolError):
+        F.add_prefix("*.pdf", "a/b")
+
+
+def test_pattern_slots_offer_the_kinds_and_folders_the_request_names(tmp_path: Path) -> None:
+    from agentlab.toolkits import load_toolkit
+    from agentlab.toolkits.base import Slot
+    from agentlab.toolkits.slots import merge, request_values, workspace_values
+
+    for rel in ("downloads/a.pdf", "downloads/x.tmp", "holiday/beach.jpg", "holiday/list.txt", "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    kit = load_toolkit("files")
+
+    def offered(request: str) -> list[str] | None:
+        return merge(request_values(request), workspace_values(tmp_path, kit)).candidates(Slot("pattern"))
+
+    assert offered("Put all the PDFs into a folder called pdfs inside downloads") == ["'downloads/*.pdf'"]
+    assert offered("Add 2026_ in front of the .jpg photos in the holiday folder") == ["'holiday/*.jpg'"]
+    assert offered("Delete the text files in holiday") == ["'holiday/*.jpg'", "'holiday/*.txt'"]  # the folder narrows
+    assert set(offered("Tidy up")) == {"'downloads/*.pdf'", "'downloads/*.tmp'", "'holiday/*.jpg'",
+                                       "'holiday/*.txt'", "'*.txt'"}
+    assert request_values("a new folder called pdfs inside downloads").folders[-2:] == ["pdfs", "downloads/pdfs"]

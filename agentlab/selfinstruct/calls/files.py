@@ -244,6 +244,101 @@ def filter_csv(rng: random.Random, root: Path) -> Draft:
     return Draft(polite(rng, s), (("filter_csv", (t.csv, col, value, new)),), check, "files.filter_csv")
 
 
+def remove_lines(rng: random.Random, root: Path) -> Draft:
+    t = _tree(rng, root)
+    gone = pick(rng, t.lines)
+    s = pick(rng, [f"Take {gone} off {t.text}", f"Remove the line with {gone} from {t.text}",
+                   f"{gone} is sorted, so cross it off {t.text}", f"Delete the {gone} entry in {t.text}",
+                   f"{t.text} should not list {gone} any more"])
+
+    def check(r: Path) -> str | None:
+        got = (r / t.text).read_text(encoding="utf-8").splitlines()
+        return None if got == [ln for ln in t.lines if ln != gone] else f"lines {got}"
+
+    return Draft(polite(rng, s), (("remove_lines", (t.text, gone)),), check, "files.remove_lines")
+
+
+#: file kinds a folder of mixed files holds, and how people name them
+KINDS = {".pdf": ("PDFs", "PDF files", ".pdf files"), ".jpg": ("JPGs", ".jpg photos", "jpg pictures"),
+         ".png": ("PNGs", ".png images", "png files"), ".tmp": (".tmp files", "temporary .tmp files", "tmp files"),
+         ".log": ("log files", ".log files", "logs ending in .log"), ".mp3": ("mp3s", ".mp3 songs", "MP3 files"),
+         ".docx": (".docx files", "Word .docx files", "docx documents"), ".zip": ("zips", ".zip archives", "zip files")}
+MIXED = ("downloads", "desktop", "inbox", "pictures", "music", "scans", "shared", "export")
+NAMES = ("report", "photo", "invoice", "song", "scan", "notes", "draft", "backup", "ticket", "menu", "map", "cv")
+
+
+@dataclass
+class Mixed:
+    folder: str
+    kind: str
+    files: list[str]
+    others: list[str]
+
+
+def _mixed(rng: random.Random, root: Path) -> Mixed:
+    """A folder of mixed files (two to four of one kind, one to three of others) beside the usual tree."""
+    _tree(rng, root)
+    folder = pick(rng, MIXED)
+    kind, other = sample(rng, list(KINDS), 2)
+    names = sample(rng, NAMES, rng.randint(3, 7))
+    n = rng.randint(2, min(4, len(names) - 1))
+    files = [f"{folder}/{x}{kind}" for x in names[:n]]
+    others = [f"{folder}/{x}{other}" for x in names[n:]]
+    for f in files + others:
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text(f"{f}\n", encoding="utf-8")
+    return Mixed(folder, kind, files, others)
+
+
+def move_matching(rng: random.Random, root: Path) -> Draft:
+    m = _mixed(rng, root)
+    what = pick(rng, KINDS[m.kind])
+    sub = pick(rng, (m.kind.strip(".") + "s", "sorted", "keep", "old", "done"))
+    dest, s = pick(rng, [
+        (f"{m.folder}/{sub}", f"Put all the {what} in {m.folder} into a new folder called {sub} inside {m.folder}"),
+        (sub, f"Move every one of the {what} from {m.folder} to the {sub} folder"),
+        (f"{m.folder}/{sub}", f"Gather the {what} of the {m.folder} folder in a folder named {sub} in {m.folder}"),
+        (sub, f"{m.folder} is cluttered: move its {what} into {sub}/"),
+    ])
+
+    def check(r: Path) -> str | None:
+        moved = all((r / dest / Path(f).name).is_file() and not (r / f).exists() for f in m.files)
+        stayed = all((r / f).is_file() for f in m.others)
+        return None if moved and stayed else "not moved"
+
+    return Draft(polite(rng, s), (("move_matching", (f"{m.folder}/*{m.kind}", dest)),), check, "files.move_matching")
+
+
+def delete_matching(rng: random.Random, root: Path) -> Draft:
+    m = _mixed(rng, root)
+    what = pick(rng, KINDS[m.kind])
+    s = pick(rng, [f"Delete the {what} in {m.folder}", f"Get rid of all the {what} in the {m.folder} folder",
+                   f"Clear every one of the {what} out of {m.folder}", f"{m.folder} has {what} I don't need; remove them"])
+
+    def check(r: Path) -> str | None:
+        gone = not any((r / f).exists() for f in m.files)
+        return None if gone and all((r / f).is_file() for f in m.others) else "not deleted"
+
+    return Draft(polite(rng, s), (("delete_matching", (f"{m.folder}/*{m.kind}",)),), check, "files.delete_matching")
+
+
+def add_prefix(rng: random.Random, root: Path) -> Draft:
+    m = _mixed(rng, root)
+    what = pick(rng, KINDS[m.kind])
+    prefix = pick(rng, ("2024_", "2025_", "old_", "draft-", "final_", "team-", "v2_", "archived_"))
+    example = Path(m.files[0]).name
+    s = pick(rng, [f"Put {prefix} in front of the names of all the {what} in {m.folder}",
+                   f"Prefix every one of the {what} in the {m.folder} folder with '{prefix}'",
+                   f"Rename the {what} in {m.folder} so they start with {prefix}, e.g. {example} becomes {prefix}{example}",
+                   f"Add '{prefix}' to the start of each of the {what} in {m.folder}"])
+
+    def check(r: Path) -> str | None:
+        done = all((r / Path(f).parent / (prefix + Path(f).name)).is_file() and not (r / f).exists() for f in m.files)
+        return None if done and all((r / f).is_file() for f in m.others) else "not renamed"
+
+    return Draft(polite(rng, s), (("add_prefix", (f"{m.folder}/*{m.kind}", prefix)),), check, "files.add_prefix")
+
+
 GENERATORS: dict[str, Generator] = {g.__name__: g for g in (
     rename, move_to_folder, copy_file, delete, make_folder, create_file, append_line, sort_lines, replace_in_file,
-    set_json_value, set_ini_value, drop_csv_column, filter_csv)}
+    set_json_value, set_ini_value, remove_lines, move_matching, delete_matching, add_prefix, drop_csv_column, filter_csv)}
