@@ -23,6 +23,9 @@ NewBox = Annotated[str, Slot("file", new=True)]
 NewFile = Annotated[str, file_slot(".txt", ".csv", new=True)]
 Key = Annotated[str, Slot("setting")]
 Value = Annotated[str, Slot("value")]
+#: a text that picks messages: words of the request found in the messages' headers ("*" when it
+#: says all or every); a made-up text picks nothing, and "*" on "get rid of it" deletes every message
+Match = Annotated[str, Slot("match")]
 Field = Annotated[str, Slot("choice", choices=("subject", "from", "to"))]
 Flag = Annotated[str, Slot("choice", choices=("read", "unread", "flagged", "unflagged"))]
 Text = Annotated[str, Slot("text")]
@@ -158,7 +161,7 @@ def _write(path: Path, messages: list[mailbox.mboxMessage]) -> None:
 
 
 @kit.tool
-def move_messages(folder: Box, text: Value, field: Field, target: NewBox) -> str:
+def move_messages(folder: Box, text: Match, field: Field, target: NewBox) -> str:
     """Move the messages whose subject (or from/to) contains a text (* for all) to another mail folder, made if missing."""
     src = _box(folder)
     if Path(target).resolve() == src.resolve():  # writing the target, then the source without them, would delete them
@@ -175,7 +178,7 @@ def move_messages(folder: Box, text: Value, field: Field, target: NewBox) -> str
 
 
 @kit.tool
-def delete_messages(folder: Box, text: Value, field: Field) -> str:
+def delete_messages(folder: Box, text: Match, field: Field) -> str:
     """Delete the messages whose subject (or from/to) contains a text (* for all)."""
     src = _box(folder)
     messages = _messages(src)
@@ -187,7 +190,7 @@ def delete_messages(folder: Box, text: Value, field: Field) -> str:
 
 
 @kit.tool
-def mark_messages(folder: Box, text: Value, field: Field, flag: Flag) -> str:
+def mark_messages(folder: Box, text: Match, field: Field, flag: Flag) -> str:
     """Mark the messages whose subject (or from/to) contains a text (* for all) as read, unread, flagged (starred) or unflagged."""
     src = _box(folder)
     messages = _messages(src)
@@ -222,7 +225,7 @@ def create_mail_folder(account: Annotated[str, Slot("folder")], name: Text) -> s
 
 
 @kit.tool
-def export_field(folder: Box, field: Field, out: NewFile, text: Value = "*") -> str:
+def export_field(folder: Box, field: Field, out: NewFile, text: Match = "*") -> str:
     """Write the subjects (or senders, or recipients) of the messages whose subject contains a text (* for all) to a file, one per line, without repeats."""
     seen: dict[str, None] = {}
     for m in _messages(_box(folder)):

@@ -105,8 +105,17 @@ def set_cell(file: XLSX, sheet: Sheet, cell: Cell, value: Value) -> str:
 @kit.tool
 def sum_into(file: XLSX, sheet: Sheet, cell: Cell, first: Cell, last: Cell) -> str:
     """Put a =SUM(first:last) formula into a cell."""
-    formula = f"=SUM({first.strip().upper()}:{last.strip().upper()})"
-    return set_cell(file, sheet, cell, formula)
+    from openpyxl.utils.cell import coordinate_from_string, get_column_letter
+    from openpyxl.utils.cell import column_index_from_string as col
+    from openpyxl.utils.exceptions import CellCoordinatesException
+
+    try:  # a range is the same range written either way round: B5, B2 is B2:B5
+        (c1, r1), (c2, r2) = coordinate_from_string(first.strip().upper()), coordinate_from_string(last.strip().upper())
+    except (ValueError, CellCoordinatesException):
+        raise ToolError(f"{first!r} and {last!r} are not cell references such as B2") from None
+    top = f"{get_column_letter(min(col(c1), col(c2)))}{min(r1, r2)}"
+    bottom = f"{get_column_letter(max(col(c1), col(c2)))}{max(r1, r2)}"
+    return set_cell(file, sheet, cell, f"=SUM({top}:{bottom})")
 
 
 @kit.tool

@@ -66,6 +66,9 @@ class SlotValues:
     urls: list[str] = field(default_factory=list)
     #: the values the toolkit's catalogue keys take (:attr:`Toolkit.catalogue_values`; kind ``value``)
     setting_values: list[str] = field(default_factory=list)
+    #: the headers (subject, sender, recipient) of the workspace's mail messages, lower-cased
+    #: (slot kind ``match``: a text that picks messages)
+    mail_headers: list[str] = field(default_factory=list)
     #: file patterns over the workspace, ``folder/*.ext`` (``*.ext`` at the top) for every folder
     #: and extension its files have (slot kind ``pattern``: "all the PDFs in downloads")
     patterns: list[str] = field(default_factory=list)
@@ -100,6 +103,11 @@ class SlotValues:
                            + self.setting_values + columns)
         if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
             return _quoted(self.spans) or None
+        if kind == "match":  # a text that picks messages: the request's words found in their headers
+            found = [v for v in self.spans + self.phrases if v.lower() in " | ".join(self.mail_headers)]
+            found = _unique(sorted(found, key=len, reverse=True))
+            every = ["*"] if re.search(r"\b(?:all|every|everything|each|any|whole|entire)\b", self.request, re.I) else []
+            return _quoted(found + every) if found else _quoted(self.phrases + ["*"])
         if kind == "pattern":  # every file of a kind in a folder: the kinds and folders the request names first
             return _quoted(_named_patterns(self.patterns, self.request))
         if kind == "anchor":  # existing text the request points at: its runs found in the documents
@@ -270,11 +278,15 @@ def request_values(instruction: str) -> SlotValues:
     cells = [c.upper() for c in re.findall(r"\b([A-Za-z]{1,2}[1-9]\d{0,4})\b", text) if re.search(r"\d", c)
              and not re.fullmatch(r"[A-Za-z]\d+[a-z]", c)]
     columns = [m.group(1).upper() for m in re.finditer(r"\bcolumns?\s+([A-Za-z])\b", text)]
+    # two words are a value only when the request writes them side by side: not the halves of a
+    # file name ("server.json" is not the value 'server json') nor words either side of one
+    bare = re.sub(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4}(?![\w])|\b(?:https?://|www\.)\S+", " | ", text)
+    tokens = re.findall(r"[A-Za-z0-9][\w'-]*|\|", bare)
     # a one-character word is a phrase only when it is a digit (a setting's value: "tab size 4")
-    words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", text) if w.lower() not in STOP and (len(w) > 1 or w.isdigit())]
+    words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", bare) if w.lower() not in STOP and (len(w) > 1 or w.isdigit())]
     words = [w.rstrip(".'") for w in words if not re.fullmatch(r"[\w.-]+\.[A-Za-z]{2,4}", w)]
-    tokens = re.findall(r"[A-Za-z0-9][\w'-]*", text)
-    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a.lower() not in STOP and b.lower() not in STOP]
+    pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:])
+             if "|" not in (a, b) and a.lower() not in STOP and b.lower() not in STOP]
     # URLs and absolute paths stay whole (a value the request gives: a home page, a download folder)
     # (an address ending a question or an exclamation does not take its "?" or "!")
     urls = [u.rstrip(".,;:)'\"?!") for u in re.findall(r"\b(?:https?://|file://|www\.)[^\s'\"<>]+", text)]
@@ -459,7 +471,9 @@ def _app_file(path: Path, values: SlotValues) -> bool:
         return True
     if head.startswith(b"From "):  # an mbox mail folder: its name and its messages' subjects
         values.items.append(name)
-        values.items += re.findall(r"(?im)^Subject:\s*(.+?)\s*$", path.read_text(encoding="utf-8", errors="replace"))
+        text = path.read_text(encoding="utf-8", errors="replace")
+        values.items += re.findall(r"(?im)^Subject:\s*(.+?)\s*$", text)
+        values.mail_headers += [h.lower() for h in re.findall(r"(?im)^(?:Subject|From|To):\s*(.+?)\s*$", text)]
         return True
     text = path.read_text(encoding="utf-8", errors="replace")
     if re.search(r"(?m)^\[[\w-]+\]", text):  # an INI-like rc file (vlcrc): sections, set and commented keys

@@ -55,6 +55,13 @@ def test_sheet_tools_edit_a_real_workbook(in_tmp: Path) -> None:
         kit["delete_sheet"].fn("people.xlsx", "Staff")
     ws = openpyxl.load_workbook("people.xlsx")["Team"]
     assert [[c.value for c in r] for r in ws.iter_rows()] == [["name", "team", "age"], ["Ann", "dev", 31], ["Bob", "ops", 41]]
+    # a range written bottom-up is the same range (a small model often names the ends the other way round)
+    kit["sum_into"].fn("people.xlsx", "Team", "C4", "C3", "c2")
+    kit["sum_into"].fn("people.xlsx", "Team", "D1", "C3", "A2")
+    ws = openpyxl.load_workbook("people.xlsx")["Team"]
+    assert (ws["C4"].value, ws["D1"].value) == ("=SUM(C2:C3)", "=SUM(A2:C3)")
+    with pytest.raises(ToolError, match="cell references"):
+        kit["sum_into"].fn("people.xlsx", "Team", "C5", "amount", "C3")
 
 
 def test_document_slide_file_setting_and_image_tools(in_tmp: Path) -> None:
@@ -310,3 +317,33 @@ def test_pattern_slots_offer_the_kinds_and_folders_the_request_names(tmp_path: P
     assert set(offered("Tidy up")) == {"'downloads/*.pdf'", "'downloads/*.tmp'", "'holiday/*.jpg'",
                                        "'holiday/*.txt'", "'*.txt'"}
     assert request_values("a new folder called pdfs inside downloads").folders[-2:] == ["pdfs", "downloads/pdfs"]
+
+
+def test_a_text_that_picks_messages_is_found_in_their_headers_and_all_only_when_asked(tmp_path: Path) -> None:
+    """A mail tool's ``match`` slot: the request's words that a message's subject, sender or
+    recipient holds; ``*`` (every message) only when the request says all or every, so "get rid
+    of it" cannot delete the whole inbox; a request naming nothing found falls back to its words."""
+    from agentlab.toolkits.base import Slot
+
+    box = tmp_path / "Mail" / "Local Folders" / "Inbox"
+    box.parent.mkdir(parents=True)
+    box.write_text("From - Mon\nFrom: Jonas Weber <jonas@example.org>\nSubject: Contract renewal\n\nhi\n\n"
+                   "From - Tue\nFrom: shop@example.com\nSubject: You won a gift card!!!\n\nwin\n")
+    kit = load_toolkit("mail")
+
+    def offered(request: str) -> list[str] | None:
+        return merge(request_values(request), workspace_values(tmp_path, kit)).candidates(Slot("match"))
+
+    spam = offered("There's a spam mail, the 'You won a gift card!!!' one. Please get rid of it.")
+    assert spam[0] == "'You won a gift card!!!'" and "'*'" not in spam, spam
+    jonas = offered("Mark everything from Jonas Weber as read")
+    assert "'Jonas Weber'" in jonas and "'*'" in jonas and "'read'" not in jonas, jonas
+    assert "'*'" in offered("Tidy the inbox up")  # nothing found: the request's words and every message
+
+
+def test_a_file_name_or_an_address_is_never_cut_into_value_words() -> None:
+    """'server json' is not a value the request gives (it is the file server.json): the words and
+    pairs of words offered as values skip file names and addresses."""
+    said = request_values("Change the port in server.json to 8081, and open https://example.com/a.b today").phrases
+    assert "8081" in said and "port" in said and "today" in said
+    assert not {"server json", "server", "json", "https", "a.b", "example"} & set(said), said
