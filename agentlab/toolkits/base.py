@@ -110,6 +110,8 @@ class Slot:
     new: bool = False
     choices: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
+    #: the value may not be the one of the parameter just before it (the two things a swap exchanges)
+    differs: bool = False
 
 
 def file_slot(*extensions: str, new: bool = False, names: tuple[str, ...] = ()) -> Slot:

@@ -14,6 +14,7 @@ from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspac
 
 DOCX = Annotated[str, file_slot(".docx")]
 Para = Annotated[str, Slot("anchor")]
+OtherPara = Annotated[str, Slot("anchor", differs=True)]
 Text = Annotated[str, Slot("text")]
 Words = Annotated[str, Slot("anchor")]
 Size = Annotated[float, Slot("number")]
@@ -135,7 +136,7 @@ def append_paragraph(file: DOCX, text: Text) -> str:
 
 
 @kit.tool
-def swap_paragraphs(file: DOCX, first: Para, second: Para) -> str:
+def swap_paragraphs(file: DOCX, first: Para, second: OtherPara) -> str:
     """Swap two paragraphs, each named by words it contains."""
     doc = _open(file)
     a, b = _find(doc, first), _find(doc, second)

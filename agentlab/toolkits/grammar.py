@@ -30,6 +30,10 @@ from agentlab.toolkits.base import END_CALLS, Toolkit
 from agentlab.toolkits.slots import DEFAULT_NUMBERS, WORD_PRIOR_KINDS, SlotValues, flag_prior, word_prior
 
 
+#: a swap's two arguments are decoded as one choice among their differing pairs up to this many
+MAX_PAIRS = 1600
+
+
 @dataclass(frozen=True)
 class CallGrammar:
     """The calls a reply may hold: per tool, each parameter's candidates (``None``: free text)."""
@@ -50,6 +54,9 @@ class CallGrammar:
     #: argument's trie in the same way (the GUI space's grounding of an element on the request's
     #: words, :mod:`agentlab.agents.gui_actions`); empty: none
     arg_prior: tuple[tuple[str, int, tuple[tuple[str, float], ...]], ...] = ()
+    #: per tool, the argument indices whose value may not equal the argument's before it (a swap's
+    #: second thing: ``swap_paragraphs('cake.docx', 'oven', 'oven')`` cannot be decoded)
+    differs: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
@@ -94,7 +101,9 @@ class CallGrammar:
             allow_fail = True
         prior = tuple((n, float(v)) for n, v in (name_prior or {}).items() if n in tools)
         return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done, fail_first=allow_fail,
-                   name_prior=prior, arg_prior=tuple(a for a in arg_prior if a[0] in tools))
+                   name_prior=prior, arg_prior=tuple(a for a in arg_prior if a[0] in tools),
+                   differs=tuple((name, i) for name, tool in kit.tools.items() if name in tools
+                                 for i, p in enumerate(tool.params) if i and p.slot.differs))
 
     def regex(self) -> str:
         """The grammar as a regular expression (for servers with regex-guided decoding)."""
@@ -111,9 +120,17 @@ class CallGrammar:
         model decodes under and what a server running the same engine gets as ``guided_grammar``."""
         rules: list[str] = []
         normal, ends, first_ends = [], [], []
+        differs = set(self.differs)
         for i, (name, args) in enumerate(self.tools.items()):
-            parts = []
-            for a in args:
+            parts: list[str] = []
+            for j, a in enumerate(args):
+                before = args[j - 1] if j else None
+                if (name, j) in differs and a is not None and before is not None and len(before) * len(a) <= MAX_PAIRS:
+                    # this argument and the one before, as one choice among the pairs that differ
+                    pairs = [f"{x}, {y}" for x in before for y in a if x != y]
+                    parts[-1] = alternatives(tuple(pairs)) if pairs else parts[-1]
+                    if pairs:
+                        continue
                 parts.append("free" if a is None else alternatives(a))
             body = f"{lit(name + '(')} " + (f' {lit(", ")} '.join(parts) + " " if parts else "") + lit(")\n")
             rules.append(f"call{i}: {body}")

@@ -14,6 +14,7 @@ from agentlab.toolkits.base import Slot, Toolkit, ToolError, file_slot, workspac
 
 PPTX = Annotated[str, file_slot(".pptx")]
 SlideRef = Annotated[str, Slot("slide")]
+OtherSlide = Annotated[str, Slot("slide", differs=True)]
 Text = Annotated[str, Slot("text")]
 Words = Annotated[str, Slot("anchor")]
 
@@ -159,7 +160,7 @@ def move_slide(file: PPTX, slide: SlideRef, position: int) -> str:
 
 
 @kit.tool
-def swap_slides(file: PPTX, first: SlideRef, second: SlideRef) -> str:
+def swap_slides(file: PPTX, first: SlideRef, second: OtherSlide) -> str:
     """Swap the places of two slides."""
     prs = _open(file)
     a, b = sorted((_index(prs, first), _index(prs, second)))

@@ -150,3 +150,32 @@ def test_plan_grammar_never_repeats_an_agent_even_when_the_scores_want_it(tokeni
     assert len(agents) == 3 and all(a != b for a, b in zip(agents, agents[1:])), text
     assert agents[0] == "SheetAgent" and agents[2] == "SheetAgent", text
 
+
+
+def test_a_swap_never_names_the_same_thing_twice_even_when_the_scores_want_it(tokenizer) -> None:
+    """A parameter marked ``differs`` (a swap's second thing) is decoded with the one before it as
+    one choice among the pairs that differ: scores that push 'oven' everywhere still give two
+    different paragraphs, and a tool without such a parameter may repeat a value."""
+    from pathlib import Path
+
+    from agentlab.toolkits import load_toolkit
+    from agentlab.toolkits.slots import SlotValues
+
+    values = SlotValues(files=["cake.docx"], spans=["oven", "whisking", "flour"], texts=["oven on", "whisking", "flour"],
+                        request="swap the oven and whisking steps")
+    g = CallGrammar.build(load_toolkit("documents"), values, names=["swap_paragraphs"], max_calls=1, allow_fail=False,
+                          allow_done=False)
+    assert ("swap_paragraphs", 2) in g.differs
+    rng = random.Random(2)
+    oven = tokenizer.encode("oven", add_special_tokens=False)
+
+    def scores(rows: int) -> torch.Tensor:
+        s = torch.rand((rows, len(tokenizer))) * rng.random()
+        s[:, oven] = 50.0
+        return s
+
+    text = _decode(g.logits_processor(tokenizer), tokenizer, scores, limit=40)[0]
+    m = re.fullmatch(r"swap_paragraphs\('cake\.docx', '(\w+)', '(\w+)'\)\n(done\(\)\n)?", text)
+    assert m and m.group(1) != m.group(2) and "oven" in (m.group(1), m.group(2)), text
+    plain = CallGrammar.build(load_toolkit("documents"), values, names=["set_alignment"], max_calls=1)
+    assert plain.differs == () and Path("cake.docx").suffix == ".docx"
