@@ -129,17 +129,20 @@ class SlotValues:
 
 
 def _named_patterns(patterns: list[str], request: str) -> list[str]:
-    """``patterns`` narrowed to the extensions the request names (".jpg", "the PDFs", "mp3
-    files"), then to the folders it names; either narrowing is skipped when it would leave none."""
-    def names_ext(p: str) -> bool:
-        ext = p.rsplit(".", 1)[-1]
-        return re.search(rf"(?<![\w-]){re.escape(ext)}s?\b", request, re.IGNORECASE) is not None
+    """``patterns`` whose kind of file the request names as a kind (".jpg photos", "the PDFs",
+    "mp3s", "log files"; not an extension inside a file name such as backup.ini), narrowed to the
+    folders it names when it names any. None when it names no kind: a tool acting on every file of
+    a kind is then not callable, so "keep backups for 14 days" in backup.ini cannot become
+    "delete every .ini file"."""
+    def names_kind(p: str) -> bool:
+        ext = re.escape(p.rsplit(".", 1)[-1])
+        return re.search(rf"(?:^|(?<=[\s(\"']))\.?{ext}s?\b", request, re.IGNORECASE) is not None
 
     def names_dir(p: str) -> bool:
         folder = p.rsplit("/", 1)[0].rsplit("/", 1)[-1] if "/" in p else ""
         return bool(folder) and re.search(rf"(?<![\w-]){re.escape(folder)}(?![\w-])", request, re.IGNORECASE) is not None
 
-    kinds = [p for p in patterns if names_ext(p)] or patterns
+    kinds = [p for p in patterns if names_kind(p)]
     return [p for p in kinds if names_dir(p)] or kinds
 
 

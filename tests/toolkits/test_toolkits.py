@@ -299,6 +299,8 @@ def test_file_tools_over_many_files_and_lines(in_tmp: Path) -> None:
 
 
 def test_pattern_slots_offer_the_kinds_and_folders_the_request_names(tmp_path: Path) -> None:
+    """A pattern is offered only for a kind of file the request names as a kind, narrowed to the
+    folders it names."""
     from agentlab.toolkits import load_toolkit
     from agentlab.toolkits.base import Slot
     from agentlab.toolkits.slots import merge, request_values, workspace_values
@@ -313,9 +315,11 @@ def test_pattern_slots_offer_the_kinds_and_folders_the_request_names(tmp_path: P
 
     assert offered("Put all the PDFs into a folder called pdfs inside downloads") == ["'downloads/*.pdf'"]
     assert offered("Add 2026_ in front of the .jpg photos in the holiday folder") == ["'holiday/*.jpg'"]
-    assert offered("Delete the text files in holiday") == ["'holiday/*.jpg'", "'holiday/*.txt'"]  # the folder narrows
-    assert set(offered("Tidy up")) == {"'downloads/*.pdf'", "'downloads/*.tmp'", "'holiday/*.jpg'",
-                                       "'holiday/*.txt'", "'*.txt'"}
+    assert offered("Delete the .txt files, the ones in holiday") == ["'holiday/*.txt'"]  # the folder narrows
+    assert offered("Move the txt files somewhere") == ["'holiday/*.txt'", "'*.txt'"]
+    # no kind of file named (an extension inside a file name is not one): no pattern, so a tool
+    # over every file of a kind cannot be called ("delete every .txt" for a setting in notes.txt)
+    assert offered("Tidy up") == [] and offered("Keep backups for 14 days in notes.txt") == []
     assert request_values("a new folder called pdfs inside downloads").folders[-2:] == ["pdfs", "downloads/pdfs"]
 
 
