@@ -141,6 +141,20 @@ def _picks(msg: mailbox.mboxMessage, text: str, field: str) -> bool:
     return text.strip() == "*" or text.casefold() in str(msg.get(field.capitalize(), "")).casefold()
 
 
+def _picked(messages: list[mailbox.mboxMessage], text: str, field: str) -> tuple[list[mailbox.mboxMessage], str]:
+    """The messages whose ``field`` holds ``text``, and the field that picked them. When none does
+    but another header does (the subject quoted, ``from`` chosen), those are picked by that header:
+    the text is what the request named, the field only where to look. None anywhere is an error."""
+    hit = [m for m in messages if _picks(m, text, field)]
+    if hit or text.strip() == "*":
+        return hit, field
+    for other in ("subject", "from", "to"):
+        hit = [m for m in messages if _picks(m, text, other)]
+        if hit:
+            return hit, other
+    return [], field
+
+
 def _box(path: str) -> Path:
     p = workspace_file(path, "mail folder")
     if p.stat().st_size and p.read_bytes()[:5] != b"From ":
@@ -167,14 +181,14 @@ def move_messages(folder: Box, text: Match, field: Field, target: NewBox) -> str
     if Path(target).resolve() == src.resolve():  # writing the target, then the source without them, would delete them
         raise ToolError(f"{target!r} is the folder the messages are in; name another folder")
     messages = _messages(src)
-    moving = [m for m in messages if _picks(m, text, field)]
+    moving, field = _picked(messages, text, field)
     if not moving:
-        raise ToolError(f"no message in {folder} has {text!r} in its {field}")
+        raise ToolError(f"no message in {folder} has {text!r} in its subject, sender or recipient")
     dst = Path(target)
     existing = _messages(dst) if dst.is_file() and dst.stat().st_size else []
     _write(dst, existing + moving)
     _write(src, [m for m in messages if m not in moving])
-    return f"moved {len(moving)} message(s) to {target}"
+    return f"moved {len(moving)} message(s) (by {field}) to {target}"
 
 
 @kit.tool
@@ -182,11 +196,12 @@ def delete_messages(folder: Box, text: Match, field: Field) -> str:
     """Delete the messages whose subject (or from/to) contains a text (* for all)."""
     src = _box(folder)
     messages = _messages(src)
-    keep = [m for m in messages if not _picks(m, text, field)]
-    if len(keep) == len(messages):
-        raise ToolError(f"no message in {folder} has {text!r} in its {field}")
+    gone, field = _picked(messages, text, field)
+    if not gone:
+        raise ToolError(f"no message in {folder} has {text!r} in its subject, sender or recipient")
+    keep = [m for m in messages if m not in gone]
     _write(src, keep)
-    return f"deleted {len(messages) - len(keep)} message(s)"
+    return f"deleted {len(messages) - len(keep)} message(s) (by {field})"
 
 
 @kit.tool
@@ -194,18 +209,19 @@ def mark_messages(folder: Box, text: Match, field: Field, flag: Flag) -> str:
     """Mark the messages whose subject (or from/to) contains a text (* for all) as read, unread, flagged (starred) or unflagged."""
     src = _box(folder)
     messages = _messages(src)
+    picked, field = _picked(messages, text, field)
     hit = 0
     for m in messages:
-        if _picks(m, text, field):
+        if m in picked:
             status = _status(m)
             status = {"read": status | READ, "unread": status & ~READ, "flagged": status | FLAGGED,
                       "unflagged": status & ~FLAGGED}[flag]
             _set_status(m, status)
             hit += 1
     if not hit:
-        raise ToolError(f"no message in {folder} has {text!r} in its {field}")
+        raise ToolError(f"no message in {folder} has {text!r} in its subject, sender or recipient")
     _write(src, messages)
-    return f"marked {hit} message(s) {flag}"
+    return f"marked {hit} message(s) (by {field}) {flag}"
 
 
 @kit.tool

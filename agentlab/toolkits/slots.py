@@ -170,8 +170,9 @@ def _words(text: str) -> str:
 #: log-weight per request word a candidate shares (:func:`word_prior`)
 WORD_PRIOR_WEIGHT = 2.0
 #: slot kinds whose candidates are names the request may call by other words ("the minimap" for
-#: ``editor.minimap.enabled``, "the amounts" for the ``Amount`` column): they get a word prior
-WORD_PRIOR_KINDS = frozenset({"setting", "header", "sheet", "slide", "section", "item", "row_key"})
+#: ``editor.minimap.enabled``, "the amounts" for the ``Amount`` column), and a fixed choice the
+#: request says as a word ("mark it as read": ``read``, not ``unread``): they get a word prior
+WORD_PRIOR_KINDS = frozenset({"setting", "header", "sheet", "slide", "section", "item", "row_key", "choice"})
 #: words that name nothing (the request's glue), for :func:`word_prior`
 _GLUE = frozenset("a an the to of in on at for and or with into from by it is be this that please my your".split())
 

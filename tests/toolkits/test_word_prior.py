@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -111,3 +112,35 @@ def test_a_flag_the_request_names_is_preferred_on_and_an_unnamed_one_gets_no_pri
     assert set(flags) == {2} and flags[2]["True"] > flags[2]["False"]  # bold named; italic, underline not
     head = "set_font('memo.docx', 'heading', "
     assert g._mass(head + "True") > g._mass(head + "False") + 1.0
+
+
+def test_a_choice_the_request_says_is_preferred_and_the_mail_field_is_only_where_to_look(tmp_path: Path) -> None:
+    """"Mark everything from Jonas as read": the flag ``read`` (said) gets the word prior, not
+    ``unread`` (only containing it); and a match text found in another header than the chosen
+    field still picks its messages (the subject quoted, ``from`` chosen), while a text found in no
+    header is an error that changes nothing."""
+    import os
+
+    from agentlab.toolkits import mail
+    from agentlab.toolkits.base import ToolError
+
+    box = tmp_path / "Inbox"
+    box.write_text("From - Mon\nFrom: Jonas Weber <j@example.org>\nSubject: Contract renewal\n\nhi\n\n"
+                   "From - Tue\nFrom: shop@example.com\nSubject: You won a gift card!!!\n\nwin\n")
+    kit = load_toolkit("mail")
+    request = "Could you mark everything from Jonas Weber in Inbox as read?"
+    g = CallGrammar.build(kit, merge(request_values(request), workspace_values(tmp_path, kit)), names=["mark_messages"],
+                          request=request)
+    flag = next(dict(p) for tool, index, p in g.arg_prior if tool == "mark_messages" and index == 3)
+    assert flag["'read'"] > max(flag["'unread'"], flag["'flagged'"]), flag
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        before = box.read_bytes()
+        with pytest.raises(ToolError, match="subject, sender or recipient"):
+            mail.delete_messages("Inbox", "lottery", "subject")
+        assert box.read_bytes() == before
+        assert mail.delete_messages("Inbox", "You won a gift card!!!", "from") == "deleted 1 message(s) (by subject)"
+        assert "Contract renewal" in box.read_text() and "gift card" not in box.read_text()
+    finally:
+        os.chdir(old)
