@@ -260,6 +260,11 @@ def _unique(values: list[str]) -> list[str]:
     return list(seen)
 
 
+#: words before "folder" that describe it rather than name it ("a new folder", "the same folder")
+_NOT_A_FOLDER = frozenset("new empty separate different another same other whole main that this my your our its their "
+                          "own shared right wrong".split())
+
+
 def request_values(instruction: str) -> SlotValues:
     """What the request itself says: quoted phrases, words and pairs of words, numbers, cell
     references, column letters and file or folder names."""
@@ -267,11 +272,14 @@ def request_values(instruction: str) -> SlotValues:
     quoted = [m.group(2).strip() for m in re.finditer(QUOTED, text) if m.group(2).strip()]
     files = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])", text)
     folders = [f.rstrip("/") for f in re.findall(r"(?<![\w/.-])((?:[\w.-]+/)+)", text)]
-    folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)]
-    # "a new folder called pdfs inside downloads": the new folder, and where it goes
+    # "the archive folder", not "a new folder" (a word that only describes the folder names none)
+    folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)
+                if m.group(1).lower() not in _NOT_A_FOLDER]
+    # "a new folder called pdfs inside downloads": the new folder where the request puts it (only
+    # there: a pdfs/ at the top would be another folder)
     for m in re.finditer(r"\bfolder\s+(?:called|named)\s+['\"]?([\w.-]*\w)['\"]?(?:\s+(?:inside|in|under|within)\s+"
                          r"(?:the\s+|my\s+)?([\w.-]*\w)(?:\s+folder)?)?", text, re.I):
-        folders += [m.group(1)] + ([f"{m.group(2)}/{m.group(1)}"] if m.group(2) else [])
+        folders.append(f"{m.group(2)}/{m.group(1)}" if m.group(2) else m.group(1))
     # a number may end a sentence ("to position 3.") but not run into a letter or another number;
     # sizes written as 310x130 give both sides
     numbers = re.findall(r"(?<![\w.])(?<!\d,)[-+]?\d+(?:\.\d+)?(?!\w|\.\d|,\d{3})", text)

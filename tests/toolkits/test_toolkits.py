@@ -320,7 +320,8 @@ def test_pattern_slots_offer_the_kinds_and_folders_the_request_names(tmp_path: P
     # no kind of file named (an extension inside a file name is not one): no pattern, so a tool
     # over every file of a kind cannot be called ("delete every .txt" for a setting in notes.txt)
     assert offered("Tidy up") == [] and offered("Keep backups for 14 days in notes.txt") == []
-    assert request_values("a new folder called pdfs inside downloads").folders[-2:] == ["pdfs", "downloads/pdfs"]
+    assert request_values("Put them in a new folder called pdfs inside downloads").folders == ["downloads/pdfs"]
+    assert request_values("Make a new folder called drafts, then move it into the archive folder").folders == ["archive", "drafts"]
 
 
 def test_a_text_that_picks_messages_is_found_in_their_headers_and_all_only_when_asked(tmp_path: Path) -> None:

@@ -154,7 +154,8 @@ def _prefs(rng: random.Random, root: Path, profile: str, *, with_keys: tuple[str
     a ``Bookmarks`` file next to it (``companion``), as a real profile has."""
     data: dict[str, Any] = {"browser": {"check_default_browser": False},
                             "profile": {"exit_type": pick(rng, ("Normal", "Crashed")), "avatar_index": rng.randint(0, 26)}}
-    keys = set(with_keys) | set(sample(rng, SPOKEN_KEYS, rng.randint(2, 6)))
+    # in a fixed order: a set's order changes with the process's hash seed, and the draws below follow it
+    keys = list(dict.fromkeys([*with_keys, *sample(rng, SPOKEN_KEYS, rng.randint(2, 6))]))
     for key in keys:
         value: Any = rng.random() < 0.5 if key in BOOLS else json_or_text(_value_for(rng, key))
         if key == "intl.accept_languages":
