@@ -49,6 +49,18 @@ def _decode(proc: GrammarProcessor, tokenizer, scores_fn, rows: int = 1, limit: 
     return [tokenizer.decode([t for t in row[1:].tolist() if t != eos]) for row in ids]
 
 
+def _pushing(tokenizer, word: str, seed: int):
+    """Random scores with ``word``'s tokens pushed far above everything (a model that wants it everywhere)."""
+    rng = random.Random(seed)
+    ids = tokenizer.encode(word, add_special_tokens=False)
+
+    def scores(rows: int) -> torch.Tensor:
+        s = torch.rand((rows, len(tokenizer))) * rng.random()
+        s[:, ids] = 50.0
+        return s
+    return scores
+
+
 GRAMMAR = CallGrammar({"click": (("1", "2", "3"),), "type": (("1", "2"), None), "done": (), "fail": (None,)},
                       max_calls=2, max_text_tokens=5, done_first=False)
 
@@ -136,16 +148,8 @@ def test_an_llguidance_server_gets_the_same_lark_text(chat_server, tokenizer) ->
 
 
 def test_plan_grammar_never_repeats_an_agent_even_when_the_scores_want_it(tokenizer) -> None:
-    rng = random.Random(1)
     g = PlanGrammar(("SheetAgent", "MailAgent", "WordAgent"), max_steps=3, min_steps=3, max_subtask_tokens=3)
-    sheet = tokenizer.encode("Sheet", add_special_tokens=False)
-
-    def scores(rows: int) -> torch.Tensor:
-        s = torch.rand((rows, len(tokenizer))) * rng.random()
-        s[:, sheet] = 50.0
-        return s
-
-    text = _decode(g.logits_processor(tokenizer), tokenizer, scores, limit=60)[0]
+    text = _decode(g.logits_processor(tokenizer), tokenizer, _pushing(tokenizer, "Sheet", 1), limit=60)[0]
     agents = [line.split(":")[0].strip("#") for line in text.splitlines()]
     assert len(agents) == 3 and all(a != b for a, b in zip(agents, agents[1:])), text
     assert agents[0] == "SheetAgent" and agents[2] == "SheetAgent", text
@@ -166,15 +170,7 @@ def test_a_swap_never_names_the_same_thing_twice_even_when_the_scores_want_it(to
     g = CallGrammar.build(load_toolkit("documents"), values, names=["swap_paragraphs"], max_calls=1, allow_fail=False,
                           allow_done=False)
     assert ("swap_paragraphs", 2) in g.differs
-    rng = random.Random(2)
-    oven = tokenizer.encode("oven", add_special_tokens=False)
-
-    def scores(rows: int) -> torch.Tensor:
-        s = torch.rand((rows, len(tokenizer))) * rng.random()
-        s[:, oven] = 50.0
-        return s
-
-    text = _decode(g.logits_processor(tokenizer), tokenizer, scores, limit=40)[0]
+    text = _decode(g.logits_processor(tokenizer), tokenizer, _pushing(tokenizer, "oven", 2), limit=40)[0]
     m = re.fullmatch(r"swap_paragraphs\('cake\.docx', '(\w+)', '(\w+)'\)\n(done\(\)\n)?", text)
     assert m and m.group(1) != m.group(2) and "oven" in (m.group(1), m.group(2)), text
     plain = CallGrammar.build(load_toolkit("documents"), values, names=["set_alignment"], max_calls=1)
