@@ -161,6 +161,9 @@ class _ToolEpisode(Episode):
     tool_prior: ToolPrior | None = None
     #: the tools whose calls ran without error so far (``confident_asks``)
     called: set[str] = field(default_factory=set)
+    #: each piece of the request with the tool the prior is sure of for it (``confident_asks``;
+    #: read once per episode: the request and the prior do not change)
+    sure: list[tuple[str, str]] | None = None
 
 
 class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
@@ -489,24 +492,22 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         with ep.env.workspace.safe.private_copy(_is_scratch) as now:  # type: ignore[attr-defined]
             unmet = unmet_asks(ep.task, ep.origin, now, self.kit)
         if self.options.confident_asks > 0 and ep.tool_prior is not None:
-            confident = set(self._confident_asks(ep))
+            confident = {piece for piece, tool in self._sure(ep) if tool not in ep.called}
             unmet = [a for a in split_pieces(ep.task) if a in unmet or a in confident]
         return [a for a in unmet if a not in ep.asked]
 
-    def _confident_asks(self, ep: _ToolEpisode) -> list[str]:
+    def _sure(self, ep: _ToolEpisode) -> list[tuple[str, str]]:
         """The request's pieces (when it has several) whose most likely tool under the prior, read
-        from the piece alone, reaches ``confident_asks`` and has not run yet (``confident_asks``)."""
-        pieces = split_pieces(ep.task)
-        if len(pieces) < 2 or ep.tool_prior is None:
-            return []
-        vectors = _encoder().encode(pieces)
-        out = []
-        for piece, vector in zip(pieces, vectors):
-            probs = ep.tool_prior.probs(vector)
-            name, p = max(probs.items(), key=lambda kv: kv[1])
-            if p >= self.options.confident_asks and name not in ep.called and name in self.kit.tools:
-                out.append(piece)
-        return out
+        from the piece alone, reaches ``confident_asks``, each with that tool (once per episode)."""
+        if ep.sure is None:
+            pieces = split_pieces(ep.task)
+            ep.sure = []
+            if len(pieces) > 1 and ep.tool_prior is not None:
+                for piece, vector in zip(pieces, _encoder().encode(pieces)):
+                    name, p = max(ep.tool_prior.probs(vector).items(), key=lambda kv: kv[1])
+                    if p >= self.options.confident_asks and name in self.kit.tools:
+                        ep.sure.append((piece, name))
+        return ep.sure
 
     def _best_of(self, llm: LLMBackend, env: Env, ctx: RunContext, task: str, start: Path, last: Attempt[Any],
                  greedy: list[Call], extra: dict[str, Any], step: int) -> tuple[list[Call], str, list[dict[str, Any]]]:

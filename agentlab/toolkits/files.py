@@ -181,10 +181,19 @@ def _matching(pattern: str) -> list[Path]:
     return found
 
 
+def _free(targets: list[Path]) -> None:
+    """Refuse, before anything moves, when a file would land on one that exists (a rename would
+    silently replace it)."""
+    taken = [t.as_posix() for t in targets if t.exists()]
+    if taken:
+        raise ToolError(f"{', '.join(map(repr, taken))} already exist(s); nothing was moved or renamed")
+
+
 @kit.tool
 def move_matching(pattern: Pattern, folder: Folder) -> str:
     """Move every file that matches a pattern (such as downloads/*.pdf) into a folder (made if missing)."""
     found = _matching(pattern)
+    _free([Path(folder) / p.name for p in found])
     Path(folder).mkdir(parents=True, exist_ok=True)
     for p in found:
         p.rename(Path(folder) / p.name)
@@ -206,6 +215,7 @@ def add_prefix(pattern: Pattern, prefix: Text) -> str:
     if not prefix or "/" in prefix:
         raise ToolError(f"{prefix!r} is not a prefix for a file name")
     found = _matching(pattern)
+    _free([p.with_name(prefix + p.name) for p in found])
     for p in found:
         p.rename(p.with_name(prefix + p.name))
     return f"renamed {len(found)} file(s)"

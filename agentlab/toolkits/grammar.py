@@ -128,8 +128,8 @@ class CallGrammar:
                 if (name, j) in differs and a is not None and before is not None and len(before) * len(a) <= MAX_PAIRS:
                     # this argument and the one before, as one choice among the pairs that differ
                     pairs = [f"{x}, {y}" for x in before for y in a if x != y]
-                    parts[-1] = alternatives(tuple(pairs)) if pairs else parts[-1]
                     if pairs:
+                        parts[-1] = alternatives(pairs)
                         continue
                 parts.append("free" if a is None else alternatives(a))
             body = f"{lit(name + '(')} " + (f' {lit(", ")} '.join(parts) + " " if parts else "") + lit(")\n")

@@ -155,6 +155,12 @@ def _picked(messages: list[mailbox.mboxMessage], text: str, field: str) -> tuple
     return [], field
 
 
+def _without(messages: list[mailbox.mboxMessage], some: list[mailbox.mboxMessage]) -> list[mailbox.mboxMessage]:
+    """``messages`` less ``some`` (the same objects), in order."""
+    gone = {id(m) for m in some}
+    return [m for m in messages if id(m) not in gone]
+
+
 def _box(path: str) -> Path:
     p = workspace_file(path, "mail folder")
     if p.stat().st_size and p.read_bytes()[:5] != b"From ":
@@ -187,7 +193,7 @@ def move_messages(folder: Box, text: Match, field: Field, target: NewBox) -> str
     dst = Path(target)
     existing = _messages(dst) if dst.is_file() and dst.stat().st_size else []
     _write(dst, existing + moving)
-    _write(src, [m for m in messages if m not in moving])
+    _write(src, _without(messages, moving))
     return f"moved {len(moving)} message(s) (by {field}) to {target}"
 
 
@@ -199,7 +205,7 @@ def delete_messages(folder: Box, text: Match, field: Field) -> str:
     gone, field = _picked(messages, text, field)
     if not gone:
         raise ToolError(f"no message in {folder} has {text!r} in its subject, sender or recipient")
-    keep = [m for m in messages if m not in gone]
+    keep = _without(messages, gone)
     _write(src, keep)
     return f"deleted {len(messages) - len(keep)} message(s) (by {field})"
 
@@ -210,14 +216,12 @@ def mark_messages(folder: Box, text: Match, field: Field, flag: Flag) -> str:
     src = _box(folder)
     messages = _messages(src)
     picked, field = _picked(messages, text, field)
-    hit = 0
-    for m in messages:
-        if m in picked:
-            status = _status(m)
-            status = {"read": status | READ, "unread": status & ~READ, "flagged": status | FLAGGED,
-                      "unflagged": status & ~FLAGGED}[flag]
-            _set_status(m, status)
-            hit += 1
+    for m in picked:  # the same message objects as in ``messages``, which is written back whole
+        status = _status(m)
+        status = {"read": status | READ, "unread": status & ~READ, "flagged": status | FLAGGED,
+                  "unflagged": status & ~FLAGGED}[flag]
+        _set_status(m, status)
+    hit = len(picked)
     if not hit:
         raise ToolError(f"no message in {folder} has {text!r} in its subject, sender or recipient")
     _write(src, messages)

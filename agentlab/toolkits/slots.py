@@ -104,7 +104,8 @@ class SlotValues:
         if kind == "text":  # new text: a quoted phrase or a run of the request's words, else free
             return _quoted(self.spans) or None
         if kind == "match":  # a text that picks messages: the request's words found in their headers
-            found = [v for v in self.spans + self.phrases if v.lower() in " | ".join(self.mail_headers)]
+            headers = " | ".join(self.mail_headers)
+            found = [v for v in self.spans + self.phrases if v.lower() in headers]
             found = _unique(sorted(found, key=len, reverse=True))
             every = ["*"] if re.search(r"\b(?:all|every|everything|each|any|whole|entire)\b", self.request, re.I) else []
             return _quoted(found + every) if found else _quoted(self.phrases + ["*"])
@@ -260,6 +261,8 @@ def _unique(values: list[str]) -> list[str]:
     return list(seen)
 
 
+#: a file name as a request writes it (``report.xlsx``, ``music/song.mp3``)
+_FILE_NAME = r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])"
 #: words before "folder" that describe it rather than name it ("a new folder", "the same folder")
 _NOT_A_FOLDER = frozenset("new empty separate different another same other whole main that this my your our its their "
                           "own shared right wrong".split())
@@ -270,7 +273,7 @@ def request_values(instruction: str) -> SlotValues:
     references, column letters and file or folder names."""
     text = instruction
     quoted = [m.group(2).strip() for m in re.finditer(QUOTED, text) if m.group(2).strip()]
-    files = re.findall(r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])", text)
+    files = re.findall(_FILE_NAME, text)
     folders = [f.rstrip("/") for f in re.findall(r"(?<![\w/.-])((?:[\w.-]+/)+)", text)]
     # "the archive folder", not "a new folder" (a word that only describes the folder names none)
     folders += [m.group(1) for m in re.finditer(r"\b(?:the|a|an|into|in)\s+([\w.-]+)\s+folder\b", text, re.I)
@@ -292,7 +295,7 @@ def request_values(instruction: str) -> SlotValues:
     columns = [m.group(1).upper() for m in re.finditer(r"\bcolumns?\s+([A-Za-z])\b", text)]
     # two words are a value only when the request writes them side by side: not the halves of a
     # file name ("server.json" is not the value 'server json') nor words either side of one
-    bare = re.sub(r"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4}(?![\w])|\b(?:https?://|www\.)\S+", " | ", text)
+    bare = re.sub(rf"{_FILE_NAME}|\b(?:https?://|www\.)\S+", " | ", text)
     tokens = re.findall(r"[A-Za-z0-9][\w'-]*|\|", bare)
     # a one-character word is a phrase only when it is a digit (a setting's value: "tab size 4")
     words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", bare) if w.lower() not in STOP and (len(w) > 1 or w.isdigit())]

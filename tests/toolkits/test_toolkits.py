@@ -296,6 +296,17 @@ def test_file_tools_over_many_files_and_lines(in_tmp: Path) -> None:
             F.delete_matching(bad)
     with pytest.raises(ToolError):
         F.add_prefix("*.pdf", "a/b")
+    # a file would land on one that exists: refused before anything moves, nothing lost
+    Path("keep").mkdir()
+    Path("keep/top.pdf").write_text("older")
+    Path("x.pdf").write_text("x")
+    with pytest.raises(ToolError, match="already exist"):
+        F.move_matching("*.pdf", "keep")
+    assert Path("top.pdf").is_file() and Path("x.pdf").is_file() and Path("keep/top.pdf").read_text() == "older"
+    Path("2026_x.pdf").write_text("mine")
+    with pytest.raises(ToolError, match="already exist"):
+        F.add_prefix("*.pdf", "2026_")
+    assert Path("x.pdf").read_text() == "x" and Path("2026_x.pdf").read_text() == "mine"
 
 
 def test_pattern_slots_offer_the_kinds_and_folders_the_request_names(tmp_path: Path) -> None:
