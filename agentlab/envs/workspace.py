@@ -158,6 +158,45 @@ ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "loc
 SANDBOX_UID = SANDBOX_GID = 65534
 
 
+def running_package() -> str:
+    """The folder of the ``agentlab`` package this process runs (a checkout on ``PYTHONPATH``,
+    a git worktree being measured, or the installed one)."""
+    return str(Path(__file__).resolve().parents[1])
+
+
+@lru_cache(maxsize=8)
+def interpreter_package(python: str) -> str | None:
+    """The folder ``python -I`` would import ``agentlab`` from (its installed or editable copy),
+    or ``None`` when it has none."""
+    probe = ("import json, importlib.util as u\n"
+             "s = u.find_spec('agentlab')\n"
+             "print(json.dumps(list(s.submodule_search_locations or []) if s else []))")
+    try:
+        proc = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30)
+        found = json.loads(proc.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+    return str(Path(found[0]).resolve()) if found else None
+
+
+def package_swap(python: str) -> tuple[str, str] | None:
+    """``(running, installed)`` when the sandbox's interpreter would import another ``agentlab``
+    than the one this process runs, else ``None``.
+
+    Why: a program in the sandbox (a toolkit's calls, ``from agentlab.toolkits... import``) must
+    run the same toolkits as the agent that wrote it. Measuring a commit from a git worktree
+    (``PYTHONPATH=<worktree> agentlab exec``) otherwise ran the agent from the worktree and its
+    calls from the main checkout, whose toolkits may have changed meanwhile. ``python -I``
+    ignores ``PYTHONPATH``, so the sandbox binds the running package read-only over the
+    installed one's folder instead: only the package folder, never the rest of its checkout
+    (task files and reference solutions stay outside)."""
+    installed = interpreter_package(python)
+    running = running_package()
+    if installed is None or installed == running or not Path(running, "__init__.py").is_file():
+        return None
+    return running, installed
+
+
 @lru_cache(maxsize=8)
 def interpreter_paths(python: str) -> tuple[str, ...]:
     """Folders ``python`` needs to run and import what it has installed: its prefixes, the
@@ -180,8 +219,9 @@ def interpreter_paths(python: str) -> tuple[str, ...]:
 
 def sandbox_mounts(python: str) -> list[tuple[str, str, str]]:
     """``(kind, source, target)`` of every read-only mount of the sandbox: the system folders
-    (``ro-bind``, or ``symlink`` for a link), the allowed pieces of /etc (``ro-bind``) and the
-    interpreter's folders (``ro-bind``)."""
+    (``ro-bind``, or ``symlink`` for a link), the allowed pieces of /etc (``ro-bind``), the
+    interpreter's folders (``ro-bind``) and, when it differs from the interpreter's, the running
+    ``agentlab`` package over the interpreter's (:func:`package_swap`)."""
     mounts: list[tuple[str, str, str]] = []
     for d in SYSTEM_DIRS:
         if os.path.islink(d):
@@ -196,6 +236,10 @@ def sandbox_mounts(python: str) -> list[tuple[str, str, str]]:
     for p in interpreter_paths(python):
         if not any(p == d or p.startswith(d + "/") for d in system):
             mounts.append(("ro-bind", p, p))
+    swap = package_swap(python)
+    if swap is not None:  # last: bound over the installed package, wherever its folder was bound from
+        running, installed = swap
+        mounts = [m for m in mounts if m[2] != installed] + [("ro-bind", running, installed)]
     return mounts
 
 

@@ -288,3 +288,40 @@ def test_capture_keeps_head_and_tail_of_any_split(tmp_path):
     text = cap.text(30)
     assert text.startswith("h\n[... ") and text.endswith("\nrld") and "\ufffd" not in text
     assert "[... 996 bytes cut (the output was 1000 bytes" in text
+
+
+@needs_bwrap
+def test_the_sandbox_imports_the_running_package_not_the_installed_one(tmp_path: Path) -> None:
+    """A worktree measured with ``PYTHONPATH=<worktree>`` runs its own toolkits in the sandbox: the
+    running ``agentlab`` folder is bound over the one ``python -I`` would import, and nothing else
+    of its checkout comes along."""
+    import shutil as sh
+    from unittest import mock
+
+    import agentlab.envs.workspace as wsmod
+
+    checkout = tmp_path / "worktree"
+    pkg = checkout / "agentlab"
+    sh.copytree(wsmod.running_package(), pkg, ignore=sh.ignore_patterns("__pycache__"))
+    (pkg / "which_checkout.py").write_text("NAME = 'the worktree'\n")
+    (checkout / "secret.txt").write_text("reference solution")
+    with mock.patch.object(wsmod, "running_package", lambda: str(pkg)):
+        assert wsmod.package_swap(WorkspaceConfig().python) == (str(pkg), wsmod.interpreter_package(WorkspaceConfig().python))
+        with Workspace(tmp_path / "ws", WorkspaceConfig(sandbox="bwrap")) as w:
+            r = w.run_python(
+                "import os, agentlab.which_checkout as m\n"
+                f"print(m.NAME, os.path.exists({str(checkout / 'secret.txt')!r}))\n")
+    assert r.stdout.strip() == "the worktree False", r.stdout + r.stderr
+    with Workspace(tmp_path / "ws2", WorkspaceConfig(sandbox="bwrap")) as w:  # no swap: the installed one
+        r = w.run_python("import importlib.util as u\nprint(u.find_spec('agentlab.which_checkout') is None)\n")
+    assert r.stdout.strip() == "True", r.stdout + r.stderr
+
+
+def test_no_swap_when_the_running_package_is_the_installed_one() -> None:
+    import agentlab.envs.workspace as wsmod
+
+    python = WorkspaceConfig().python
+    if wsmod.interpreter_package(python) == wsmod.running_package():
+        assert wsmod.package_swap(python) is None
+    else:  # this very test runs from a worktree: the swap names both folders
+        assert wsmod.package_swap(python) == (wsmod.running_package(), wsmod.interpreter_package(python))
