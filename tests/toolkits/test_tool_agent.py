@@ -176,7 +176,10 @@ def test_the_shipped_tool_prior_reaches_the_grammar_and_can_be_switched_off(tmp_
     meta = json.loads((tmp_path / "auto" / "episodes" / task.id / "meta.json").read_text())
     top3 = list(meta["extra"]["tool_prior"])  # the prior's three most likely tools for this request
     assert top3[0] in seen["auto"] and max(seen["auto"], key=seen["auto"].get) == top3[0]  # shown, and favoured
-    assert sum(math.exp(v) for v in seen["auto"].values()) == pytest.approx(1.0)
+    from agentlab.agents.tools import ToolAgentOptions
+
+    weight = ToolAgentOptions.model_fields["prior_weight"].default  # the bias is weight * log p, p summing to 1
+    assert sum(math.exp(v / weight) for v in seen["auto"].values()) == pytest.approx(1.0)
     doc = pool.get("SheetAgent")
     bad = tmp_path / "broken"
     bad.mkdir()
@@ -344,3 +347,19 @@ def test_a_confident_ask_the_check_cannot_test_gets_its_own_step_when_its_tool_h
     off = Scripted([first, second], Capabilities(plan_grammar=True))
     row_off = run_task(task, pool=pool, llm=off, out_dir=tmp_path / "off", options=ExecOptions(max_steps=4))
     assert (row_off["steps"], row_off["success"]) == (1, False), row_off
+
+
+def test_a_reply_repeating_calls_that_already_ran_is_refused_and_asked_again(tmp_path, pool) -> None:
+    """The small model's habit: the same successful call again. It is not run again (a second
+    ``add_...`` would add twice); the reply is asked again with the reason, in the same step."""
+    task = load_task(tasks_dir() / "calc-rename-sheet.json")
+    rename = "rename_sheet('sales.xlsx', 'Sheet1', 'Q1-2024')"
+    replies = [rename, rename, "add_sheet('sales.xlsx', 'Q2-2024')\ndone()"]
+    row = run_task(task, pool=pool, llm=Scripted(list(replies)), out_dir=tmp_path / "on", options=ExecOptions(max_steps=4))
+    assert (row["success"], row["steps"]) == (True, 2), row
+    traj = load_trajectory(tmp_path / "on" / row["trajectory"])
+    refused = [s for s in traj.steps if s.error and "already ran" in s.error]
+    assert len(refused) == 1 and [c["name"] for c in traj.steps[-1].info["calls"]] == ["add_sheet", "done"]
+    off = run_task(task, pool=pool, llm=Scripted(list(replies)), out_dir=tmp_path / "off",
+                   options=ExecOptions(max_steps=4, runner_options={"no_repeats": False}))
+    assert (off["success"], off["steps"]) == (True, 3), off  # the repeat ran (and failed: Sheet1 is gone)
