@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="fit the priors only on pairs at most this close (MiniLM cosine) to any evaluation instruction")
     ap.add_argument("--agents", default="", help="comma-separated agent names (default: every tool specialist)")
     ap.add_argument("--candidates", type=int, default=300, help="candidates synthesized per agent")
-    ap.add_argument("--two-ops", type=int, default=200,
+    ap.add_argument("--two-ops", type=int, default=0,
                     help="candidates per agent asking for two operations (two drafts joined, both checked)")
     ap.add_argument("--two-share", type=float, default=0.4, help="share of the trained pairs that ask for two operations")
     ap.add_argument("--max-pairs", type=int, default=48, help="pairs trained on per agent (0: all)")

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, text_head, workspace_file
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, json_or_text, text_head, workspace_file
 
 AnyFile = Annotated[str, file_slot()]
 TextFile = Annotated[str, file_slot(".txt", ".md", ".log", ".csv", ".json", ".text")]
@@ -31,6 +31,8 @@ NewJSON = Annotated[str, file_slot(".json", new=True)]
 Column = Annotated[str, Slot("header")]
 Value = Annotated[str, Slot("value")]
 Stat = Annotated[str, Slot("choice", choices=("sum", "mean", "min", "max", "count"))]
+JSONKey = Annotated[str, Slot("setting")]
+Phrase = Annotated[str, Slot("phrase")]
 
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 #: a number written plainly: no sign but minus, no separators, no leading zero
@@ -267,3 +269,15 @@ def keep_columns(path: CSV, columns: Value, new_name: NewCSV) -> str:
         raise ToolError("name at least one column")
     _write_csv(new_name, [header[i] for i in idx], [[r[i] for i in idx] for r in rows])
     return f"{len(idx)} column(s) of {path} -> {new_name}"
+
+
+@kit.tool
+def set_json_value(path: JSONFile, key: JSONKey, value: Phrase) -> str:
+    """Set a top-level key of a JSON file (the value is read as JSON when it can be: 8081, true, [1, 2])."""
+    p = workspace_file(path)
+    data = json.loads(p.read_text(encoding="utf-8") or "{}")
+    if not isinstance(data, dict):
+        raise ToolError(f"{path} does not hold a JSON object")
+    data[key] = json_or_text(value)
+    p.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return f"{path}: {key} = {data[key]!r}"

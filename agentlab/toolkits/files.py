@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated
 
 from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, json_or_text, text_head
+from agentlab.toolkits.data import count_lines, count_words, set_json_value
 
 AnyFile = Annotated[str, file_slot()]
 NewFile = Annotated[str, file_slot(new=True)]
@@ -127,16 +128,8 @@ def replace_in_file(path: AnyFile, old: Value, new: Text) -> str:
     return f"replaced {n} occurrence(s) in {path}"
 
 
-@kit.tool
-def set_json_value(path: JSONFile, key: Key, value: Value) -> str:
-    """Set a top-level key of a JSON file (the value is read as JSON when it can be: 8081, true, [1, 2])."""
-    p = _existing(path)
-    data = json.loads(p.read_text(encoding="utf-8") or "{}")
-    if not isinstance(data, dict):
-        raise ToolError(f"{path} does not hold a JSON object")
-    data[key] = json_or_text(value)
-    p.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return f"{path}: {key} = {data[key]!r}"
+# shared with DataAgent (defined there: files imports data, never the other way round)
+kit.tool(set_json_value)
 
 
 @kit.tool
@@ -253,3 +246,8 @@ def filter_csv(path: CSV, column: Column, value: Value, new_name: NewFile) -> st
     kept = [r for r in rows if i < len(r) and r[i].strip().casefold() == value.strip().casefold()]
     _write_csv(new_name, header, kept)
     return f"{len(kept)} of {len(rows)} rows -> {new_name}"
+
+
+# counting lines or words into a file is a chore of both domains ("how many warnings are in app.log?")
+kit.tool(count_lines)
+kit.tool(count_words)

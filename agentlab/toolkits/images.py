@@ -1,4 +1,4 @@
-"""The images toolkit (ImageAgent): resize, crop, rotate, convert and adjust pictures with Pillow.
+"""The images toolkit (ImageAgent): resize, crop, rotate, mirror, convert and adjust pictures with Pillow.
 
 Every tool reads one image and writes the result to ``out`` (the same name overwrites it); the
 output's format follows its extension.
@@ -153,6 +153,22 @@ def rotate(file: Image_, degrees: Pixels, out: Out) -> str:
     if int(degrees) % 360 not in turns:
         raise ToolError("rotate by 90, 180 or 270 degrees")
     return _save(_open(file).transpose(turns[int(degrees) % 360]), out)
+
+
+@kit.tool
+def mirror(file: Image_, out: Out) -> str:
+    """Mirror an image left to right (flip it horizontally), as seen in a mirror."""
+    from PIL import Image
+
+    return _save(_open(file).transpose(Image.Transpose.FLIP_LEFT_RIGHT), out)
+
+
+@kit.tool
+def flip_vertical(file: Image_, out: Out) -> str:
+    """Flip an image top to bottom (a vertical flip: the top row becomes the bottom row)."""
+    from PIL import Image
+
+    return _save(_open(file).transpose(Image.Transpose.FLIP_TOP_BOTTOM), out)
 
 
 @kit.tool

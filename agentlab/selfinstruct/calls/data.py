@@ -28,6 +28,7 @@ from typing import Any
 
 from agentlab.selfinstruct.calls.draft import Draft, Generator
 from agentlab.selfinstruct.calls.words import CITIES, ITEMS, PEOPLE, TEAMS, pick, polite, sample
+from agentlab.toolkits.base import json_or_text
 
 FOLDERS = ("data", "exports", "reports", "shared", "inbox", "2024", "downloads", "finance", "archive", "input")
 MONTHS = tuple(f"{m:02d}" for m in range(1, 13))
@@ -874,6 +875,43 @@ def keep_columns(rng: random.Random, root: Path) -> Draft:
     return Draft(_finish(rng, s), (("keep_columns", (t.path, arg, out)),), check, "data.keep_columns")
 
 
+# -- set_json_value -------------------------------------------------------------------------------
+#: JSON files of a project or a tool, with keys and the values a request may set them to
+PROJECT_JSON = {
+    "package.json": {"version": ("1.0.1", "1.2.0", "2.0.0", "0.9.3"), "license": ("MIT", "ISC", "Apache-2.0"),
+                     "private": ("true", "false"), "description": ("A small web shop", "Team dashboard")},
+    "config.json": {"port": ("8080", "3000", "5000"), "debug": ("true", "false"), "timeout": ("30", "60", "90"),
+                    "region": ("eu-west", "us-east")},
+    "manifest.json": {"name": ("Notes", "Field Log"), "version": ("1.1", "2.0", "3.4.1"),
+                      "theme_color": ("#336699", "#222222")},
+}
+_SET_WORDS = {"version": ("bump the version", "set the version", "change the version"),
+              "port": ("move the port", "set the port", "change the port")}
+
+
+def set_json_value(rng: random.Random, root: Path) -> Draft:
+    name = pick(rng, sorted(PROJECT_JSON))
+    keys = PROJECT_JSON[name]
+    data: dict[str, Any] = {"name": "project"} if name == "package.json" else {}
+    for k, values in keys.items():
+        if rng.random() < 0.8:
+            data[k] = json_or_text(pick(rng, values))
+    key = pick(rng, sorted(keys))
+    value = pick(rng, [v for v in keys[key] if json_or_text(v) != data.get(key)])
+    (root / name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    _distractors(rng, root)
+    ask = pick(rng, _SET_WORDS.get(key, (f"set {key}", f"change {key}", f"update {key}")))
+    s = pick(rng, (f"{ask.capitalize()} in {name} to {value}.", f"In {name}, {ask} to {value}.",
+                   f"Can you {ask} in {name} to {value}?", f"{name} should have {key} {value}; please update it.",
+                   f"We're releasing: {ask} in {name} to {value}." if key == "version" else f"Make {key} {value} in {name}."))
+
+    def check(r: Path) -> str | None:
+        got = json.loads((r / name).read_text(encoding="utf-8"))
+        return None if got.get(key) == json_or_text(value) else f"{key} is {got.get(key)!r}"
+
+    return Draft(_finish(rng, s), (("set_json_value", (name, key, value)),), check, "data.set_json_value")
+
+
 GENERATORS: dict[str, Generator] = {g.__name__: g for g in (
     csv_to_json, json_to_csv, total_by, column_stat, count_words, count_lines, sort_csv, remove_duplicate_rows,
-    filter_rows, keep_columns)}
+    filter_rows, keep_columns, set_json_value)}

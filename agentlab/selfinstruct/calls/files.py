@@ -4,12 +4,14 @@ request to rename, move, copy, delete, edit lines or values of one of them."""
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import csv
 import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentlab.selfinstruct.calls import data as _data
 from agentlab.selfinstruct.calls.draft import Draft, Generator
 from agentlab.selfinstruct.calls.words import CITIES, ITEMS, PEOPLE, TEAMS, pick, polite, sample, stem
 from agentlab.toolkits.base import json_or_text
@@ -339,6 +341,16 @@ def add_prefix(rng: random.Random, root: Path) -> Draft:
     return Draft(polite(rng, s), (("add_prefix", (f"{m.folder}/*{m.kind}", prefix)),), check, "files.add_prefix")
 
 
+def count_lines(rng: random.Random, root: Path) -> Draft:
+    """DataAgent's generator (the tool is shared), under this toolkit's family name."""
+    return dataclasses.replace(_data.count_lines(rng, root), family="files.count_lines")
+
+
+def count_words(rng: random.Random, root: Path) -> Draft:
+    return dataclasses.replace(_data.count_words(rng, root), family="files.count_words")
+
+
 GENERATORS: dict[str, Generator] = {g.__name__: g for g in (
     rename, move_to_folder, copy_file, delete, make_folder, create_file, append_line, sort_lines, replace_in_file,
-    set_json_value, set_ini_value, remove_lines, move_matching, delete_matching, add_prefix, drop_csv_column, filter_csv)}
+    set_json_value, set_ini_value, remove_lines, move_matching, delete_matching, add_prefix, drop_csv_column, filter_csv,
+    count_lines, count_words)}

@@ -1,5 +1,5 @@
 """Synthesized ImageAgent pairs: one or two random pictures (size, colours, format) and a request
-to resize, scale, crop, rotate, convert or adjust one, with every number written in the request."""
+to resize, scale, crop, rotate, mirror, convert or adjust one, with every number written in the request."""
 
 from __future__ import annotations
 
@@ -149,6 +149,52 @@ def rotate(rng: random.Random, root: Path) -> Draft:
     return Draft(polite(rng, s), (("rotate", (p.file, deg, out)),), check, "images.rotate")
 
 
+def _pixel_check(out: str, source: Path, transpose: str):  # noqa: ANN202 - a Draft check
+    """A check that ``out`` is ``source`` transposed (``FLIP_LEFT_RIGHT``, ``FLIP_TOP_BOTTOM``):
+    nearer to the flipped picture than to the original (a JPEG or WebP output is lossy, so no
+    pixel-exact comparison)."""
+    from PIL import Image
+
+    with Image.open(source) as im:
+        before = im.convert("RGB")
+    want = before.transpose(getattr(Image.Transpose, transpose))
+
+    def check(r: Path) -> str | None:
+        with Image.open(r / out) as im:
+            got = im.convert("RGB")
+        if got.size != want.size:
+            return f"size {got.size}"
+        near, far = _mean_diff(got, want), _mean_diff(got, before)
+        return None if near < far and near < 4 else f"pixels {near:.1f} from flipped, {far:.1f} from the original"
+
+    return check
+
+
+def _mean_diff(a, b) -> float:  # noqa: ANN001 - PIL images
+    from PIL import ImageChops, ImageStat
+
+    return float(sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3)
+
+
+def mirror(rng: random.Random, root: Path) -> Draft:
+    p = _pic(rng, root)
+    out, said = _out(rng, p, "mirrored")
+    s = pick(rng, [f"Mirror {p.file} left to right{said}", f"Flip {p.file} horizontally{said}",
+                   f"Make a mirror image of {p.file}{said}", f"Flip {p.file} so it faces the other way{said}",
+                   f"Reverse {p.file} left-right{said}"])
+    return Draft(polite(rng, s), (("mirror", (p.file, out)),), _pixel_check(out, root / p.file, "FLIP_LEFT_RIGHT"),
+                 "images.mirror")
+
+
+def flip_vertical(rng: random.Random, root: Path) -> Draft:
+    p = _pic(rng, root)
+    out, said = _out(rng, p, "flipped")
+    s = pick(rng, [f"Flip {p.file} vertically{said}", f"Flip {p.file} top to bottom{said}",
+                   f"Mirror {p.file} upside down, top becomes bottom{said}", f"Do a vertical flip of {p.file}{said}"])
+    return Draft(polite(rng, s), (("flip_vertical", (p.file, out)),),
+                 _pixel_check(out, root / p.file, "FLIP_TOP_BOTTOM"), "images.flip_vertical")
+
+
 def grayscale(rng: random.Random, root: Path) -> Draft:
     p = _pic(rng, root)
     out, said = _out(rng, p, "gray")
@@ -203,4 +249,4 @@ def brightness(rng: random.Random, root: Path) -> Draft:
 
 
 GENERATORS: dict[str, Generator] = {g.__name__: g for g in (
-    resize, resize_to_width, scale, crop, keep_top, rotate, grayscale, convert, brightness)}
+    resize, resize_to_width, scale, crop, keep_top, rotate, mirror, flip_vertical, grayscale, convert, brightness)}
