@@ -21,6 +21,7 @@ the request (:mod:`agentlab.agents.best_of`).
 from __future__ import annotations
 
 import contextlib
+import json
 import functools
 import logging
 import time
@@ -42,7 +43,7 @@ from agentlab.dialogue.ask import Attempt
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply, RunProgram
 from agentlab.envs.base import Env
-from agentlab.errors import ConfigError
+from agentlab.errors import ActionParseError, ConfigError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.paths import data_dir
 from agentlab.pool.document import AgentDocument
@@ -133,6 +134,9 @@ class ToolAgentOptions(BaseModel):
     #: run yet in the episode. The prior (fitted on synthesized single-operation requests) is
     #: what says a piece of the request is an operation, and which; 0 turns it off
     confident_asks: float = Field(0.0, ge=0.0, le=1.0)
+    #: a reply whose every call already ran without error in the episode is refused and asked
+    #: again (:meth:`ToolAgent._parse_new`); false: it runs again (the ablation)
+    no_repeats: bool = True
 
 
 def _capped(lines: list[str], limit: int) -> str:
@@ -167,6 +171,12 @@ class _ToolEpisode(Episode):
     #: each piece of the request with the tool the prior is sure of for it (``confident_asks``;
     #: read once per episode: the request and the prior do not change)
     sure: list[tuple[str, str]] | None = None
+    #: every call that ran without error so far, as its JSON text (``no_repeats``)
+    ran: set[str] = field(default_factory=set)
+
+
+def _call_key(call: Call) -> str:
+    return json.dumps(call.as_json(), sort_keys=True, default=str)
 
 
 class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
@@ -360,6 +370,22 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             return WORKSPACE.parse_reply(reply)
         return parse_calls(reply, self.kit, max_calls=self.options.max_calls)
 
+    def _parse_new(self, ep: _ToolEpisode, reply: str) -> list[Call] | Reply:
+        """:meth:`parse`, refusing a reply whose every call already ran without error in this
+        episode (``no_repeats``). Why: shown its own last step, a 135M model writes the same call
+        again (the second development set: ``set_setting(..., 'editor.tabSize', '15')`` three
+        times, ``add_bookmark_folder('Travel', ...)`` twice, making a second folder). Running it
+        again at best wastes the step and at worst doubles what it added; refused, the reply is
+        asked again at ``retry_temperature`` with the reason, and when every attempt repeats, the
+        episode ends with the workspace as the earlier calls left it."""
+        value = self.parse(reply)
+        if isinstance(value, list):
+            tools = [c for c in value if c.name not in END_CALLS]
+            if tools and all(_call_key(c) in ep.ran for c in tools):
+                raise ActionParseError(f"{tools[0].name}(...) with these values already ran and succeeded; call a "
+                                       "tool for what the request still needs, or done() when nothing is left")
+        return value
+
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
         if self.options.mode == "code":
             return self._as_code_agent().run(env, task_instruction, ctx)
@@ -387,7 +413,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                       if o.best_of > 1 or o.check_done else None)
             ep = _ToolEpisode(env, task_instruction, ctx, llm, messages, shown=shown, name_prior=name_prior,
                               start=origin if o.best_of > 1 else None, origin=origin, tool_prior=tool_prior)
-            return self.chat_loop(ep, self.parse, max_attempts=o.max_attempts, correction=self.templates["tools/correction"],
+            parse = functools.partial(self._parse_new, ep) if o.no_repeats else self.parse
+            return self.chat_loop(ep, parse, max_attempts=o.max_attempts, correction=self.templates["tools/correction"],
                                   correction_fields={"example": self._example()}, label="tool calls")
 
     def step_params(self, ep: _ToolEpisode) -> Callable[[int], SamplingParams]:
@@ -425,6 +452,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
             if ok:
                 ep.called.update(c.name for c in tools)
+                ep.ran.update(_call_key(c) for c in tools)
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"

@@ -105,7 +105,7 @@ class SlotValues:
             return _quoted(self.spans) or None
         if kind == "match":  # a text that picks messages: the request's words found in their headers
             headers = " | ".join(self.mail_headers)
-            found = [v for v in self.spans + self.phrases if v.lower() in headers]
+            found = [v for v in self.spans + self.phrases + self.urls if v.lower() in headers]
             found = _unique(sorted(found, key=len, reverse=True))
             every = ["*"] if re.search(r"\b(?:all|every|everything|each|any|whole|entire)\b", self.request, re.I) else []
             return _quoted(found + every) if found else _quoted(self.phrases + ["*"])
@@ -200,16 +200,30 @@ def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_W
     return tuple(v - norm for v in scores)
 
 
-def flag_prior(name: str, request: str, weight: float = WORD_PRIOR_WEIGHT) -> tuple[tuple[str, float], ...] | None:
+#: a yes/no parameter the request names is wanted on almost always ("make it bold", "in
+#: italics", "sort descending"), and the small model's habit is the default ``False`` (on the
+#: development sets it wrote ``set_font(..., False, False, False)``, a call that changes nothing,
+#: for "make it bold" under the 2 nats of :data:`WORD_PRIOR_WEIGHT`): a named flag gets this much
+FLAG_PRIOR_WEIGHT = 6.0
+#: words that turn a named flag off when they come just before it ("not bold", "remove the italics")
+_NEGATIONS = frozenset("not no remove without unset drop stop never off non un".split())
+
+
+def flag_prior(name: str, request: str, weight: float = FLAG_PRIOR_WEIGHT) -> tuple[tuple[str, float], ...] | None:
     """A log-prior over a yes/no parameter's values (``True``, ``False``): a flag the request names
-    ("in italics" for ``italic``, "bold" for ``bold``) is preferred on by ``weight``; a flag it does
-    not name gets no prior, since a request can ask for one without its word ("biggest first" is
-    ``descending``)."""
-    said = set(_words(request).split()) - _GLUE
+    ("in italics" for ``italic``, "bold" for ``bold``) is preferred on by ``weight``, or off when a
+    negation stands within the two words before it ("not bold", "remove the italics",
+    "un-bold"); a flag it does not name gets no prior, since a request can ask for one without
+    its word ("biggest first" is ``descending``)."""
+    words = _words(request).split()
+    said = set(words) - _GLUE
     if not shared_words(name, said):
         return None
+    at = [i for i, w in enumerate(words) if shared_words(name, {w})]
+    negated = any(words[j] in _NEGATIONS for i in at for j in range(max(0, i - 2), i))
     norm = lse((weight, 0.0))
-    return (("True", weight - norm), ("False", -norm))
+    on, off = (-norm, weight - norm) if negated else (weight - norm, -norm)
+    return (("True", on), ("False", off))
 
 
 def mentioned(values: list[str], request: str) -> list[str]:
@@ -262,7 +276,8 @@ def _unique(values: list[str]) -> list[str]:
 
 
 #: a file name as a request writes it (``report.xlsx``, ``music/song.mp3``)
-_FILE_NAME = r"(?<![\w/.-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w])"
+#: (never a piece of an e-mail address: jo.doe@example.org names no file)
+_FILE_NAME = r"(?<![\w/.@+-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w@])"
 #: words before "folder" that describe it rather than name it ("a new folder", "the same folder")
 _NOT_A_FOLDER = frozenset("new empty separate different another same other whole main that this my your our its their "
                           "own shared right wrong".split())
@@ -309,6 +324,8 @@ def request_values(instruction: str) -> SlotValues:
     # a path under the home folder keeps its "~" (~/Music, ~/Pictures/vlc)
     urls += [m.rstrip(".,;:)") for m in re.findall(r"(?<![\w.])~/[\w.-]*[\w-](?:/[\w.-]*[\w-])*/?", text)]
     urls += re.findall(r"(?<![\w/])\.[A-Za-z][A-Za-z0-9]{1,4}\b", text)  # a file kind: ".mp3"
+    # an e-mail address stays whole too (a reply-to address, a sender): its parts are no value
+    urls += [m.rstrip(".") for m in re.findall(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text)]
     # a relative path without an extension names a file too (an mbox folder: Mail/Invoices)
     files += [m for m in re.findall(r"(?<![\w/.~-])((?:[\w-]+/)+[\w-]+)(?![\w/.])", text) if m not in files]
     return SlotValues(mentioned_files=files, folders=folders, cells=cells, headers=columns, numbers=_unique(numbers),

@@ -262,11 +262,14 @@ def test_an_apostrophe_neither_opens_nor_closes_a_quoted_value() -> None:
     ("Open https://a.example.org/!", ["https://a.example.org/"]),
     ("Save the snapshots to ~/Pictures/vlc please.", ["~/Pictures/vlc"]),
     ("Downloads go to ~/Downloads, backups to /mnt/data/in.", ["/mnt/data/in", "~/Downloads"]),
+    ("Replies should go to sam.porter@example.org from now on.", ["sam.porter@example.org"]),
 ])
 def test_addresses_and_home_paths_are_offered_as_written(request_text: str, urls: list[str]) -> None:
-    """A question's "?" is not part of the address it ends, a home path keeps its "~", and the
-    path part of an address is not offered as a path of its own."""
-    assert request_values(request_text).urls == urls
+    """A question's "?" is not part of the address it ends, a home path keeps its "~", the
+    path part of an address is not offered as a path of its own, and an e-mail address is whole
+    and names no file."""
+    said = request_values(request_text)
+    assert said.urls == urls and not any("@" in u or u.endswith("example.org") for u in said.mentioned_files)
 
 
 def test_file_tools_over_many_files_and_lines(in_tmp: Path) -> None:
@@ -363,3 +366,17 @@ def test_a_file_name_or_an_address_is_never_cut_into_value_words() -> None:
     said = request_values("Change the port in server.json to 8081, and open https://example.com/a.b today").phrases
     assert "8081" in said and "port" in said and "today" in said
     assert not {"server json", "server", "json", "https", "a.b", "example"} & set(said), said
+
+
+def test_mirror_and_vertical_flip_move_the_pixels(in_tmp: Path) -> None:
+    from PIL import Image
+
+    im = Image.new("RGB", (4, 2), (0, 0, 0))
+    im.putpixel((0, 0), (255, 0, 0))
+    im.save("logo.png")
+    kit = load_toolkit("images")
+    kit.tools["mirror"].fn("logo.png", "m.png")
+    kit.tools["flip_vertical"].fn("logo.png", "v.png")
+    assert Image.open("m.png").convert("RGB").getpixel((3, 0)) == (255, 0, 0)
+    assert Image.open("v.png").convert("RGB").getpixel((0, 1)) == (255, 0, 0)
+    assert Image.open("logo.png").convert("RGB").getpixel((0, 0)) == (255, 0, 0)  # a new file: the original kept

@@ -101,6 +101,11 @@ def test_a_flag_the_request_names_is_preferred_on_and_an_unnamed_one_gets_no_pri
 
     assert flag_prior("italic", "could you put 'Kind regards,' in italics?")[0][0] == "True"
     assert flag_prior("descending", "sort so the biggest amounts are at the top") is None  # said without its word
+    on, off = dict(flag_prior("bold", "make the heading bold"))["True"], dict(flag_prior("bold", "make the heading bold"))["False"]
+    assert on - off >= 5  # stronger than a word prior: the model's habit is the default False
+    for negated in ("the title should not be bold", "remove the italics from the quote"):
+        prior = dict(flag_prior("italic" if "italic" in negated else "bold", negated))
+        assert prior["False"] > prior["True"], negated
     doc = Document()
     doc.add_paragraph("Memo")
     doc.save(tmp_path / "memo.docx")
