@@ -106,11 +106,12 @@ class ToolAgentOptions(BaseModel):
     #: call's tool choice under the grammar: ``auto`` uses ``data/tool_priors/<Agent>/`` when it
     #: exists, ``none`` never, anything else is a prior folder (or a folder of them, one per agent)
     tool_prior: str = "auto"
-    #: the prior's exponent in the product of experts (0: ignore it; 1: as fitted). 3, chosen on
-    #: the two development sets (2026-11-28: 33 -> 37 of 58 and 7 -> 9 of 40 against 1, no task
-    #: lost): fitted on a few hundred pairs, the prior is flat (its best tool often at 0.15-0.35),
-    #: so at 1 the small model's own first tokens outvoted it even where it was right
-    prior_weight: float = Field(3.0, ge=0.0)
+    #: the prior's exponent in the product of experts (0: ignore it; 1: as fitted). 5, chosen on
+    #: the two development sets (2026-11-28: 1 -> 3 took them from 33 to 37 of 58 and 7 to 9 of 40;
+    #: with the later changes, 3 -> 5 from 38 to 39 and 12 to 13; benchmarks/results/prior_weight.md):
+    #: fitted on a few hundred pairs, the prior is flat (its best tool often at 0.15-0.35), so at 1
+    #: the small model's own first tokens outvoted it even where it was right
+    prior_weight: float = Field(5.0, ge=0.0)
     #: the workspace's description in the prompt is cut at a line after this many characters (an
     #: application's profile left after a desktop's file route holds a hundred files)
     max_observation_chars: int = Field(6000, ge=200)
