@@ -8,13 +8,12 @@ from __future__ import annotations
 import configparser
 import csv
 import fnmatch
-import json
 import re
 import shutil
 from pathlib import Path
 from typing import Annotated
 
-from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, json_or_text, text_head
+from agentlab.toolkits.base import Slot, Toolkit, ToolError, column_index, file_slot, text_head
 from agentlab.toolkits.data import count_lines, count_words, set_json_value
 
 AnyFile = Annotated[str, file_slot()]

@@ -149,7 +149,7 @@ def rotate(rng: random.Random, root: Path) -> Draft:
     return Draft(polite(rng, s), (("rotate", (p.file, deg, out)),), check, "images.rotate")
 
 
-def _pixel_check(out: str, source: Path, transpose: str):  # noqa: ANN202 - a Draft check
+def _pixel_check(out: str, source: Path, transpose: str):
     """A check that ``out`` is ``source`` transposed (``FLIP_LEFT_RIGHT``, ``FLIP_TOP_BOTTOM``):
     nearer to the flipped picture than to the original (a JPEG or WebP output is lossy, so no
     pixel-exact comparison)."""
@@ -170,7 +170,7 @@ def _pixel_check(out: str, source: Path, transpose: str):  # noqa: ANN202 - a Dr
     return check
 
 
-def _mean_diff(a, b) -> float:  # noqa: ANN001 - PIL images
+def _mean_diff(a, b) -> float:
     from PIL import ImageChops, ImageStat
 
     return float(sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3)
