@@ -122,6 +122,7 @@ def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
                                                    "project_domain_accuracy", "project_agent_accuracy",
                                                    "backbones_acc_313", "backbones_acc_v2_domain",
                                                    "heldout_execution_acc", "generalist_fallback"} | (
+        {"heldout_v2_execution_acc"} if (REPO / "benchmarks" / "results" / "heldout_v2_record.json").is_file() else set()) | (
         {"table1_store"} if (REPO / "benchmarks" / "results" / "table1_record.json").is_file() else set())
     # the last four (and table1_store) read committed records
     page = (tiny_run / "figures" / nb04["name"] / "table4_accuracy.html").read_text()
