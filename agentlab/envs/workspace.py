@@ -165,18 +165,26 @@ def running_package() -> str:
 
 
 @lru_cache(maxsize=8)
+def _probe(python: str) -> tuple[list[str], str | None]:
+    """What ``python -I`` reports once: its prefixes and ``sys.path`` folders, and the folder it
+    would import ``agentlab`` from (``None``: none, or it could not be asked)."""
+    probe = ("import sys, json, importlib.util as u\n"
+             "s = u.find_spec('agentlab')\n"
+             "pkg = list(s.submodule_search_locations or []) if s else []\n"
+             "print(json.dumps([[sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path], pkg]))")
+    try:
+        proc = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30)
+        paths, pkg = json.loads(proc.stdout)
+    except (OSError, ValueError, TypeError, subprocess.TimeoutExpired):
+        log.warning("could not ask %s for its library folders; the sandbox may lack some", python)
+        return [], None
+    return [p for p in paths if p], (str(Path(pkg[0]).resolve()) if pkg else None)
+
+
 def interpreter_package(python: str) -> str | None:
     """The folder ``python -I`` would import ``agentlab`` from (its installed or editable copy),
     or ``None`` when it has none."""
-    probe = ("import json, importlib.util as u\n"
-             "s = u.find_spec('agentlab')\n"
-             "print(json.dumps(list(s.submodule_search_locations or []) if s else []))")
-    try:
-        proc = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30)
-        found = json.loads(proc.stdout)
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return None
-    return str(Path(found[0]).resolve()) if found else None
+    return _probe(python)[1]
 
 
 def package_swap(python: str) -> tuple[str, str] | None:
@@ -202,16 +210,8 @@ def interpreter_paths(python: str) -> tuple[str, ...]:
     """Folders ``python`` needs to run and import what it has installed: its prefixes, the
     folders of its ``sys.path`` and the folder of an editable ``agentlab`` (so the package, and
     nothing else of the checkout, can be imported inside the sandbox)."""
-    probe = ("import sys, json, importlib.util as u\n"
-             "s = u.find_spec('agentlab')\n"
-             "pkg = list(s.submodule_search_locations or []) if s else []\n"
-             "print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path, *pkg]))")
-    out: set[str] = {str(Path(python).resolve().parent.parent)}
-    try:
-        proc = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30)
-        out |= {p for p in json.loads(proc.stdout) if p}
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        log.warning("could not ask %s for its library folders; the sandbox may lack some", python)
+    paths, pkg = _probe(python)
+    out: set[str] = {str(Path(python).resolve().parent.parent), *paths, *([pkg] if pkg else [])}
     paths = sorted({str(Path(p).resolve()) for p in out if Path(p).exists()})
     # a folder inside another one already listed adds nothing
     return tuple(p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths))

@@ -278,6 +278,8 @@ def _unique(values: list[str]) -> list[str]:
 #: a file name as a request writes it (``report.xlsx``, ``music/song.mp3``)
 #: (never a piece of an e-mail address: jo.doe@example.org names no file)
 _FILE_NAME = r"(?<![\w/.@+-])((?:[\w-]+/)*[\w.-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w@])"
+#: an e-mail address, kept whole as a value (its parts are not offered as words of their own)
+_EMAIL = r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 #: words before "folder" that describe it rather than name it ("a new folder", "the same folder")
 _NOT_A_FOLDER = frozenset("new empty separate different another same other whole main that this my your our its their "
                           "own shared right wrong".split())
@@ -310,7 +312,7 @@ def request_values(instruction: str) -> SlotValues:
     columns = [m.group(1).upper() for m in re.finditer(r"\bcolumns?\s+([A-Za-z])\b", text)]
     # two words are a value only when the request writes them side by side: not the halves of a
     # file name ("server.json" is not the value 'server json') nor words either side of one
-    bare = re.sub(rf"{_FILE_NAME}|\b(?:https?://|www\.)\S+", " | ", text)
+    bare = re.sub(rf"{_FILE_NAME}|\b(?:https?://|www\.)\S+|{_EMAIL}", " | ", text)
     tokens = re.findall(r"[A-Za-z0-9][\w'-]*|\|", bare)
     # a one-character word is a phrase only when it is a digit (a setting's value: "tab size 4")
     words = [w for w in re.findall(r"[A-Za-z0-9][\w.'-]*", bare) if w.lower() not in STOP and (len(w) > 1 or w.isdigit())]
@@ -325,7 +327,7 @@ def request_values(instruction: str) -> SlotValues:
     urls += [m.rstrip(".,;:)") for m in re.findall(r"(?<![\w.])~/[\w.-]*[\w-](?:/[\w.-]*[\w-])*/?", text)]
     urls += re.findall(r"(?<![\w/])\.[A-Za-z][A-Za-z0-9]{1,4}\b", text)  # a file kind: ".mp3"
     # an e-mail address stays whole too (a reply-to address, a sender): its parts are no value
-    urls += [m.rstrip(".") for m in re.findall(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+", text)]
+    urls += [m.rstrip(".") for m in re.findall(_EMAIL, text)]
     # a relative path without an extension names a file too (an mbox folder: Mail/Invoices)
     files += [m for m in re.findall(r"(?<![\w/.~-])((?:[\w-]+/)+[\w-]+)(?![\w/.])", text) if m not in files]
     return SlotValues(mentioned_files=files, folders=folders, cells=cells, headers=columns, numbers=_unique(numbers),

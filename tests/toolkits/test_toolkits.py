@@ -270,6 +270,7 @@ def test_addresses_and_home_paths_are_offered_as_written(request_text: str, urls
     and names no file."""
     said = request_values(request_text)
     assert said.urls == urls and not any("@" in u or u.endswith("example.org") for u in said.mentioned_files)
+    assert not any(p in ("sam.porter", "sam porter", "example.org") for p in said.phrases)  # an address is one value
 
 
 def test_file_tools_over_many_files_and_lines(in_tmp: Path) -> None:
