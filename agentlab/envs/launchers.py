@@ -22,12 +22,16 @@ updates and sync off; Thunderbird's profile has only the offline "Local Folders"
 from __future__ import annotations
 
 import json
+import logging
 import os
+import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 #: the system Python (VLC's starter uses ctypes only; see ``vlc_start.py``)
+log = logging.getLogger(__name__)
+
 SYSTEM_PYTHON = "/usr/bin/python3"
 VLC_START = Path(__file__).with_name("vlc_start.py")
 
@@ -184,8 +188,27 @@ def seed_thunderbird(state: Path, root: Path) -> None:
 
 
 def seed_vlc(state: Path, root: Path) -> None:
-    """VLC's configuration home (``XDG_CONFIG_HOME``): ``vlc/vlcrc`` as the task wrote it, or none."""
+    """VLC's configuration home (``XDG_CONFIG_HOME``): ``vlc/vlcrc`` as the task wrote it, else
+    the one VLC writes with every option at its default (commented out).
+
+    Why the default file: a VLC whose preferences were ever saved has it, and with it the
+    settings live in a file a specialist can edit with the player closed (issue #40's file
+    route); without it VLC keeps its defaults in memory and there is nothing to edit. The GUI
+    path is unchanged: saving the preferences rewrites the file. Where libvlc cannot write it
+    (VLC missing, another major version), the folder is left empty, as before, with a warning."""
     (state / "vlc").mkdir(parents=True, exist_ok=True)
+    if (state / "vlc" / "vlcrc").exists() or not Path(SYSTEM_PYTHON).is_file():
+        return
+    env = {**os.environ, "XDG_CONFIG_HOME": str(state), "HOME": str(state)}
+    try:
+        done = subprocess.run([SYSTEM_PYTHON, str(VLC_START), "--write-defaults"], env=env, capture_output=True,
+                              text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("VLC's default settings file was not written in %s: %s", state, exc)
+        return
+    if done.returncode != 0:
+        log.warning("VLC's default settings file was not written in %s: %s", state,
+                    (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1])
 
 
 def seed_gimp(state: Path, root: Path) -> None:

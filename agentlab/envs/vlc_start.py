@@ -7,7 +7,13 @@ libvlc: this starter does what ``vlc``'s ``main()`` does -- ``libvlc_new`` with 
 interface quits (Media > Quit, ctrl+q) or on SIGTERM/SIGINT, releasing libvlc so that VLC
 shuts down as it would on its own. It must not import ``agentlab``.
 
-Usage: ``python3 vlc_start.py [VLC OPTIONS...] [FILES...]``
+Usage: ``python3 vlc_start.py [VLC OPTIONS...] [FILES...]``, or
+``python3 vlc_start.py --write-defaults`` to write VLC's default ``vlcrc`` into
+``$XDG_CONFIG_HOME/vlc/`` and exit: the whole file VLC itself writes when preferences are saved
+(every option, the defaults commented out), so a settings file exists from the first start, as on
+a machine where VLC's preferences were ever saved. libvlc has no call for it and the
+``--save-config`` option is gone; libvlccore's exported ``config_SaveConfigFile`` does it, on the
+``libvlc_int_t`` that is the first field of a ``libvlc_instance_t`` (VLC 3).
 """
 
 from __future__ import annotations
@@ -18,12 +24,38 @@ import sys
 import threading
 
 
+def write_defaults(lib: ctypes.CDLL) -> int:
+    """Save libvlc's configuration with no file read (``--ignore-config``): VLC's defaults."""
+    try:
+        core = ctypes.CDLL("libvlccore.so.9")
+    except OSError as exc:
+        print(f"vlc_start: libvlccore is not installed ({exc}); apt-get install vlc", file=sys.stderr)
+        return 2
+    lib.libvlc_new.restype = ctypes.c_void_p
+    lib.libvlc_new.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    arr = (ctypes.c_char_p * 1)(b"--ignore-config")
+    inst = lib.libvlc_new(1, arr)
+    if not inst:
+        print("vlc_start: libvlc_new failed", file=sys.stderr)
+        return 2
+    core.config_SaveConfigFile.argtypes = [ctypes.c_void_p]
+    rc = core.config_SaveConfigFile(ctypes.c_void_p.from_address(inst).value)
+    lib.libvlc_release.argtypes = [ctypes.c_void_p]
+    lib.libvlc_release(inst)
+    if rc != 0:
+        print("vlc_start: VLC could not write its configuration file", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str]) -> int:
     try:
         lib = ctypes.CDLL("libvlc.so.5")
     except OSError as exc:
         print(f"vlc_start: libvlc is not installed ({exc}); apt-get install vlc", file=sys.stderr)
         return 2
+    if argv == ["--write-defaults"]:
+        return write_defaults(lib)
     lib.libvlc_new.restype = ctypes.c_void_p
     lib.libvlc_new.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     args = [a.encode() for a in argv]

@@ -43,15 +43,27 @@ _STAMP = re.compile(r"(\d{2}):(\d{2}):(\d{2}),(\d{3})")
 
 
 def _describe(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
     if path.suffix.lower() in (".m3u", ".m3u8"):
         return f"{path.as_posix()} (playlist):\n" + text[:500]
     if path.suffix.lower() == ".srt":
         return f"{path.as_posix()} (subtitles):\n" + text[:400]
     if not re.search(r"(?m)^\[[\w-]+\]", text):
         raise ValueError("not a vlcrc")
-    set_lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    return f"{path.as_posix()} (VLC settings; the options set):\n" + "\n".join(set_lines)[:600]
+    # the options set, under the headers of their sections only: VLC's own file has hundreds of
+    # module sections with every option commented out at its default, which would fill the prompt
+    header, set_lines = "", []
+    for ln in text.splitlines():
+        line = ln.strip()
+        if line.startswith("[") and "]" in line:
+            header = ln
+        elif line and not line.startswith("#"):
+            if header:
+                set_lines.append(header)
+                header = ""
+            set_lines.append(ln)
+    shown = "\n".join(set_lines)[:600] if set_lines else "none (every option at its default)"
+    return f"{path.as_posix()} (VLC settings; the options set):\n" + shown
 
 
 kit = Toolkit("media", "the VLC media player's vlcrc settings, M3U playlists and SRT subtitles", describe=_describe,
