@@ -85,7 +85,7 @@ class SlotValues:
                 fresh = [f for f in self.mentioned_files if f not in files and _fits_file(f, slot)]
                 if fresh:  # the request names a file that does not exist yet: that is where the result goes
                     return _quoted(fresh)
-            named_here = [f for f in files if f in self.mentioned_files or Path(f).name in self.request]
+            named_here = [f for f in files if f in self.mentioned_files or _names_file(self.request, Path(f).name)]
             return _quoted(named_here or files)
         if kind == "folder":
             return _quoted(self.folders)
@@ -186,14 +186,29 @@ def shared_words(candidate: str, said: set[str]) -> int:
         w.startswith(s) or s.startswith(w))) for s in said))
 
 
+#: a candidate that is exactly a phrase the request quotes gets this many times ``weight`` more:
+#: a quote names a thing as written ("the bookmark misspelt 'Wether'" is the bookmark ``Wether``,
+#: not the folder ``Bookmarks bar`` whose two words the request also happens to say)
+QUOTE_PRIOR_FACTOR = 2.0
+
+
+def _unquote(candidate: str) -> str:
+    """A candidate as the grammar writes it (``'Wether'``) without its quotes."""
+    c = candidate.strip()
+    return c[1:-1] if len(c) >= 2 and c[0] in "'\"" and c[-1] == c[0] else c
+
+
 def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_WEIGHT) -> tuple[float, ...] | None:
     """A log-prior over ``candidates``: ``weight`` per request word a candidate shares
-    (:func:`shared_words`), renormalised, so every candidate keeps some mass; ``None`` when no
+    (:func:`shared_words`), and :data:`QUOTE_PRIOR_FACTOR` times ``weight`` for a candidate the
+    request quotes whole, renormalised, so every candidate keeps some mass; ``None`` when no
     candidate shares a word (no preference). Grounds a name the request calls by its words, as
     Agent S2's textual grounding finds text on a screen: "switch the minimap off" prefers
     ``editor.minimap.enabled``. It reads only the request and the candidates."""
     said = set(_words(request).split()) - _GLUE
-    scores = [weight * shared_words(c, said) for c in candidates]
+    quoted = {m.group(2).strip().lower() for m in re.finditer(QUOTED, request)}
+    scores = [weight * shared_words(c, said) + (QUOTE_PRIOR_FACTOR * weight if _unquote(c).lower() in quoted else 0.0)
+              for c in candidates]
     if not scores or max(scores) == 0:
         return None
     norm = lse(scores)
@@ -238,6 +253,12 @@ def mentioned(values: list[str], request: str) -> list[str]:
         if v and (as_written or any(w and any(f" {w}{end} " in said for end in ("", "s", "es")) for w in (whole, last))):
             out.append(v)
     return out
+
+
+def _names_file(request: str, name: str) -> bool:
+    """Whether ``request`` names the file ``name``: as written anywhere in it, or as a whole word
+    in any case -- a mail folder is the file ``Inbox`` and people write "the inbox"."""
+    return bool(name) and (name in request or re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", request, re.I) is not None)
 
 
 #: a quoted phrase: the opening quote starts a word and the closing one ends it, so an apostrophe

@@ -381,3 +381,47 @@ def test_mirror_and_vertical_flip_move_the_pixels(in_tmp: Path) -> None:
     assert Image.open("m.png").convert("RGB").getpixel((3, 0)) == (255, 0, 0)
     assert Image.open("v.png").convert("RGB").getpixel((0, 1)) == (255, 0, 0)
     assert Image.open("logo.png").convert("RGB").getpixel((0, 0)) == (255, 0, 0)  # a new file: the original kept
+
+
+def test_clockwise_rotation_and_inversion_move_the_pixels(in_tmp: Path) -> None:
+    """rotate_clockwise turns to the right (rotate's 270), invert makes a negative and keeps alpha."""
+    from PIL import Image
+
+    im = Image.new("RGBA", (4, 2), (0, 0, 0, 255))
+    im.putpixel((0, 0), (255, 0, 0, 128))
+    im.save("scan.png")
+    kit = load_toolkit("images")
+    kit.tools["rotate_clockwise"].fn("scan.png", 90, "cw.png")
+    kit.tools["rotate"].fn("scan.png", 270, "ccw270.png")
+    kit.tools["rotate"].fn("scan.png", 90, "ccw90.png")
+    cw = Image.open("cw.png")
+    assert cw.size == (2, 4) and cw.getpixel((1, 0))[:3] == (255, 0, 0)  # top-left goes to top-right
+    assert list(cw.getdata()) == list(Image.open("ccw270.png").getdata())
+    assert list(cw.getdata()) != list(Image.open("ccw90.png").getdata())
+    kit.tools["invert"].fn("scan.png", "neg.png")
+    neg = Image.open("neg.png")
+    assert neg.mode == "RGBA" and neg.getpixel((0, 0)) == (0, 255, 255, 128) and neg.getpixel((1, 1)) == (255, 255, 255, 255)
+    with pytest.raises(ToolError):
+        kit.tools["rotate_clockwise"].fn("scan.png", 45, "bad.png")
+
+
+def test_a_file_the_request_names_in_another_case_is_the_one_offered(tmp_path: Path) -> None:
+    """A mail folder is the file ``Inbox`` and people write "the inbox": named as a whole word in
+    any case, it is the candidate; a name inside another word ("Invoices" in "invoicesx") is not."""
+    from agentlab.toolkits.base import Slot
+    from agentlab.toolkits.slots import merge, request_values, workspace_values
+
+    box = tmp_path / "Mail" / "Local Folders"
+    box.mkdir(parents=True)
+    for name in ("Inbox", "Invoices", "Trash"):
+        (box / name).write_text("")
+    kit = load_toolkit("mail")
+    slot = Slot("file")
+
+    def offered(request: str) -> list[str]:
+        return merge(request_values(request), workspace_values(tmp_path, kit)).candidates(slot) or []
+
+    assert offered("Star the message 'Invoice 4471' in the Local Folders inbox.") == ["'Mail/Local Folders/Inbox'"]
+    assert set(offered("Move 'Invoice 4471' from the inbox into the 'Invoices' folder.")) == {
+        "'Mail/Local Folders/Inbox'", "'Mail/Local Folders/Invoices'"}
+    assert len(offered("Tidy up my mail")) == 3  # none named: every folder

@@ -26,6 +26,18 @@ def test_a_key_named_by_its_words_is_preferred_and_a_request_naming_none_gives_n
     assert word_prior(keys, "Make the font bigger") is None  # no shared word: no preference at all
 
 
+def test_a_name_the_request_quotes_beats_one_whose_words_it_happens_to_say() -> None:
+    """'Bookmarks bar' shares two words with the request, 'Wether' one; but the request quotes
+    'Wether', so it is the bookmark meant. An apostrophe (Chromium's) opens no quote."""
+    request = "A bookmark on Chromium's bookmarks bar is misspelt 'Wether'. Rename it to 'Weather'."
+    cands = ["'Bookmarks bar'", "'Wether'", "'News'"]
+    prior = word_prior(cands, request)
+    assert prior is not None and max(range(3), key=lambda i: prior[i]) == 1
+    unquoted = word_prior(cands, request.replace("'Wether'", "Wether"))
+    assert unquoted is not None and max(range(3), key=lambda i: unquoted[i]) == 0  # words alone: the folder
+    assert word_prior(["'Wether bar'"], request) is not None  # a candidate only partly quoted gets its words' share
+
+
 @given(st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=8), st.text(max_size=60))
 def test_the_prior_is_a_distribution_that_keeps_every_candidate(cands: list[str], request: str) -> None:
     prior = word_prior(cands, request)

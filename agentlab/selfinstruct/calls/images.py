@@ -1,5 +1,5 @@
 """Synthesized ImageAgent pairs: one or two random pictures (size, colours, format) and a request
-to resize, scale, crop, rotate, mirror, convert or adjust one, with every number written in the request."""
+to resize, scale, crop, rotate, mirror, invert, convert or adjust one, with every number written in the request."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def keep_top(rng: random.Random, root: Path) -> Draft:
 def rotate(rng: random.Random, root: Path) -> Draft:
     p = _pic(rng, root)
     said_turn, deg = pick(rng, [("90 degrees counter-clockwise", 90), ("90 degrees to the left", 90),
-                                ("by 90 degrees clockwise", 270), ("90 degrees to the right", 270),
+                                ("by 90 degrees anticlockwise", 90), ("a quarter turn left (90 degrees)", 90),
                                 ("upside down (180 degrees)", 180), ("by 180 degrees", 180), ("270 degrees counter-clockwise", 270)])
     out, said = _out(rng, p, "rotated")
     s = pick(rng, [f"Rotate {p.file} {said_turn}{said}", f"Turn {p.file} {said_turn}{said}"])
@@ -149,8 +149,36 @@ def rotate(rng: random.Random, root: Path) -> Draft:
     return Draft(polite(rng, s), (("rotate", (p.file, deg, out)),), check, "images.rotate")
 
 
+def rotate_clockwise(rng: random.Random, root: Path) -> Draft:
+    p = _pic(rng, root)
+    said_turn, deg = pick(rng, [("90 degrees clockwise", 90), ("by 90 degrees to the right", 90),
+                                ("a quarter turn clockwise (90 degrees)", 90), ("270 degrees clockwise", 270),
+                                ("180 degrees clockwise", 180)])
+    out, said = _out(rng, p, "rotated")
+    s = pick(rng, [f"Rotate {p.file} {said_turn}{said}", f"Turn {p.file} {said_turn}{said}",
+                   f"{p.file} is on its side: rotate it {said_turn}{said}"])
+    ccw = {90: "ROTATE_270", 180: "ROTATE_180", 270: "ROTATE_90"}[deg]
+    return Draft(polite(rng, s), (("rotate_clockwise", (p.file, deg, out)),), _pixel_check(out, root / p.file, ccw),
+                 "images.rotate_clockwise")
+
+
+def invert(rng: random.Random, root: Path) -> Draft:
+    p = _pic(rng, root)
+    out, said = _out(rng, p, "inverted")
+    s = pick(rng, [f"Invert the colours of {p.file}{said}", f"Make a negative of {p.file}{said}",
+                   f"Invert {p.file}{said}", f"{p.file} is a scanned negative; invert its colors{said}",
+                   f"Turn {p.file} into its colour negative{said}"])
+    before = _mean(root / p.file)
+
+    def check(r: Path) -> str | None:  # a negative's mean is 255 minus the original's
+        after = _mean(r / out)
+        return None if abs(after - (255 - before)) < 4 else f"mean {before:.1f} -> {after:.1f}"
+
+    return Draft(polite(rng, s), (("invert", (p.file, out)),), check, "images.invert")
+
+
 def _pixel_check(out: str, source: Path, transpose: str):
-    """A check that ``out`` is ``source`` transposed (``FLIP_LEFT_RIGHT``, ``FLIP_TOP_BOTTOM``):
+    """A check that ``out`` is ``source`` transposed (``FLIP_LEFT_RIGHT``, ``FLIP_TOP_BOTTOM``, ``ROTATE_270``):
     nearer to the flipped picture than to the original (a JPEG or WebP output is lossy, so no
     pixel-exact comparison)."""
     from PIL import Image
@@ -249,4 +277,5 @@ def brightness(rng: random.Random, root: Path) -> Draft:
 
 
 GENERATORS: dict[str, Generator] = {g.__name__: g for g in (
-    resize, resize_to_width, scale, crop, keep_top, rotate, mirror, flip_vertical, grayscale, convert, brightness)}
+    resize, resize_to_width, scale, crop, keep_top, rotate, rotate_clockwise, mirror, flip_vertical, invert, grayscale,
+    convert, brightness)}
