@@ -215,6 +215,26 @@ def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_W
     return tuple(v - norm for v in scores)
 
 
+#: slot kinds of text the request gives as written (new text, a value, the text an edit anchors
+#: on, a message's words): only a whole quoted phrase is preferred among their candidates, by
+#: :func:`quote_prior` -- a count of shared words would prefer the longest run of the request
+QUOTE_PRIOR_KINDS = frozenset({"text", "value", "anchor", "match"})
+
+
+def quote_prior(candidates: list[str], request: str, weight: float = QUOTE_PRIOR_FACTOR * WORD_PRIOR_WEIGHT
+                ) -> tuple[float, ...] | None:
+    """A log-prior over ``candidates``: ``weight`` for one that is exactly a phrase the request
+    quotes ("Add the paragraph 'Doors open at 19:00.'" is that text with its full stop, not the
+    run of words without it; "make 'Summer party' bold" anchors on ``Summer party``, not on
+    ``party``), renormalised; ``None`` when the request quotes none of them."""
+    quoted = {m.group(2).strip().lower() for m in re.finditer(QUOTED, request)}
+    scores = [weight if _unquote(c).lower() in quoted else 0.0 for c in candidates]
+    if not scores or max(scores) == 0:
+        return None
+    norm = lse(scores)
+    return tuple(v - norm for v in scores)
+
+
 #: a yes/no parameter the request names is wanted on almost always ("make it bold", "in
 #: italics", "sort descending"), and the small model's habit is the default ``False`` (on the
 #: development sets it wrote ``set_font(..., False, False, False)``, a call that changes nothing,

@@ -161,3 +161,24 @@ def test_a_choice_the_request_says_is_preferred_and_the_mail_field_is_only_where
         assert "Contract renewal" in box.read_text() and "gift card" not in box.read_text()
     finally:
         os.chdir(old)
+
+
+def test_new_text_prefers_the_phrase_the_request_quotes_whole(tmp_path: Path) -> None:
+    """A text slot's candidates are the request's runs of words; the quoted phrase (with its full
+    stop) gets the quote prior, a run without it does not, and an unquoted request gets none."""
+    from docx import Document
+
+    from agentlab.toolkits.slots import quote_prior
+
+    request = "Add a new last paragraph 'Doors open at 19:00.' to concert.docx and save it."
+    doc = Document()
+    doc.add_paragraph("Concert")
+    doc.save(tmp_path / "concert.docx")
+    kit = load_toolkit("documents")
+    values = merge(request_values(request), workspace_values(tmp_path, kit))
+    g = CallGrammar.build(kit, values, names=["append_paragraph"], allow_done=False, request=request)
+    (_, texts) = g.tools["append_paragraph"]
+    assert "'Doors open at 19:00.'" in texts and "'Doors open at 19:00'" in texts
+    ((tool, index, prior),) = [a for a in g.arg_prior if a[0] == "append_paragraph"]
+    assert index == 1 and max(prior, key=lambda kv: kv[1])[0] == "'Doors open at 19:00.'"
+    assert quote_prior(["'Doors open'", "'open'"], "Add Doors open at the end") is None
