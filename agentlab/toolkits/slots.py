@@ -81,6 +81,11 @@ class SlotValues:
         kind = slot.kind
         if kind == "file":
             files = [f for f in self.files if _fits_file(f, slot)]
+            # a slot that names its files (vlcrc, Preferences, prefs.js) offers those when there are
+            # any: an application's profile holds other files of the same kind (VLC writes
+            # vlc-qt-interface.conf beside vlcrc), and the extensions are for workspaces without them
+            by_name = [f for f in files if Path(f).name in slot.names]
+            files = by_name or files
             if slot.new:
                 fresh = [f for f in self.mentioned_files if f not in files and _fits_file(f, slot)]
                 if fresh:  # the request names a file that does not exist yet: that is where the result goes
@@ -192,6 +197,19 @@ def shared_words(candidate: str, said: set[str]) -> int:
 QUOTE_PRIOR_FACTOR = 2.0
 
 
+#: a candidate all of whose words the request says gets this many times ``weight`` more: among
+#: VLC's 1,500 options "its dark palette" names ``qt-dark-palette`` whole, while hundreds of
+#: others share one word of the request ("switch", "interface") and one or two share two
+COVER_PRIOR_FACTOR = 1.0
+
+
+def _all_said(candidate: str, said: set[str]) -> bool:
+    """Whether the request says every word of ``candidate``'s last dotted part (``editor.fontSize``
+    by "font size"), words of one or two letters aside (the ``qt`` of ``qt-dark-palette``)."""
+    words = {w for w in _words(_unquote(candidate).rsplit(".", 1)[-1]).split() if len(w) > 2} - _GLUE
+    return bool(words) and shared_words(" ".join(words), said) == len(words)
+
+
 def _unquote(candidate: str) -> str:
     """A candidate as the grammar writes it (``'Wether'``) without its quotes."""
     c = candidate.strip()
@@ -200,15 +218,16 @@ def _unquote(candidate: str) -> str:
 
 def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_WEIGHT) -> tuple[float, ...] | None:
     """A log-prior over ``candidates``: ``weight`` per request word a candidate shares
-    (:func:`shared_words`), and :data:`QUOTE_PRIOR_FACTOR` times ``weight`` for a candidate the
-    request quotes whole, renormalised, so every candidate keeps some mass; ``None`` when no
+    (:func:`shared_words`), :data:`COVER_PRIOR_FACTOR` times ``weight`` more for one all of whose
+    words it says, and :data:`QUOTE_PRIOR_FACTOR` times ``weight`` for a candidate the request
+    quotes whole, renormalised, so every candidate keeps some mass; ``None`` when no
     candidate shares a word (no preference). Grounds a name the request calls by its words, as
     Agent S2's textual grounding finds text on a screen: "switch the minimap off" prefers
     ``editor.minimap.enabled``. It reads only the request and the candidates."""
     said = set(_words(request).split()) - _GLUE
     quoted = {m.group(2).strip().lower() for m in re.finditer(QUOTED, request)}
     scores = [weight * shared_words(c, said) + (QUOTE_PRIOR_FACTOR * weight if _unquote(c).lower() in quoted else 0.0)
-              for c in candidates]
+              + (COVER_PRIOR_FACTOR * weight if _all_said(c, said) else 0.0) for c in candidates]
     if not scores or max(scores) == 0:
         return None
     norm = lse(scores)

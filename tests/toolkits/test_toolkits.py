@@ -425,3 +425,22 @@ def test_a_file_the_request_names_in_another_case_is_the_one_offered(tmp_path: P
     assert set(offered("Move 'Invoice 4471' from the inbox into the 'Invoices' folder.")) == {
         "'Mail/Local Folders/Inbox'", "'Mail/Local Folders/Invoices'"}
     assert len(offered("Tidy up my mail")) == 3  # none named: every folder
+
+
+def test_a_slot_that_names_its_files_offers_them_before_others_of_their_kind(tmp_path: Path) -> None:
+    """VLC writes vlc-qt-interface.conf beside vlcrc: the media toolkit's settings slot (.ini,
+    .conf or a file named vlcrc) offers vlcrc alone when it is there, the .conf files otherwise."""
+    from agentlab.toolkits.slots import merge, request_values, workspace_values
+
+    conf = tmp_path / "vlc-config" / "vlc"
+    conf.mkdir(parents=True)
+    (conf / "vlc-qt-interface.conf").write_text("[MainWindow]\nplaylist-visible=false\n")
+    kit = load_toolkit("media")
+    slot = kit.tools["set_option"].params[0].slot
+
+    def offered() -> list[str]:
+        return merge(request_values("Turn on VLC's dark palette"), workspace_values(tmp_path, kit)).candidates(slot) or []
+
+    assert offered() == ["'vlc-config/vlc/vlc-qt-interface.conf'"]
+    (conf / "vlcrc").write_text("[qt]\n#qt-dark-palette=0\n")
+    assert offered() == ["'vlc-config/vlc/vlcrc'"]

@@ -182,3 +182,15 @@ def test_new_text_prefers_the_phrase_the_request_quotes_whole(tmp_path: Path) ->
     ((tool, index, prior),) = [a for a in g.arg_prior if a[0] == "append_paragraph"]
     assert index == 1 and max(prior, key=lambda kv: kv[1])[0] == "'Doors open at 19:00.'"
     assert quote_prior(["'Doors open'", "'open'"], "Add Doors open at the end") is None
+
+
+def test_a_name_whose_every_word_the_request_says_stands_out_among_many_sharing_one() -> None:
+    """Among many VLC-like options each sharing one word of the request, the one it names whole
+    ('its dark palette': qt-dark-palette, the two-letter module prefix aside) gets one word's
+    weight more than a candidate sharing as many words but not all of its own (dark-palette-mode)."""
+    request = "Switch VLC's interface to its dark palette and save the preferences."
+    cands = ["'qt-dark-palette'", "'dark-palette-mode'"] + [f"'opt{i}-switch'" for i in range(300)]
+    prior = word_prior(cands, request)
+    assert prior is not None
+    assert prior[0] - prior[2] == pytest.approx(2 * 2.0)  # two shared words and all said, against one shared word
+    assert prior[0] - prior[1] == pytest.approx(2.0)  # two shared of three: not all said
