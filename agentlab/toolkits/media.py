@@ -50,6 +50,10 @@ def _describe(path: Path) -> str:
         return f"{path.as_posix()} (subtitles):\n" + text[:400]
     if not re.search(r"(?m)^\[[\w-]+\]", text):
         raise ValueError("not a vlcrc")
+    if path.name != "vlcrc" and not re.search(r"(?m)^\[(?:core|qt|main)\]", text):
+        # another INI file of the profile (VLC's Qt window state, vlc-qt-interface.conf): shown,
+        # its keys were copied into set_option calls on every VLC task of data/tasks
+        raise ValueError("an INI file, but not VLC's settings")
     # the options set, under the headers of their sections only: VLC's own file has hundreds of
     # module sections with every option commented out at its default, which would fill the prompt
     header, set_lines = "", []

@@ -71,3 +71,17 @@ def test_the_media_toolkit_solves_a_gui_task_on_the_seeded_file(task_id: str, ca
     assert [r["ok"] for r in results(out.stdout)] == [True], out.stdout + out.stderr
     result = task.evaluate(tmp_path)
     assert result.score == 1.0, result.explain()
+
+
+def test_only_vlcs_own_settings_file_is_described(tmp_path: Path) -> None:
+    """VLC's Qt window state (vlc-qt-interface.conf, INI sections too) is listed, never described:
+    its keys in the prompt were copied into set_option calls; a vlcrc by name or by its sections is."""
+    from agentlab.toolkits.media import _describe
+
+    (tmp_path / "vlc-qt-interface.conf").write_text("[FullScreen]\nx11-display=1\n")
+    (tmp_path / "player.conf").write_text("[core]\nloop=1\n")
+    (tmp_path / "vlcrc").write_text("[FullScreen]\n")
+    with pytest.raises(ValueError):
+        _describe(tmp_path / "vlc-qt-interface.conf")
+    assert "loop=1" in _describe(tmp_path / "player.conf")
+    assert "none (every option at its default)" in _describe(tmp_path / "vlcrc")
