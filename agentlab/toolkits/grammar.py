@@ -27,8 +27,8 @@ from typing import Any
 from agentlab.errors import ConfigError
 from agentlab.llm.guidance import GrammarProcessor, alternatives, lit, lse
 from agentlab.toolkits.base import END_CALLS, Toolkit
-from agentlab.toolkits.slots import (DEFAULT_NUMBERS, QUOTE_PRIOR_KINDS, WORD_PRIOR_KINDS, SlotValues, flag_prior,
-                                     quote_prior, word_prior)
+from agentlab.toolkits.slots import (DEFAULT_NUMBERS, QUOTE_PRIOR_KINDS, WORD_PRIOR_KINDS, SlotValues, combine_priors,
+                                     flag_prior, polarity_prior, quote_prior, word_prior)
 
 
 #: a swap's two arguments are decoded as one choice among their differing pairs up to this many
@@ -73,7 +73,8 @@ class CallGrammar:
         a column, a sheet: :data:`~agentlab.toolkits.slots.WORD_PRIOR_KINDS`) gets the request's
         word prior over its candidates (:func:`~agentlab.toolkits.slots.word_prior`) as an
         :attr:`arg_prior`; text the request gives as written (:data:`~agentlab.toolkits.slots.QUOTE_PRIOR_KINDS`)
-        prefers a phrase it quotes whole (:func:`~agentlab.toolkits.slots.quote_prior`); a yes/no parameter the request names ("bold") is preferred on
+        prefers a phrase it quotes whole (:func:`~agentlab.toolkits.slots.quote_prior`), and a setting's
+        new value leans yes or no the request's way (:func:`~agentlab.toolkits.slots.polarity_prior`); a yes/no parameter the request names ("bold") is preferred on
         (:func:`~agentlab.toolkits.slots.flag_prior`)."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
         arg_prior: list[tuple[str, int, tuple[tuple[str, float], ...]]] = []
@@ -90,7 +91,9 @@ class CallGrammar:
                     cands = whole
                 args.append(None if cands is None else tuple(cands))
                 words = word_prior(cands, request) if cands and request and p.slot.kind in WORD_PRIOR_KINDS else (
-                    quote_prior(cands, request) if cands and request and p.slot.kind in QUOTE_PRIOR_KINDS else None)
+                    combine_priors(quote_prior(cands, request),
+                                   polarity_prior(cands, request) if p.slot.kind == "value" else None)
+                    if cands and request and p.slot.kind in QUOTE_PRIOR_KINDS else None)
                 if cands and words is not None:
                     arg_prior.append((name, i, tuple(zip(cands, words))))
                 flag = flag_prior(p.name, request) if request and p.slot.kind == "bool" else None

@@ -254,6 +254,43 @@ def quote_prior(candidates: list[str], request: str, weight: float = QUOTE_PRIOR
     return tuple(v - norm for v in scores)
 
 
+#: words that ask for a setting to be off ("turn it off", "disable", "never", "hide", "don't")
+_OFF_WORDS = frozenset("not no never off disable disabled disabling stop hide hidden without don dont remove".split())
+#: words that ask for one to be on (kept apart from ``on`` the preposition: "on sheet March")
+_ON = re.compile(r"\b(?:enable[ds]?|show|allow|always|activate|(?:turn|switch|put)\s+(?:\w+\s+){0,3}?on)\b", re.I)
+_TRUE, _FALSE = frozenset({"true", "1", "yes", "on"}), frozenset({"false", "0", "no", "off"})
+
+
+def polarity_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_WEIGHT) -> tuple[float, ...] | None:
+    """A log-prior over a setting's new values that leans the yes/no ones the request's way: a
+    request without a word asking for something to be off ("only one instance", "pause when
+    minimized") does not ask for ``false``, so ``false`` (``0``, ``no``, ``off``) loses ``weight``;
+    one asking only for off ("never", "disable", "hide") loses ``true`` the same way. Values that
+    are not yes/no keep their mass relative to each other; a request saying both ("turn off X and
+    enable Y"), or a list without both kinds, gets none."""
+    plain = [_unquote(c).strip().lower() for c in candidates]
+    if not (set(plain) & _TRUE and set(plain) & _FALSE):
+        return None
+    off = bool(set(_words(request).split()) & _OFF_WORDS)
+    on = _ON.search(request) is not None
+    if off and on:
+        return None
+    losing = _TRUE if off else _FALSE
+    scores = [-weight if v in losing else 0.0 for v in plain]
+    norm = lse(scores)
+    return tuple(v - norm for v in scores)
+
+
+def combine_priors(*priors: tuple[float, ...] | None) -> tuple[float, ...] | None:
+    """Log-priors over the same candidates added (a product of experts) and renormalised; ``None``s skipped."""
+    given = [p for p in priors if p is not None]
+    if not given:
+        return None
+    scores = [sum(vals) for vals in zip(*given)]
+    norm = lse(scores)
+    return tuple(v - norm for v in scores)
+
+
 #: a yes/no parameter the request names is wanted on almost always ("make it bold", "in
 #: italics", "sort descending"), and the small model's habit is the default ``False`` (on the
 #: development sets it wrote ``set_font(..., False, False, False)``, a call that changes nothing,

@@ -60,8 +60,11 @@ def test_the_grammar_carries_the_prior_on_the_key_and_the_catalogue_values_on_th
     g = _settings_grammar(tmp_path, request, with_request=True)
     (_, keys, values) = g.tools["set_setting"]
     assert "'editor.minimap.enabled'" in keys and "'false'" in values and "'afterDelay'" in values
-    ((tool, index, prior),) = g.arg_prior
+    ((tool, index, prior), (_, value_index, value_prior)) = g.arg_prior
     assert (tool, index) == ("set_setting", 1) and max(prior, key=lambda kv: kv[1])[0] == "'editor.minimap.enabled'"
+    # "switch it off": the value leans to no (the polarity prior), never to yes
+    lean = dict(value_prior)
+    assert value_index == 2 and lean["'false'"] - lean["'true'"] == pytest.approx(2.0)
     # along a reply, the bias moves mass to the key the request names, not to the one the model likes
     head = "set_setting('.vscode/settings.json', "
     assert g._mass(head + "'editor.m") > g._mass(head + "'files.e") + 1.0
@@ -194,3 +197,21 @@ def test_a_name_whose_every_word_the_request_says_stands_out_among_many_sharing_
     assert prior is not None
     assert prior[0] - prior[2] == pytest.approx(2 * 2.0)  # two shared words and all said, against one shared word
     assert prior[0] - prior[1] == pytest.approx(2.0)  # two shared of three: not all said
+
+
+def test_a_settings_value_leans_yes_or_no_the_requests_way() -> None:
+    """'only one instance' asks for nothing to be off: false loses 2 nats against true; 'never'
+    asks for off: true loses them; a request asking both, or a list without both kinds, gets none;
+    values that are not yes/no keep their mass relative to each other."""
+    from agentlab.toolkits.slots import combine_priors, polarity_prior, quote_prior
+
+    cands = ["'only'", "'true'", "'false'", "'16'"]
+    on = polarity_prior(cands, "Set VLC so that only one instance of the player runs at a time")
+    off = polarity_prior(cands, "I never look at the minimap")
+    assert on is not None and on[1] - on[2] == pytest.approx(2.0) and on[0] == on[1] == on[3]
+    assert off is not None and off[2] - off[1] == pytest.approx(2.0) and off[0] == off[2]
+    assert polarity_prior(cands, "Turn off the minimap and enable word wrap") is None
+    assert polarity_prior(["'16'", "'true'"], "Set the font size to 16") is None
+    both = combine_priors(quote_prior(cands, "Set it to 'only'"), polarity_prior(cands, "Set it to 'only'"))
+    assert both is not None and math.isclose(sum(math.exp(v) for v in both), 1.0)
+    assert max(range(4), key=lambda i: both[i]) == 0
