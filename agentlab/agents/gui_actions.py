@@ -33,7 +33,7 @@ import dataclasses
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,7 +44,7 @@ from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
 from agentlab.toolkits.grammar import CallGrammar
-from agentlab.toolkits.slots import request_values, word_prior
+from agentlab.toolkits.slots import combine_priors, request_values, word_prior
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,12 @@ MENU_SEP = ">"
 OP_PRIOR = {"click": 0.5, "type": 0.15, "key": 0.1, "scroll": 0.05, "select": 0.1, "done": 0.08, "fail": 0.02}
 #: how strongly a mark whose words the request says is preferred (nats per shared word)
 GROUNDING_WEIGHT = 2.0
+#: how strongly a mark whose learned document (AppAgent's per-element documentation: "Opens a
+#: screen showing: Vibrate, Dark theme") shares words with the request is preferred, per word.
+#: Half the mark's own words' weight: a document is longer than a label and describes what the
+#: element leads to, not the element, so a shared word is weaker evidence. Set before any
+#: measurement on the clock tasks and not tuned on them (benchmarks/phone_docs.py)
+DOC_GROUNDING_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -192,16 +198,20 @@ class GuiChoices:
     element_prior: tuple[tuple[int, float], ...] = ()
 
     @classmethod
-    def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40) -> GuiChoices:
+    def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
+              docs: Mapping[int, str] | None = None, no_push: Collection[int] = ()) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
-        URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing."""
+        URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing.
+
+        ``docs`` (mark number -> its learned documentation) and ``no_push`` (marks grounding must
+        not favour) go to :func:`grounding`."""
         ids = tuple(e.id for e in screen.marks)
         editable = tuple(e.id for e in screen.marks if _editable(e)) or ids
         v = request_values(request)
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
-                   grounding(screen.marks, request))
+                   grounding(screen.marks, request, docs=docs, no_push=no_push))
 
     def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         """The values of ``op``'s parameter ``p`` (``None``: any text)."""
@@ -280,13 +290,25 @@ class GuiChoices:
         return f"click({self.elements[0]})" if self.elements else "done()"
 
 
-def grounding(marks: Sequence[Element], request: str) -> tuple[tuple[int, float], ...]:
+def grounding(marks: Sequence[Element], request: str, *, docs: Mapping[int, str] | None = None,
+              no_push: Collection[int] = ()) -> tuple[tuple[int, float], ...]:
     """A log-prior over the marks: ``GROUNDING_WEIGHT`` per request word a mark's text shares
     (:func:`~agentlab.toolkits.slots.word_prior`: a word also matches one it begins, "count" /
     "counter"), renormalised; every mark keeps some mass. Generic grounding of the request on the
     screen's words, as Agent S2's textual expert finds text: "Add one to the counter" prefers the
-    "Add one" button."""
-    prior = word_prior([e.text for e in marks], request, GROUNDING_WEIGHT)
+    "Add one" button.
+
+    ``docs`` (mark number -> its learned documentation) adds the same word prior over the
+    documents at :data:`DOC_GROUNDING_WEIGHT`: where a label does not say what a button leads to,
+    its document may ("Switch the app to its dark theme" on a screen of Alarms / Settings / About
+    prefers Settings, documented as opening a screen showing "Dark theme"). Marks in ``no_push``
+    get neither push (their text and document count as empty): a switch the episode has already
+    flipped, which clicking again would undo, or an element known to do nothing."""
+    texts = ["" if e.id in no_push else e.text for e in marks]
+    prior = word_prior(texts, request, GROUNDING_WEIGHT)
+    if docs:
+        notes = ["" if e.id in no_push else docs.get(e.id, "") for e in marks]
+        prior = combine_priors(prior, word_prior(notes, request, DOC_GROUNDING_WEIGHT))
     return () if prior is None else tuple((e.id, v) for e, v in zip(marks, prior))
 
 

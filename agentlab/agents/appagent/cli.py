@@ -1,4 +1,4 @@
-"""``agentlab agent``: explore an app, record/learn a demonstration, deploy, replay, inspect.
+"""``agentlab agent``: explore or survey an app, record/learn a demonstration, deploy, replay, inspect.
 
 Every run writes a trajectory under ``runs/<run>/<episode>/`` and prints where. The model
 comes from ``--llm-config`` (YAML) or ``AGENTLAB_LLM_*`` (default: embedded SmolLM2);
@@ -8,6 +8,7 @@ command-line options override.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from agentlab.envs.base import Env, Observation
     from agentlab.llm.base import LLMBackend
 
-app = typer.Typer(help="The AppAgent agent: explore, demo, learn, deploy, replay, episodes, docs.", no_args_is_help=True)
+app = typer.Typer(help="The AppAgent agent: explore, survey, demo, learn, deploy, replay, episodes, docs.", no_args_is_help=True)
 
 _APP = typer.Option(..., "--app", help="App name: the documentation folder data/docs/<app>/.")
 _ENV = typer.Option("android", "--env", help="android or desktop.")
@@ -96,6 +97,43 @@ def explore(
         res = agent.explore(e, task, _episode_dir(run, episode, "explore"))
     typer.echo(f"documented: {', '.join(res.extra.get('documented', [])) or 'nothing'}")
     _report(res)
+
+
+@app.command()
+def survey(
+    app_name: str | None = typer.Option(None, "--app", help="Documentation folder data/docs/<app>/ (default: the package)."),
+    package: str | None = typer.Option(None, "--package", help="Android package launched before and relaunched during "
+                                       "the survey (default: the app on the screen when it starts)."),
+    env: str = _ENV, serial: str | None = _SERIAL, adb_host: str = _HOST, adb_port: int = _PORT, ime: str = _IME,
+    docs_dir: Path | None = _DOCS,
+    depth: int = typer.Option(2, "--depth", min=1, help="Screens down from the launch screen whose elements are acted on."),
+    max_actions: int = typer.Option(300, "--max-actions", min=1, help="Stop after this many actions."),
+    fake: bool = typer.Option(False, "--fake", help="Survey the built-in fake phone (the scripted clock app of "
+                              "agentlab.envs.testing) on an in-process fake adb server."),
+) -> None:
+    """Document every element of an app from the screens before and after acting on it (no LLM)."""
+    from agentlab.agents.appagent.docs_store import DocStore
+    from agentlab.agents.appagent.survey import fake_phone, relauncher, survey_app
+    from agentlab.errors import ConfigError
+
+    with contextlib.ExitStack() as stack:
+        if fake:
+            if env != "android":
+                raise ConfigError("--fake is a phone: use it with --env android")
+            e: Env = stack.enter_context(fake_phone())
+        else:
+            e = stack.enter_context(_env(env, serial, adb_host, adb_port, ime))
+        relaunch, pkg = relauncher(e, package)
+        name = app_name or pkg
+        if not name:
+            raise ConfigError("give --app: the documentation folder's name (no Android package to name it after)")
+        store = DocStore(name, docs_dir)
+        report = survey_app(e, store, depth=depth, relaunch=relaunch, max_actions=max_actions)
+    for f in report.findings:
+        typer.echo(f"L{f.level} {f.key:<10} {f.label}: {f.doc or 'nothing changed'}")
+    typer.echo(f"surveyed {report.screens} screen(s) in {report.actions} action(s), {report.relaunches} relaunch(es), "
+               f"{report.seconds:.1f} s; documented {len(report.documented)} element(s) in {store.dir}; "
+               f"useless: {', '.join(report.useless) or 'none'}")
 
 
 @app.command()

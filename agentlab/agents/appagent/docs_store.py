@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -143,6 +144,22 @@ class DocStore:
         if not self.dir.exists():
             return []
         return sorted({self._load(p).uid for p in self.dir.glob("*.json") if p.name != USELESS_FILE})
+
+    def has_docs(self) -> bool:
+        """Whether anything was learned for this app (a document or the useless list)."""
+        return self.dir.is_dir() and any(self.dir.glob("*.json"))
+
+    def by_mark(self, elements: list[Element], keys: Collection[str] | None = None) -> dict[int, str]:
+        """Each documented on-screen element's documentation as one text (only its ``keys``
+        entries when given), by element number: what typed deployment grounds a request on
+        (:func:`agentlab.agents.gui_actions.grounding`)."""
+        out: dict[int, str] = {}
+        for el in elements:
+            doc = self.get(el.uid) if el.uid else None
+            texts = [v for k, v in (doc.docs.items() if doc else ()) if v and (keys is None or k in keys)]
+            if texts:
+                out[el.id] = "; ".join(texts)
+        return out
 
     def for_screen(self, elements: list[Element], max_chars: int = 240) -> str:
         """Documentation of the on-screen elements, one line per documented element."""

@@ -9,23 +9,43 @@ tools, any other is asked plainly and its reply parsed and checked. Under the gr
 embedded model can no longer answer with the prompt's placeholder or a number that is not on
 screen: every reply is an action. ``done()`` and ``fail()`` are not offered on the first step
 (nothing is done yet). Each step records the typed call and the env actions it expanded to.
+
+The learned documents (``use_docs``) do two things here: the prompt shows them, as in the raw
+loop, and they ground the request on the marks (:func:`~agentlab.agents.gui_actions.grounding`):
+a mark whose document shares the request's words is favoured under the grammar, one on the
+app's useless list is not. What happened in this episode counts too: a mark whose click flipped
+a switch (a checkable element's state) is not favoured again, since clicking it again would undo
+what was done. Documents are AppAgent's per app (``data/docs/<app>/``); when the agent's own
+``app`` folder holds none, those of the Android package on screen are used (a survey names its
+folder after the package, while a pool document names its app by domain, ``clock``).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
+from agentlab.agents.appagent.docs_store import DocStore
 from agentlab.agents.gui_actions import Carried, GuiCall, GuiChoices, GuiScreen, carry_out, parse_gui_reply
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.actions.phone import PHONE
-from agentlab.envs.base import Env
+from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.marks import draw_marks
 from agentlab.llm.base import LLMBackend
 from agentlab.envs.trajectory import TrajectoryRecorder
+from agentlab.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.agents.appagent.core import AppAgentCore
+
+log = logging.getLogger(__name__)
+
+#: the documents a typed call's element can act on: a click is a tap, type types, scroll swipes
+#: (a phone's long press has no typed call, so what it does is no reason to click)
+TYPED_KEYS = frozenset({"tap", "click", "text", "v_swipe", "h_swipe", "scroll", "double_click"})
+#: a mark across the screens of one episode: its uid (its text when it has none) and its box
+MarkKey = tuple[str, tuple[int, int, int, int]]
 
 
 def constraint(llm: LLMBackend, choices: GuiChoices, *, allow_end: bool) -> dict[str, Any]:
@@ -56,19 +76,67 @@ def _said(call: GuiCall, screen: GuiScreen) -> str:
     return f'{call.render()} on "{el.text}"' if el is not None and el.text else call.render()
 
 
+def mark_key(el: Element) -> MarkKey:
+    return (el.uid or el.text, el.bbox)
+
+
+def flipped_switch(before: Observation, after: Observation) -> bool:
+    """Whether a checkable element present on both screens (same mark) changed its checked state."""
+    def states(obs: Observation) -> dict[MarkKey, bool]:
+        return {mark_key(e): "checked" in e.state for e in obs.elements if {"checked", "unchecked"} & set(e.state)}
+
+    b, a = states(before), states(after)
+    return any(k in a and a[k] != v for k, v in b.items())
+
+
+class ScreenDocs:
+    """The documents a screen's marks are grounded on, resolved once per app for an episode."""
+
+    def __init__(self, agent: AppAgentCore) -> None:
+        self.agent = agent
+        self._stores: dict[str, DocStore] = {}
+
+    def store(self, obs: Observation) -> DocStore:
+        """The agent's own documents when it has any, else those of the package on screen, if any."""
+        own = self.agent.docs
+        package = str(obs.info.get("package") or "")
+        if not package or package == own.app:
+            return own
+        if package not in self._stores:
+            chosen = own
+            if not own.has_docs():
+                try:
+                    other = DocStore(package, self.agent.config.docs_dir)
+                except ConfigError:  # not a usable folder name
+                    other = own
+                if other.has_docs():
+                    log.info("documents of %s (the package on screen) stand in for %s's, which has none", package, own.app)
+                    chosen = other
+            self._stores[package] = chosen
+        return self._stores[package]
+
+
 def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecorder | NullRecorder) -> EpisodeResult:
     """Carry ``task`` out with typed GUI actions, recording into ``rec`` (see the module docstring)."""
     cfg = agent.config
     phone = env.actions is PHONE
     done_so_far: list[str] = []
     steps, status, error = 0, "max_steps", None
+    screen_docs = ScreenDocs(agent)
+    #: marks whose click flipped a switch in this episode: grounding does not push them again
+    flipped: set[MarkKey] = set()
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
             screen = GuiScreen.of(obs, cfg.max_elements, ocr=not phone)
-            choices = GuiChoices.build(screen, task, phone=phone)
+            learned = cfg.use_docs and not screen.ocr
+            store = screen_docs.store(obs) if learned else agent.docs
+            by_mark = store.by_mark(screen.marks, keys=TYPED_KEYS) if learned else {}
+            useless = store.useless() if learned else set()
+            no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
+            choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push)
             allow_end = steps > 0
-            docs = agent.docs.for_screen(screen.marks) if cfg.use_docs and not screen.ocr else ""
+            docs = store.for_screen(screen.marks) if learned else ""
             act = _Act(env, screen)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
@@ -104,9 +172,11 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             steps += 1
             error = None
             done_so_far.append(_said(call, screen))
+            if call.name == "click" and flipped_switch(obs, carried.result.observation):
+                flipped.add(mark_key(screen.mark(call.args["element"])))
             rec.record(obs, carried.actions[-1], action_text=reply, reflection="; ".join(done_so_far),
                        info={"gui_call": call.render(), "expanded": [a.to_call() for a in carried.actions],
-                             **carried.result.info})
+                             **({"not_pushed": sorted(no_push)} if no_push else {}), **carried.result.info})
             obs = carried.result.observation
         summary = "; ".join(done_so_far) or "nothing yet"
         if status not in ("done",) and not (status == "failed" and error and error.startswith("the agent gave up")):
