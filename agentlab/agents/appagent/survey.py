@@ -46,7 +46,7 @@ from agentlab.agents.appagent.docs_store import DocStore
 from agentlab.envs.actions.base import Action
 from agentlab.envs.actions.desktop import Click
 from agentlab.envs.actions.phone import PHONE, Back, LongPress, Tap
-from agentlab.envs.android_ui import parse_hierarchy
+from agentlab.envs.android_ui import UINode, parse_hierarchy
 from agentlab.envs.base import Element, Env, Observation, clip
 from agentlab.errors import ConfigError, DataError, InvalidActionError
 
@@ -111,22 +111,29 @@ def _signature(obs: Observation) -> str:
     return str(sig) if sig is not None else "\n".join(e.label() for e in obs.elements)
 
 
+def _dump_nodes(obs: Observation) -> list[UINode]:
+    """Every node of the screen's uiautomator dump (``obs.info["xml"]``), or none: no dump (a
+    desktop), or one that does not parse."""
+    xml = obs.info.get("xml")
+    if not isinstance(xml, str) or not xml:
+        return []
+    try:
+        return [n for r in parse_hierarchy(xml) for n in r.walk()]
+    except DataError:
+        return []
+
+
 def screen_texts(obs: Observation) -> list[str]:
     """Every distinct text the screen shows, in screen order: on Android the dump's texts and
     content descriptions (a switch's label is a separate TextView), else the elements' texts."""
     out: list[str] = []
-    xml = obs.info.get("xml")
-    if isinstance(xml, str) and xml:
-        try:
-            nodes = [n for r in parse_hierarchy(xml) for n in r.walk()]
-        except DataError:
-            nodes = []
-        for n in nodes:
-            t = (n.text or n.content_desc).strip()
-            if t and t not in out:
-                out.append(t)
-        if nodes:
-            return out
+    nodes = _dump_nodes(obs)
+    for n in nodes:
+        t = (n.text or n.content_desc).strip()
+        if t and t not in out:
+            out.append(t)
+    if nodes:
+        return out
     for e in obs.elements:  # no dump: the elements' texts (on Android a row's is its children's, joined)
         t = e.text.strip()
         if t and t not in out:
@@ -136,34 +143,22 @@ def screen_texts(obs: Observation) -> list[str]:
 
 def _long_clickable(obs: Observation) -> set[tuple[int, int, int, int]]:
     """Boxes of the long-clickable nodes (the env's elements do not carry that flag; the dump does)."""
-    xml = obs.info.get("xml")
-    if not isinstance(xml, str) or not xml:
-        return set()
-    try:
-        return {n.bounds for r in parse_hierarchy(xml) for n in r.walk() if n.long_clickable}
-    except DataError:
-        return set()
+    return {n.bounds for n in _dump_nodes(obs) if n.long_clickable}
 
 
 def _label_near(obs: Observation, el: Element) -> str:
     """A text-less element's name: the text beside it on its row (a switch's "Dark theme"), else
     its resource id's words."""
-    xml = obs.info.get("xml")
     _, y1, _, y2 = el.bbox
     cy = (y1 + y2) / 2
     best: tuple[float, str] | None = None
-    if isinstance(xml, str) and xml:
-        try:
-            nodes = [n for r in parse_hierarchy(xml) for n in r.walk()]
-        except DataError:
-            nodes = []
-        for n in nodes:
-            t = n.text.strip()
-            if not t or n.bounds == el.bbox or not (n.bounds[1] <= cy <= n.bounds[3]) or n.bounds[2] > el.bbox[0] + 1:
-                continue
-            gap = el.bbox[0] - n.bounds[2]
-            if best is None or gap < best[0]:
-                best = (gap, t)
+    for n in _dump_nodes(obs):
+        t = n.text.strip()
+        if not t or n.bounds == el.bbox or not (n.bounds[1] <= cy <= n.bounds[3]) or n.bounds[2] > el.bbox[0] + 1:
+            continue
+        gap = el.bbox[0] - n.bounds[2]
+        if best is None or gap < best[0]:
+            best = (gap, t)
     if best is not None:
         return best[1]
     if el.resource_id:
