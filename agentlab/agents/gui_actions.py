@@ -43,8 +43,9 @@ from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
+from agentlab.agents.gui_skills import GuiSkill, run_skill
 from agentlab.toolkits.grammar import CallGrammar
-from agentlab.toolkits.slots import combine_priors, request_values, word_prior
+from agentlab.toolkits.slots import combine_priors, request_values, said_words, shared_words, word_prior
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,12 @@ GROUNDING_WEIGHT = 2.0
 #: element leads to, not the element, so a shared word is weaker evidence. Set before any
 #: measurement on the clock tasks and not tuned on them (benchmarks/phone_docs.py)
 DOC_GROUNDING_WEIGHT = 1.0
+#: An app skill's share of the operation prior before grounding (:mod:`agentlab.agents.gui_skills`):
+#: one skill call does what several clicks would, so it starts level with ``select``; each request
+#: word its name or line shares adds :data:`SKILL_GROUNDING_WEIGHT` nats ("open the page ..." prefers
+#: ``open_page``). Both set by hand before any measurement, as ``OP_PRIOR`` was, and not tuned on tasks
+SKILL_PRIOR = 0.1
+SKILL_GROUNDING_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -122,8 +129,8 @@ class GuiCall:
         return self.name in ("done", "fail")
 
     def render(self) -> str:
-        op = OPS[self.name]
-        return f"{self.name}({', '.join(lit(self.args[p.name]) for p in op.params)})"
+        """The call as a line; arguments in their parameters' order (a checked call keeps it)."""
+        return f"{self.name}({', '.join(lit(v) for v in self.args.values())})"
 
 
 # -- the screen's marks ------------------------------------------------------------------------
@@ -196,10 +203,15 @@ class GuiChoices:
     phone: bool = False
     #: log-prior over the element numbers: marks whose words the request says first (:func:`grounding`)
     element_prior: tuple[tuple[int, float], ...] = ()
+    #: the application's learned skills (:mod:`agentlab.agents.gui_skills`), offered beside the GUI operations
+    skills: tuple[GuiSkill, ...] = ()
+    #: the request's words (for grounding the skills' names and lines)
+    request: str = ""
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
-              docs: Mapping[int, str] | None = None, no_push: Collection[int] = ()) -> GuiChoices:
+              docs: Mapping[int, str] | None = None, no_push: Collection[int] = (),
+              skills: Sequence[GuiSkill] = ()) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
         URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing.
 
@@ -211,7 +223,18 @@ class GuiChoices:
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
-                   grounding(screen.marks, request, docs=docs, no_push=no_push))
+                   grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request)
+
+    def skill(self, name: str) -> GuiSkill | None:
+        return next((s for s in self.skills if s.name == name), None)
+
+    def op(self, name: str) -> GuiOp | None:
+        """The operation called ``name``: a GUI operation or one of the app's skills (every
+        parameter of a skill is text the request gives)."""
+        if name in OPS:
+            return OPS[name]
+        sk = self.skill(name)
+        return None if sk is None else GuiOp(sk.name, tuple(GuiParam(p, "text") for p in sk.params), sk.doc)
 
     def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         """The values of ``op``'s parameter ``p`` (``None``: any text)."""
@@ -232,29 +255,44 @@ class GuiChoices:
         only be called with a made-up value); ``allow_end=False`` (an episode's first step, when
         nothing is done yet) leaves out ``done`` and ``fail``."""
         out = []
-        for op in GUI_OPS:
+        skill_ops = [o for o in (self.op(s.name) for s in self.skills) if o is not None]
+        for op in [*GUI_OPS[:-2], *skill_ops, *GUI_OPS[-2:]]:
             if op.name in ("done", "fail") and not allow_end:
                 continue
             if all(self.values(op, p) is None or self.values(op, p) for p in op.params):
                 out.append(op)
         return out
 
+    def op_weight(self, name: str) -> float:
+        """An operation's log-weight before renormalising: :data:`OP_PRIOR`'s, or a skill's
+        :data:`SKILL_PRIOR` plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name or
+        line says."""
+        if name in OP_PRIOR:
+            return math.log(OP_PRIOR[name])
+        sk = self.skill(name)
+        said = said_words(self.request)
+        shared = shared_words(f"{name.replace('_', ' ')} {sk.doc if sk else ''}", said)
+        return math.log(SKILL_PRIOR) + SKILL_GROUNDING_WEIGHT * shared
+
     def grammar(self, *, allow_end: bool = True, max_text_tokens: int = 24) -> CallGrammar:
         """One call of :meth:`ops`, each argument one of its candidates as written in a call
         (``3``, ``'ctrl+s'``, ``'up'``) or free quoted text."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
-        for op in self.ops(allow_end=allow_end):
+        ops = self.ops(allow_end=allow_end)
+        for op in ops:
             args = []
             for p in op.params:
                 vals = self.values(op, p)
                 args.append(None if vals is None else tuple(str(x) if is_int(x) else repr(x) for x in vals))
             tools[op.name] = tuple(args)
         prior = dict(self.element_prior)
-        arg_prior = tuple((name, i, tuple((c, prior[int(c)]) for c in args[i] or ()))
-                          for name, args in tools.items() for i, p in enumerate(OPS[name].params)
+        arg_prior = tuple((op.name, i, tuple((c, prior[int(c)]) for c in tools[op.name][i] or ()))
+                          for op in ops for i, p in enumerate(op.params)
                           if p.kind == "element" and prior)
-        total = sum(OP_PRIOR[n] for n in tools)
-        name_prior = tuple((n, math.log(OP_PRIOR[n] / total)) for n in tools)
+        weights = {n: self.op_weight(n) for n in tools}
+        top = max(weights.values())
+        norm = top + math.log(sum(math.exp(w - top) for w in weights.values()))
+        name_prior = tuple((n, w - norm) for n, w in weights.items())
         return CallGrammar(tools, max_calls=1, max_text_tokens=max_text_tokens, name_prior=name_prior,
                            arg_prior=arg_prior)
 
@@ -283,6 +321,8 @@ class GuiChoices:
                 extra = f"; combo one of {', '.join(self.keys[:12])}{', ...' if len(self.keys) > 12 else ''}"
             elif op.name == "scroll":
                 extra = "; direction one of up, down, left, right"
+            elif op.name not in OPS:
+                extra = " (a skill of this application: one call carries it out)"
             lines.append(f"- {op.signature()}: {op.doc}{extra}")
         return "\n".join(lines)
 
@@ -356,7 +396,7 @@ def parse_gui_reply(reply: str, choices: GuiChoices) -> GuiCall:
     first: ActionParseError | None = None
     for m in _CALL.finditer(body):
         name = ALIASES.get(m.group(1).lower(), m.group(1).lower())
-        op = OPS.get(name)
+        op = choices.op(name)
         if op is None:
             continue
         try:
@@ -374,7 +414,7 @@ def parse_gui_reply(reply: str, choices: GuiChoices) -> GuiCall:
             first = first or exc
     if first is not None:
         raise ActionParseError(f"{first.message} (reply: {clip(reply, 160)!r})")
-    raise ActionParseError(f"no action call in the reply; write one of {', '.join(o.signature() for o in GUI_OPS)}, "
+    raise ActionParseError(f"no action call in the reply; write one of {', '.join(o.signature() for o in choices.ops())}, "
                            f"e.g. {choices.example()} (reply: {clip(reply, 160)!r})")
 
 
@@ -426,14 +466,19 @@ class Carried:
     result: StepResult | None = None
 
 
-def carry_out(env: Env, call: GuiCall, screen: GuiScreen) -> Carried:
+def carry_out(env: Env, call: GuiCall, screen: GuiScreen, skills: Sequence[GuiSkill] = ()) -> Carried:
     """Perform ``call`` on ``env`` through its own action space; nothing is sent for ``done``/``fail``.
 
     ``select("A > B")`` clicks the element named A, then, on the screen that click opened, the
-    element named B (an :class:`InvalidActionError` names the part not found)."""
+    element named B (an :class:`InvalidActionError` names the part not found). A call of one of
+    ``skills`` replays that skill's steps with the call's arguments (:func:`run_skill`)."""
     phone = env.actions is PHONE
     out = Carried()
     if call.terminal:
+        return out
+    skill = next((s for s in skills if s.name == call.name), None)
+    if skill is not None:
+        out.actions, out.result = run_skill(env, skill, call.args)
         return out
     if call.name == "select":
         elements = screen.marks

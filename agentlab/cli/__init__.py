@@ -36,6 +36,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("notebooks", "agentlab.notebooks"),
     ("run", "agentlab.notebooks:main_job"),
     ("agent", "agentlab.agents.appagent.cli"),
+    ("skills", "agentlab.agents.skills_cli"),
     ("train", "agentlab.metaagent.cli:train"),
     ("route", "agentlab.metaagent.cli:route"),
     ("eval", "agentlab.eval.cli:eval_app"),

@@ -23,6 +23,12 @@ One Markdown file per agent, YAML front matter plus four sections::
     # Demonstrations
     1. A realistic user request.
     2. Another one. ![state](images/sheet_2.png)
+    # Skills                   # optional, last: a GUI specialist's learned app skills
+    - set_cell(cell, value): go to a cell through the Name Box and enter a value into it
+
+``# Skills`` is written by ``agentlab skills learn`` (:mod:`agentlab.agents.gui_skills`) for a
+desktop GUI specialist whose application has learned skills; readers (and ``agentlab pool``)
+see them. Routers do not read it yet: it is not part of :attr:`AgentDocument.description`.
 
 Parsing never stops at the first problem: every problem is reported as
 ``path:line: what is wrong`` so a developer fixes the document in one pass.
@@ -45,6 +51,9 @@ DOMAINS: dict[str, tuple[str, ...]] = {
 }
 ALL_DOMAINS: tuple[str, ...] = DOMAINS["desktop"] + DOMAINS["mobile"]
 SECTIONS: tuple[str, ...] = ("Applications", "Capabilities", "Limitations", "Demonstrations")
+#: sections a document may have, after the required ones
+OPTIONAL_SECTIONS: tuple[str, ...] = ("Skills",)
+SKILL_LINE_RE = re.compile(r"^\s*-\s+([a-z][a-z0-9_]*\([^)]*\)):\s+(.*\S)\s*$")
 FIELD_CHOICES: dict[str, tuple[str, ...]] = {
     "platform": ("desktop", "mobile"),
     "interface": ("CLI", "GUI"),
@@ -89,6 +98,8 @@ class AgentDocument:
     runner: str | None = None
     runner_options: dict[str, Any] = field(default_factory=dict, compare=False)
     runner_line: int = field(default=0, compare=False)  #: the ``runner:`` line, for error messages
+    #: ``# Skills``: the learned app skills, one ``name(params): what it does`` line each
+    skills: tuple[str, ...] = ()
 
     @property
     def description(self) -> str:
@@ -181,9 +192,9 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
         m = HEADING_RE.match(lines[i])
         if m and not lines[i].startswith("##"):
             title = m.group(1).strip()
-            canon = next((s for s in SECTIONS if s.lower() == title.lower()), None)
+            canon = next((s for s in SECTIONS + OPTIONAL_SECTIONS if s.lower() == title.lower()), None)
             if canon is None:
-                bad(lineno, f"unknown section '# {title}'; expected one of {', '.join(SECTIONS)}")
+                bad(lineno, f"unknown section '# {title}'; expected one of {', '.join(SECTIONS + OPTIONAL_SECTIONS)}")
                 current = None
                 continue
             if canon in sections:
@@ -192,10 +203,19 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
             current = canon
         elif current is not None:
             sections[current][1].append((lineno, lines[i]))
-    order = [s for s in SECTIONS if s in sections]
+    order = [s for s in SECTIONS + OPTIONAL_SECTIONS if s in sections]
     positions = [sections[s][0] for s in order]
     if positions != sorted(positions):
-        bad(min(positions), f"sections must appear in the order {', '.join(SECTIONS)}")
+        bad(min(positions), f"sections must appear in the order {', '.join(SECTIONS + OPTIONAL_SECTIONS)}")
+    skills: list[str] = []
+    for lineno, raw in sections.get("Skills", (0, []))[1]:
+        if not raw.strip():
+            continue
+        sm = SKILL_LINE_RE.match(raw)
+        if sm is None:
+            bad(lineno, "a skill is a line '- name(params): what it does'")
+        else:
+            skills.append(f"{sm.group(1)}: {sm.group(2)}")
     body: dict[str, str] = {}
     last_line = len(lines)
     for s in SECTIONS:
@@ -262,6 +282,7 @@ def parse_document(text: str, path: Path | str = "<string>") -> tuple[AgentDocum
         runner=runner,
         runner_options=dict(runner_options),
         runner_line=_line_of(fm_lines, "runner:", 0),
+        skills=tuple(skills),
     )
     return doc, []
 

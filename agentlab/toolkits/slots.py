@@ -183,6 +183,12 @@ WORD_PRIOR_KINDS = frozenset({"setting", "header", "sheet", "slide", "section", 
 _GLUE = frozenset("a an the to of in on at for and or with into from by it is be this that please my your".split())
 
 
+def said_words(request: str) -> set[str]:
+    """The request's words that can name something (its glue words left out): what
+    :func:`shared_words` compares a candidate with."""
+    return set(_words(request).split()) - _GLUE
+
+
 def shared_words(candidate: str, said: set[str]) -> int:
     """How many of ``candidate``'s words the request says (``said``: its words); a word also
     matches one it begins, or that begins it, from four letters on ("count" / "counter",
@@ -224,7 +230,7 @@ def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_W
     candidate shares a word (no preference). Grounds a name the request calls by its words, as
     Agent S2's textual grounding finds text on a screen: "switch the minimap off" prefers
     ``editor.minimap.enabled``. It reads only the request and the candidates."""
-    said = set(_words(request).split()) - _GLUE
+    said = said_words(request)
     quoted = {m.group(2).strip().lower() for m in re.finditer(QUOTED, request)}
     scores = [weight * shared_words(c, said) + (QUOTE_PRIOR_FACTOR * weight if _unquote(c).lower() in quoted else 0.0)
               + (COVER_PRIOR_FACTOR * weight if _all_said(c, said) else 0.0) for c in candidates]

@@ -81,14 +81,14 @@ def test_the_placeholder_is_refused_and_the_episode_bounded(tmp_path) -> None:
     assert res.status == "failed" and res.steps == 0 and "no action call" in (res.error or "") and env.sent == []
 
 
-def test_the_desktop_runner_takes_typed_actions_as_a_runner_option() -> None:
+def test_the_desktop_runner_takes_typed_actions_by_default_and_raw_as_an_option() -> None:
     from agentlab.pool.document import AgentDocument
 
     doc = AgentDocument(name="GtkAgent", platform="desktop", interface="GUI", modality="text", base_model="",
                         domain="gtk", supports_extension=False, applications="", capabilities="", limitations="",
                         demonstrations=())
-    assert GuiRunner(doc, {"actions": "typed"}).config.actions == "typed"
-    assert GuiRunner(doc).config.actions == "raw"  # the default, until the raw-space end-to-end tests move over
+    assert GuiRunner(doc).config.actions == "typed"  # the desktop specialists' default (#40)
+    assert GuiRunner(doc, {"actions": "raw"}).config.actions == "raw"  # the raw-action ablation
 
 
 @pytest.mark.xvfb

@@ -102,7 +102,7 @@ def test_gui_agent_completes_a_calc_task_under_xvfb(tmp_path, pool, scripted) ->
     llm = scripted([policy] * 12)
     t0 = time.monotonic()
     row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path,  # the window, not the file route
-                   options=ExecOptions(max_steps=10, runner_options={"route": "gui"},
+                   options=ExecOptions(max_steps=10, runner_options={"route": "gui", "actions": "raw"},
                                        envs=TaskEnvOptions(app_start_timeout_s=240)))
     elapsed = time.monotonic() - t0
     assert row["error"] is None, row["error"]
@@ -273,8 +273,8 @@ def test_own_display_confirms_every_action_and_stops_only_its_app(tmp_path, pool
             monkeypatch.setenv(key, screen.env[key])
         llm = scripted([click_add, click_add, _reply("FINISH", "done")])
         row = run_task(_demo_task(), pool=pool, llm=llm, out_dir=tmp_path, agent="CalcAgent",
-                       options=ExecOptions(max_steps=4, envs=TaskEnvOptions(display=screen.display,
-                                                                            app_start_timeout_s=60)))
+                       options=ExecOptions(max_steps=4, runner_options={"actions": "raw"},
+                                           envs=TaskEnvOptions(display=screen.display, app_start_timeout_s=60)))
         assert row["error"] is None, row["error"]
         assert (row["success"], row["steps"]) == (True, 2)
         assert len(asked) == 2 and all("click element" in a for a in asked)

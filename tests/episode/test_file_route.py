@@ -119,7 +119,7 @@ def test_calc_task_through_its_file_under_xvfb(tmp_path, pool, scripted) -> None
     assert not left, f"processes of the episode survived: {left}"
     gui = scripted(["Observation: x\nThought: y\nAction: FINISH\nSummary: z"] * 3)
     row = run_task(task, pool=pool, llm=gui, out_dir=tmp_path / "gui",
-                   options=ExecOptions(max_steps=1, runner_options={"route": "gui"},
+                   options=ExecOptions(max_steps=1, runner_options={"route": "gui", "actions": "raw"},
                                        envs=TaskEnvOptions(app_start_timeout_s=240)))
     assert row["error"] is None and row["route"] == "gui" and row["success"] is False
     assert "desktop computer" in gui.prompts[0][0].content  # the GUI loop's prompt, not the toolkit's

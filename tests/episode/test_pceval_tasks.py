@@ -404,7 +404,7 @@ def test_a_gui_agent_carries_a_two_application_task_out(tmp_path: Path, pool: Ag
         missing_system("LibreOffice is not installed (apt-get install libreoffice-calc libreoffice-writer libreoffice-gtk3)")
     policy = LetterPolicy()
     row = run_task(_task("pc-invoice-total-to-letter"), pool=pool, llm=scripted([policy] * 14), out_dir=tmp_path,
-                   agent="WriterAgent", options=ExecOptions(max_steps=12, runner_options={"route": "gui"},
+                   agent="WriterAgent", options=ExecOptions(max_steps=12, runner_options={"route": "gui", "actions": "raw"},
                                                             envs=TaskEnvOptions(app_start_timeout_s=240)))
     assert row["error"] is None, row["error"]
     assert policy.stage == 5, policy.stage

@@ -60,7 +60,7 @@ def test_a_gui_agent_whose_model_sees_gets_the_marked_screenshot_first(tmp_path,
     cfg.write_text(f'llm: {{kind: openai, base_url: "{url}", model: ui-vl-7b, vision: true, max_image_side: 1024}}\n')
     out = tmp_path / "run"
     res = _cli(["exec", "--tasks", str(tasks_dir() / f"{TASK}.json"), "--out", str(out), "--agent", "CalcAgent",
-                "--llm-config", str(cfg), "--max-steps", "2", "-O", "route=gui"])  # the window, not the file route
+                "--llm-config", str(cfg), "--max-steps", "2", "-O", "route=gui", "-O", "actions=raw"])  # the window, not the file route
     assert res.exit_code == 0, res.output
     (row,) = read_jsonl(out / "results.jsonl")
     assert row["error"] is None and row["status"] == "done", row
@@ -174,7 +174,7 @@ def test_colas_gui_decision_agent_sees_the_screen_and_its_planner_and_reviewer_r
                    f'roles:\n  agent: {{kind: openai, base_url: "{url}", model: ui-vl, vision: true}}\n')
     out = tmp_path / "run"
     res = _cli(["exec", "--tasks", str(tasks_dir() / f"{TASK}.json"), "--out", str(out), "--llm-config", str(cfg),
-                "--team", "cola", "--max-steps", "2", "--agents", str(tmp_path / "pool"), "-O", "route=gui"])
+                "--team", "cola", "--max-steps", "2", "--agents", str(tmp_path / "pool"), "-O", "route=gui", "-O", "actions=raw"])
     assert res.exit_code == 0, res.output
     (row,) = read_jsonl(out / "results.jsonl")
     assert row["error"] is None and row["agents"] == ["CalcAgent"], row

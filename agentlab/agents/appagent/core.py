@@ -72,6 +72,9 @@ class AppAgentConfig(BaseModel):
     #: (:mod:`agentlab.agents.gui_actions`: one call over the screen's marks, decoded under a grammar
     #: by a local model, asked as OpenAI tools of an endpoint)
     actions: Literal["raw", "typed"] = Field("raw", description="deployment: raw env actions or typed GUI actions")
+    #: typed deployment on a desktop offers the app's learned skills (``data/skills/<app>.json``,
+    #: :mod:`agentlab.agents.gui_skills`) beside the GUI operations
+    skills: bool = Field(True, description="typed deployment: offer the app's learned skills")
 
 
 @dataclass

@@ -68,12 +68,12 @@ class GuiRunner(AppAgentRunner):
     #: a desktop application lists many more elements than a phone screen: LibreOffice Calc's
     #: toolbars alone take the first ~60 numbers, so the Name Box, the sheet and a save dialog's
     #: buttons come after them (the desktop env itself lists at most 200)
-    #: ``runner_options: {actions: typed}`` makes a desktop specialist reply with typed GUI actions
-    #: (:mod:`agentlab.agents.gui_actions`): under the grammar the embedded model's every reply is an
-    #: action on a visible mark, where the raw space let it answer with the prompt's own placeholder.
-    #: Not the default yet: the scripted LibreOffice end-to-end test (tests/episode/test_desktop_tasks.py)
-    #: drives the raw space (typing "A4\n" into the focus), and has not been moved over
-    defaults: ClassVar[Mapping[str, Any]] = {"max_elements": 200}
+    #: A desktop specialist replies with typed GUI actions (:mod:`agentlab.agents.gui_actions`) and
+    #: its application's learned skills (:mod:`agentlab.agents.gui_skills`): under the grammar the
+    #: embedded model's every reply is an action on a visible mark or a skill call with the request's
+    #: values, where the raw space let it answer with the prompt's own placeholder.
+    #: ``runner_options: {actions: raw}`` is the raw-action ablation (AppAgent's own action space)
+    defaults: ClassVar[Mapping[str, Any]] = {"max_elements": 200, "actions": "typed"}
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         raw = dict(options or {})

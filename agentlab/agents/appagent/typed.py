@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
 from agentlab.agents.appagent.docs_store import DocStore
 from agentlab.agents.gui_actions import Carried, GuiCall, GuiChoices, GuiScreen, carry_out, parse_gui_reply
+from agentlab.agents.gui_skills import GuiSkill, load_skills
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.actions.phone import PHONE
 from agentlab.envs.base import Element, Env, Observation
@@ -61,12 +62,12 @@ def constraint(llm: LLMBackend, choices: GuiChoices, *, allow_end: bool) -> dict
 class _Act:
     """The last check on a reply: carry the typed call out (an env refusal is fed back)."""
 
-    def __init__(self, env: Env, screen: GuiScreen) -> None:
-        self.env, self.screen = env, screen
+    def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = ()) -> None:
+        self.env, self.screen, self.skills = env, screen, skills
         self.carried: Carried | None = None
 
     def __call__(self, call: GuiCall) -> None:
-        self.carried = carry_out(self.env, call, self.screen)
+        self.carried = carry_out(self.env, call, self.screen, self.skills)
 
 
 def _said(call: GuiCall, screen: GuiScreen) -> str:
@@ -125,6 +126,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     screen_docs = ScreenDocs(agent)
     #: marks whose click flipped a switch in this episode: grounding does not push them again
     flipped: set[MarkKey] = set()
+    skills = tuple(load_skills(cfg.app)) if cfg.skills and not phone else ()
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
@@ -134,10 +136,10 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             by_mark = store.by_mark(screen.marks, keys=TYPED_KEYS) if learned else {}
             useless = store.useless() if learned else set()
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
-            choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push)
+            choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
-            act = _Act(env, screen)
+            act = _Act(env, screen, skills)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
                 if not a.ok:
@@ -170,13 +172,15 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             carried = act.carried
             assert carried is not None and carried.result is not None
             steps += 1
+            last = carried.actions[-1] if carried.actions else None
             error = None
             done_so_far.append(_said(call, screen))
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
                 flipped.add(mark_key(screen.mark(call.args["element"])))
-            rec.record(obs, carried.actions[-1], action_text=reply, reflection="; ".join(done_so_far),
+            rec.record(obs, last, action_text=reply, reflection="; ".join(done_so_far),
                        info={"gui_call": call.render(), "expanded": [a.to_call() for a in carried.actions],
-                             **({"not_pushed": sorted(no_push)} if no_push else {}), **carried.result.info})
+                             **({"not_pushed": sorted(no_push)} if no_push else {}),
+                             **({"skill": call.name} if choices.skill(call.name) else {}), **carried.result.info})
             obs = carried.result.observation
         summary = "; ".join(done_so_far) or "nothing yet"
         if status not in ("done",) and not (status == "failed" and error and error.startswith("the agent gave up")):

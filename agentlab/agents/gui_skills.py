@@ -1,0 +1,295 @@
+"""App skills: parametrised GUI operations a desktop specialist learns from demonstrations.
+
+What makes a GUI agent a *specialist* (issue #40) is that it knows its application's operations —
+for a browser "open a page", "bookmark this page"; for a spreadsheet "set a cell" — and does not
+rediscover the clicks each time. A skill here is such an operation: a name, one line saying what it
+does, typed parameters, and the GUI steps that carry it out, aimed at elements by accessible role
+and name (:class:`~agentlab.tasks.gui_solution.GuiStep`, the format of a task's ``gui_solution``),
+so it replays on any screen of the application whatever the element numbers are.
+
+Skills are *learned, not written*: each comes from one demonstration (:class:`SkillDemo`) — a
+synthesized request (never a task of an evaluation set), the start state, a checker, and the steps
+that carry the request out, recorded in the ``gui_solution`` format. ``agentlab skills check``
+replays every demonstration on its real application under Xvfb (the same check as
+``agentlab tasks check --gui``) and ``agentlab skills learn`` turns each into a skill by
+:func:`learn_skill`: every place a value of the request occurs in the steps (the text typed, the
+name of the element clicked) becomes a parameter, so "Put 42 in cell C3" teaches
+``set_cell(cell, value)`` with ``C3`` and ``42`` as its slots. The demonstration says which
+request values are parameters and what to call them; where they go in the steps is found.
+
+A specialist is offered its application's skills beside the raw typed GUI actions
+(:class:`~agentlab.agents.gui_actions.GuiChoices`): under the grammar a skill call's arguments are
+the request's own values, and :func:`run_skill` replays the instantiated steps on the screen.
+The library ships in ``data/skills/<app>.json``; its agent document lists the skills
+(:func:`skills_listing`) so routers and readers see them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentlab.errors import ConfigError
+from agentlab.paths import data_dir
+from agentlab.tasks.gui_solution import GuiStep
+from agentlab.tasks.spec import ExecTask
+
+log = logging.getLogger(__name__)
+
+#: a parameter's place in a skill's steps (``{{cell}}``): doubled braces, which no accessible
+#: name or typed text of the demonstrations holds
+_SLOT = "{{{{{name}}}}}"
+_SLOT_RE = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}")
+_IDENT = re.compile(r"[a-z][a-z0-9_]*")
+#: the step fields that hold text a request value can appear in (typed text, an element's label)
+_TEXT_FIELDS = ("type", "name", "contains", "pattern")
+#: the GUI operations' own names: a skill may not shadow one
+RESERVED = frozenset({"click", "type", "key", "scroll", "select", "done", "fail"})
+
+
+def skills_dir() -> Path:
+    """Where the learned libraries (``<app>.json``) and the demonstrations (``demos/``) live."""
+    return data_dir() / "skills"
+
+
+class SkillDemo(BaseModel):
+    """One demonstration: the skill it teaches and a synthesized, checkable desktop task.
+
+    ``params`` maps each parameter's name to the value the request gives it (``{"cell": "C3"}``);
+    ``task`` is a desktop task whose ``gui_solution`` is the demonstration itself, with a start
+    state and an evaluator of its own, so ``agentlab skills check`` can prove it on the real
+    application."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skill: str
+    doc: str
+    app: str  #: the pool domain of the specialist that gets the skill (``chrome``, ``calc``)
+    params: dict[str, str] = Field(default_factory=dict)
+    #: which steps of the task's ``gui_solution`` are the skill (``[start, end)``; default all): the
+    #: rest complete the task so its end state can be checked (a field typed, then a form sent)
+    span: tuple[int, int] | None = None
+    task: ExecTask
+    source: str | None = Field(None, exclude=True)
+
+    @field_validator("skill")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _IDENT.fullmatch(v) or v in RESERVED:
+            raise ValueError(f"skill name {v!r} must be lower_case_with_underscores and not one of {sorted(RESERVED)}")
+        return v
+
+    @field_validator("params")
+    @classmethod
+    def _params(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            if not _IDENT.fullmatch(name):
+                raise ValueError(f"parameter name {name!r} must be lower_case_with_underscores")
+            if not value.strip():
+                raise ValueError(f"parameter {name!r} has an empty value")
+        return v
+
+
+class GuiSkill(BaseModel):
+    """A learned skill: its signature, what it does, and its steps with ``{{param}}`` slots."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    doc: str
+    app: str
+    params: list[str] = Field(default_factory=list)
+    steps: list[GuiStep]
+    #: the demonstration's request it was learned from (for readers; never an evaluation task)
+    learned_from: str = ""
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(self.params)})"
+
+    def steps_for(self, args: Mapping[str, Any]) -> list[GuiStep]:
+        """The steps with every slot filled by ``args`` (a missing or extra argument: one line).
+        A value goes into a ``pattern`` as literal text (escaped)."""
+        missing = [p for p in self.params if p not in args]
+        extra = [a for a in args if a not in self.params]
+        if missing or extra:
+            raise ConfigError(f"{self.signature()}: " + "; ".join(
+                ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(extra)}"] if extra else [])))
+        values = {k: str(v) for k, v in args.items()}
+
+        def fill(text: str, key: str) -> str:
+            return _SLOT_RE.sub(lambda m: re.escape(values[m.group(1)]) if key == "pattern" else values[m.group(1)], text)
+
+        return [GuiStep.model_validate(_map_text(step.model_dump(exclude_none=True), fill)) for step in self.steps]
+
+
+def _map_text(node: Any, fn: Any, key: str = "") -> Any:
+    """``node`` (a step's dump) with ``fn(text, field)`` applied to every text field of it."""
+    if isinstance(node, dict):
+        return {k: _map_text(v, fn, k) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_map_text(v, fn, key) for v in node]
+    if isinstance(node, str) and key in _TEXT_FIELDS:
+        return fn(node, key)
+    return node
+
+
+def _occurs(value: str) -> re.Pattern[str]:
+    """``value`` as a whole token: ``2`` is not found inside ``HX-4471`` nor ``C3`` inside ``C30``."""
+    return re.compile(r"(?<![\w])" + re.escape(value) + r"(?![\w])")
+
+
+def learn_skill(demo: SkillDemo) -> GuiSkill:
+    """The skill a demonstration teaches: each parameter's value, found in the request, is replaced
+    by the parameter's slot wherever it occurs in the steps (longest value first, whole tokens
+    only, in typed text and in element labels). A value the request does not say, or that no step
+    uses, is one clear line: the demonstration would teach a parameter that does nothing."""
+    where = demo.source or demo.skill
+    steps = demo.task.gui_solution or []
+    if demo.span is not None:
+        start, end = demo.span
+        if not 0 <= start < end <= len(steps):
+            raise ConfigError(f"skill {demo.skill}: span {list(demo.span)} is not within the "
+                              f"{len(steps)} steps of the demonstration", where=where)
+        steps = steps[start:end]
+    if not steps:
+        raise ConfigError(f"skill {demo.skill}: the demonstration's task has no gui_solution", where=where)
+    dumped = [s.model_dump(exclude_none=True) for s in steps]
+    for name, value in sorted(demo.params.items(), key=lambda kv: -len(kv[1])):
+        if not _occurs(value).search(demo.task.instruction):
+            raise ConfigError(f"skill {demo.skill}: parameter {name}'s value {value!r} is not in the request "
+                              f"{demo.task.instruction!r}", where=where)
+        used = [False]
+
+        def put(text: str, key: str, value: str = value, name: str = name, used: list[bool] = used) -> str:
+            target = re.escape(value) if key == "pattern" else value
+            out, n = _occurs(target).subn(_SLOT.format(name=name).replace("\\", r"\\"), text)
+            used[0] = used[0] or n > 0
+            return out
+
+        dumped = [_map_text(d, put) for d in dumped]
+        if not used[0]:
+            raise ConfigError(f"skill {demo.skill}: parameter {name}'s value {value!r} is in no step of the "
+                              "demonstration", where=where)
+    return GuiSkill(name=demo.skill, doc=demo.doc, app=demo.app, params=list(demo.params),
+                    steps=[GuiStep.model_validate(d) for d in dumped], learned_from=demo.task.instruction)
+
+
+# -- demonstrations and libraries on disk ---------------------------------------------------------
+def load_demos(folder: Path | None = None) -> list[SkillDemo]:
+    """Every demonstration under ``folder`` (default ``data/skills/demos``), sorted by path; a
+    malformed file is one line naming it."""
+    folder = folder or skills_dir() / "demos"
+    if not folder.is_dir():
+        raise ConfigError(f"no demonstrations folder {folder}")
+    out = []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            demo = SkillDemo.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+            why = (f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc))
+            raise ConfigError(f"not a skill demonstration: {why}", where=str(path)) from None
+        demo.source = str(path)
+        out.append(demo)
+    return out
+
+
+def learn_library(demos: Sequence[SkillDemo]) -> dict[str, list[GuiSkill]]:
+    """app -> its skills, one per demonstration (a skill name taught twice for one app: one line)."""
+    out: dict[str, list[GuiSkill]] = {}
+    for demo in demos:
+        skill = learn_skill(demo)
+        have = out.setdefault(demo.app, [])
+        if any(s.name == skill.name for s in have):
+            raise ConfigError(f"skill {skill.name} of {demo.app} is taught by two demonstrations", where=demo.source)
+        have.append(skill)
+    return out
+
+
+def write_library(app: str, skills: Sequence[GuiSkill], out: Path | None = None) -> Path:
+    """``<out>/<app>.json`` (default ``data/skills``), written atomically."""
+    from agentlab.fileio import atomic_write_json
+
+    path = (out or skills_dir()) / f"{app}.json"
+    atomic_write_json(path, {"app": app, "learned_by": "agentlab skills learn",
+                             "skills": [s.model_dump(exclude_none=True) for s in skills]})
+    return path
+
+
+def load_skills(app: str, folder: Path | None = None) -> list[GuiSkill]:
+    """The learned skills of ``app`` (``[]`` when it has none); a corrupt library is one line."""
+    path = (folder or skills_dir()) / f"{app}.json"
+    if not re.fullmatch(r"[\w.-]+", app) or not path.is_file():
+        return []
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return [GuiSkill.model_validate(s) for s in raw["skills"]]
+    except (json.JSONDecodeError, ValidationError, KeyError, TypeError) as exc:
+        raise ConfigError(f"not a skill library ({type(exc).__name__}); run `agentlab skills learn` again",
+                          where=str(path)) from None
+
+
+def skills_listing(skills: Sequence[GuiSkill]) -> str:
+    """The lines an agent document shows: ``- set_cell(cell, value): put a value into a cell``."""
+    return "\n".join(f"- {s.signature()}: {s.doc}" for s in skills)
+
+
+def document_with_skills(text: str, skills: Sequence[GuiSkill]) -> str:
+    """An agent document's text with its ``# Skills`` section (the last one) set to ``skills``'
+    listing; other sections are left as written, and no skills means no section."""
+    head = re.split(r"(?m)^# Skills\s*$", text, maxsplit=1)[0].rstrip("\n") + "\n"
+    return head + (f"\n# Skills\n{skills_listing(skills)}\n" if skills else "")
+
+
+def list_in_documents(library: Mapping[str, Sequence[GuiSkill]], folder: Path | None = None) -> list[Path]:
+    """Write each application's skills into the documents of its GUI specialists (``runner: gui``,
+    that ``domain``) under ``folder`` (default the pool's): routers and readers see what the agent
+    can do. Returns the documents changed (each written atomically, re-read to check it parses)."""
+    from agentlab.fileio import atomic_write_text
+    from agentlab.paths import agents_dir
+    from agentlab.pool.document import load_document
+
+    changed = []
+    for path in sorted((folder or agents_dir()).rglob("*.md")):
+        try:
+            doc = load_document(path)
+        except Exception:  # not an agent document (a README) or a broken one: `agentlab pool` reports those
+            continue
+        if doc.runner != "gui" or (doc.domain not in library and not doc.skills):
+            continue
+        text = path.read_text(encoding="utf-8")
+        new = document_with_skills(text, library.get(doc.domain, ()))
+        if new != text:
+            atomic_write_text(path, new)
+            load_document(path)
+            changed.append(path)
+    return changed
+
+
+# -- carrying a skill out ---------------------------------------------------------------------------
+def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[Any], Any]:
+    """Replay ``skill`` with ``args`` on a desktop env; returns (the env actions sent, the last
+    step's result). A step that cannot be carried out raises
+    :class:`~agentlab.errors.InvalidActionError` naming it, which the loop feeds back."""
+    from agentlab.envs.base import StepResult
+    from agentlab.envs.desktop import DesktopEnv
+    from agentlab.envs.gui_replay import GuiReplayError, replay
+    from agentlab.errors import InvalidActionError
+
+    inner = env
+    while not isinstance(inner, DesktopEnv) and getattr(inner, "inner", None) is not None:
+        inner = inner.inner  # a wrapper (the episode's TimedEnv) still checks its deadline per action
+    if not isinstance(inner, DesktopEnv):
+        raise InvalidActionError(f"{skill.name}: a skill replays on a desktop, not on {type(env).__name__}")
+    sent: list[Any] = []
+    try:
+        replay(env, skill.steps_for(args), on_step=lambda _i, _s, _o, a: sent.append(a) if a is not None else None)
+    except GuiReplayError as exc:
+        raise InvalidActionError(f"{skill.name}: {exc.message}") from None
+    return sent, StepResult(observation=env.observe(), done=False, info={"skill": skill.name})

@@ -1,0 +1,214 @@
+"""App skills (agentlab.agents.gui_skills): learned from demonstrations by finding where the
+request's values go in the steps, instantiated with other values, offered beside the typed GUI
+operations under the grammar, and carried out by replay. The replay on the real applications is
+`agentlab skills check` (tests/agents/test_gui_skills_replay.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentlab.agents.gui_actions import GuiChoices, GuiScreen, carry_out, parse_gui_reply
+from agentlab.agents.gui_skills import (
+    GuiSkill,
+    SkillDemo,
+    learn_library,
+    learn_skill,
+    load_demos,
+    load_skills,
+    skills_dir,
+    skills_listing,
+)
+from agentlab.envs.base import Element, Observation
+from agentlab.errors import ActionParseError, ConfigError, InvalidActionError
+from agentlab.tasks.gui_solution import GuiStep
+
+
+def _demo(request: str, steps: list[dict], params: dict[str, str], span=None, skill: str = "set_cell") -> SkillDemo:  # type: ignore[no-untyped-def]
+    return SkillDemo.model_validate({
+        "skill": skill, "doc": "enter a value into a cell", "app": "calc", "params": params, "span": span,
+        "task": {"id": "demo", "instruction": request, "domain": "calc", "env": "desktop", "apps": ["libreoffice-calc"],
+                 "evaluator": {"func": "exact_match", "result": {"type": "literal", "value": 1},
+                               "expected": {"type": "literal", "value": 1}},
+                 "gui_solution": steps}})
+
+
+NAME_BOX = {"role": "text", "pattern": "[A-Z]{1,3}[0-9]{1,7}"}
+CALC_STEPS = [{"type": "C3\n", "into": NAME_BOX}, {"type": "42\n"}, {"key": "ctrl+s"}]
+
+
+def test_a_demonstration_teaches_where_each_request_value_goes() -> None:
+    skill = learn_skill(_demo("In stock.xlsx, put 42 into cell C3 and save it.", CALC_STEPS,
+                              {"cell": "C3", "value": "42"}, span=(0, 2)))
+    assert skill.signature() == "set_cell(cell, value)"
+    assert [s.model_dump(exclude_none=True, exclude={"timeout_s"}) for s in skill.steps] == [
+        {"type": "{{cell}}\n", "into": {**NAME_BOX, "nth": 0}}, {"type": "{{value}}\n"}]
+    # the same skill with other values: what a specialist's call does on another request
+    other = skill.steps_for({"cell": "B7", "value": "=SUM(B2:B6)"})
+    assert [s.type for s in other] == ["B7\n", "=SUM(B2:B6)\n"] and other[0].into == skill.steps[0].into
+
+
+def test_values_are_replaced_as_whole_tokens_and_labels_become_parameters_too() -> None:
+    steps = [{"type": "HX-4471", "into": {"role": "entry", "name": "Part number"}},
+             {"type": "2", "into": {"role": "entry", "name": "Quantity"}}]
+    skill = learn_skill(_demo("Order 2 of part HX-4471 (Part number field).", steps,
+                              {"qty": "2", "part": "HX-4471", "field": "Part number"}, skill="order_part"))
+    assert skill.steps[0].type == "{{part}}" and skill.steps[0].into is not None
+    assert skill.steps[0].into.name == "{{field}}" and skill.steps[1].type == "{{qty}}"  # "2" not inside HX-4471
+    assert skill.steps_for({"qty": "5", "part": "AB-1", "field": "Part number"})[0].type == "AB-1"
+
+
+def test_a_value_in_a_pattern_is_filled_as_literal_text() -> None:
+    steps = [{"click": {"role": "link", "pattern": "Download v1\\.2.*"}}]
+    skill = learn_skill(_demo("Download v1.2 of the tool.", steps, {"version": "v1.2"}, skill="get_version"))
+    assert skill.steps[0].click is not None and skill.steps[0].click.pattern == "Download {{version}}.*"
+    filled = skill.steps_for({"version": "v2.0+beta"})[0].click
+    assert filled is not None and filled.matches("link", "Download v2.0+beta (4 MB)")
+    assert not filled.matches("link", "Download v2x0+beta")
+
+
+@pytest.mark.parametrize("params,span,problem", [
+    ({"cell": "D9"}, (0, 2), "is not in the request"),
+    ({"file": "stock.xlsx"}, (0, 2), "is in no step"),
+    ({"cell": "C3"}, (1, 9), "is not within the 3 steps"),
+])
+def test_a_demonstration_that_teaches_nothing_is_one_line(params, span, problem) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match=problem):
+        learn_skill(_demo("In stock.xlsx, put 42 into cell C3 and save it.", CALC_STEPS, params, span=span))
+
+
+def test_a_skill_may_not_shadow_a_gui_operation_and_is_called_with_its_own_arguments() -> None:
+    with pytest.raises(ValueError, match="not one of"):
+        _demo("Put 42 in C3", CALC_STEPS, {}, skill="click")
+    skill = learn_skill(_demo("Put 42 in C3", CALC_STEPS, {"cell": "C3"}, span=(0, 1)))
+    with pytest.raises(ConfigError, match=r"missing cell; unknown row"):
+        skill.steps_for({"row": "3"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(string.ascii_letters + string.digits, min_size=2, max_size=8), min_size=1, max_size=3,
+                unique_by=str.lower))
+def test_learning_then_filling_with_the_demonstrations_values_gives_its_steps_back(values: list[str]) -> None:
+    """Round trip: whatever the values, the skill filled with the demonstration's own values is the
+    demonstration (no value leaks into another's slot, none is lost)."""
+    if any(a.lower() in b.lower() for a in values for b in values if a != b):
+        return  # one value inside another is ambiguous by construction
+    request = "Please " + " then ".join(f"write {v} here" for v in values)
+    steps = [{"type": f"{v}\n", "into": {"role": "entry", "name": f"field {i}"}} for i, v in enumerate(values)]
+    params = {f"p{i}": v for i, v in enumerate(values)}
+    skill = learn_skill(_demo(request, steps, params, skill="write_values"))
+    assert all("{{p" in (s.type or "") for s in skill.steps)
+    again = skill.steps_for(params)
+    assert [s.model_dump() for s in again] == [GuiStep.model_validate(s).model_dump() for s in steps]
+
+
+def test_the_shipped_libraries_are_what_the_shipped_demonstrations_teach() -> None:
+    """data/skills/<app>.json is regenerated by `agentlab skills learn` from data/skills/demos."""
+    learned = learn_library(load_demos())
+    assert {"calc", "chrome"} <= set(learned)
+    for app, skills in learned.items():
+        shipped = json.loads((skills_dir() / f"{app}.json").read_text())["skills"]
+        assert shipped == [s.model_dump(exclude_none=True, mode="json") for s in skills], app
+    assert "set_cell(cell, value)" in skills_listing(load_skills("calc"))
+
+
+def test_no_demonstration_is_a_task_of_an_evaluation_set() -> None:
+    from agentlab.paths import data_dir
+    from agentlab.tasks.spec import load_tasks
+
+    evaluation = {t.instruction.casefold() for d in ("tasks", "tasks_heldout", "tasks_dev2", "tasks_desktop_heldout",
+                                                     "tasks_heldout_v2") for t in load_tasks(data_dir() / d)}
+    assert not [d.task.instruction for d in load_demos() if d.task.instruction.casefold() in evaluation]
+
+
+def test_a_missing_library_is_empty_and_a_corrupt_one_is_one_line(tmp_path: Path) -> None:
+    assert load_skills("no-such-app", tmp_path) == []
+    (tmp_path / "calc.json").write_text('{"skills": [{"name": 3}]')
+    with pytest.raises(ConfigError, match="not a skill library") as exc:
+        load_skills("calc", tmp_path)
+    assert "calc.json" in str(exc.value)
+    bad = tmp_path / "demos"
+    bad.mkdir()
+    (bad / "x.json").write_text('{"skill": "x"}')
+    with pytest.raises(ConfigError, match="not a skill demonstration") as exc:
+        load_demos(bad)
+    assert "x.json" in str(exc.value)
+
+
+# -- offered beside the typed GUI operations --------------------------------------------------------
+def _screen() -> GuiScreen:
+    els = [Element(1, (0, 0, 90, 20), "link", "Catering", None, True), Element(2, (0, 30, 90, 50), "link", "Home", None, True)]
+    return GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+
+
+def _skills() -> tuple[GuiSkill, ...]:
+    return tuple(load_skills("chrome"))
+
+
+def test_skills_are_offered_with_the_requests_values_and_grounded_on_its_words() -> None:
+    request = "On the bakery site, download the Winter price list"
+    choices = GuiChoices.build(_screen(), request, skills=_skills())
+    g = choices.grammar(allow_end=False)
+    assert "download_link" in g.tools and "'Winter price list'" in (g.tools["download_link"][0] or ())
+    prior = dict(g.name_prior)
+    # "download" said: the download skill outweighs any other skill, and the prior is normalised
+    assert prior["download_link"] > prior["follow_link"] > float("-inf")
+    assert abs(sum(2.718281828 ** v for v in prior.values()) - 1) < 1e-6
+    assert "- download_link(link): " in choices.doc(allow_end=False)
+    tools = {t["function"]["name"]: t for t in choices.tools(allow_end=False)}
+    assert "Winter price list" in tools["download_link"]["function"]["parameters"]["properties"]["link"]["enum"]
+
+
+def test_a_skill_call_is_read_checked_and_rendered_and_an_unknown_one_refused() -> None:
+    choices = GuiChoices.build(_screen(), "fill in Your name with Ada", skills=_skills())
+    call = parse_gui_reply("fill_field('Your name', 'Ada')", choices)
+    assert call.name == "fill_field" and call.args == {"field": "Your name", "text": "Ada"}
+    assert call.render() == 'fill_field("Your name", "Ada")'
+    with pytest.raises(ActionParseError, match="no action call"):
+        parse_gui_reply("book_flight('Paris')", choices)
+    without = GuiChoices.build(_screen(), "fill in Your name with Ada")
+    assert "fill_field" not in without.grammar().tools
+
+
+def test_a_skill_replays_only_on_a_desktop() -> None:
+    from agentlab.agents.gui_actions import GuiCall
+
+    class _NotADesktop:
+        actions = None
+
+    skill = _skills()[0]
+    call = GuiCall(skill.name, {p: "x" for p in skill.params})
+    with pytest.raises(InvalidActionError, match="replays on a desktop"):
+        carry_out(_NotADesktop(), call, _screen(), _skills())  # type: ignore[arg-type]
+    assert re.fullmatch(r"[a-z_]+\(.*\)", skill.signature())
+
+
+# -- listed in the agent documents ------------------------------------------------------------------
+def test_the_documents_of_an_apps_gui_specialists_list_its_skills(tmp_path: Path) -> None:
+    from agentlab.agents.gui_skills import list_in_documents
+    from agentlab.paths import agents_dir
+    from agentlab.pool.document import load_document, parse_document
+
+    shipped = load_document(agents_dir() / "desktop" / "CalcAgent.md")
+    assert "set_cell(cell, value): go to a cell through the Name Box and enter a value or formula into it" in shipped.skills
+    for name in ("ChromeAgent", "WebAgent", "CalcAgent", "GimpAgent"):  # what `skills learn` leaves is what ships
+        text = (agents_dir() / "desktop" / f"{name}.md").read_text()
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"{name}.md").write_text(text)
+        assert list_in_documents(learn_library(load_demos()), folder) == []
+    # a new skill is written in; no skills left takes the section out
+    calc = tmp_path / "CalcAgent" / "CalcAgent.md"
+    assert list_in_documents({"calc": list(load_skills("calc"))[:1]}, calc.parent) == [calc]
+    assert load_document(calc).skills == (skills_listing(load_skills("calc")[:1])[2:],)
+    assert list_in_documents({}, calc.parent) == [calc] and "# Skills" not in calc.read_text()
+    _, problems = parse_document(calc.read_text() + "\n# Skills\nset_cell: no dash\n", calc)
+    assert problems and "a skill is a line '- name(params): what it does'" in problems[0]
+    _, problems = parse_document(calc.read_text().replace("# Demonstrations", "# Skills\n- a(): b\n# Demonstrations"), calc)
+    assert any("sections must appear in the order" in p for p in problems)

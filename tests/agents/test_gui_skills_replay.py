@@ -1,0 +1,74 @@
+"""App skills on the real applications under Xvfb: a desktop specialist's typed loop calls its
+learned skills with values no demonstration used (a scripted model: the loop, not the model, is
+under test), the skills replay on Chromium and LibreOffice Calc, and the task's own evaluator
+reads the end state. The demonstrations themselves replay in `agentlab skills check`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentlab.agents.gui_skills import load_demos
+from agentlab.envs.a11y import pyatspi_available
+from agentlab.envs.task_env import TaskEnvOptions
+from agentlab.envs.testing.system import missing_system
+from agentlab.envs.trajectory import load_trajectory
+from agentlab.envs.xdisplay import xvfb_available
+from agentlab.llm.base import Capabilities
+from agentlab.llm.testing import ScriptedChat
+from agentlab.run.episode import ExecOptions, run_task
+from agentlab.tasks.spec import ExecTask
+
+pytestmark = [pytest.mark.xvfb, pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def _needs(binary: str) -> None:
+    reason = xvfb_available() or pyatspi_available()
+    if reason or not shutil.which(binary):
+        missing_system(f"no desktop with {binary} here: {reason or binary + ' not installed'}")
+
+
+def _demo_task(skill: str, **changes) -> ExecTask:  # type: ignore[no-untyped-def]
+    demo = next(d for d in load_demos() if d.skill == skill)
+    raw = {**demo.task.model_dump(exclude_none=True), **changes, "gui_solution": None}
+    return ExecTask.model_validate(raw)
+
+
+def _skill_steps(out: Path, row: dict) -> list[str]:  # type: ignore[type-arg]
+    t = load_trajectory(out / row["trajectory"])
+    return [s.info["gui_call"] for s in t.steps if s.info.get("skill")]
+
+
+def test_browser_skills_follow_a_link_and_download_what_the_request_names(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
+    _needs("chromium")
+    task = _demo_task("follow_link", id="skill-use-catering",
+                      instruction="Open the Catering page of the bakery site and download the Catering menu there.")
+    llm = ScriptedChat(["follow_link('Catering')", "download_link('Catering menu')", "done()"],
+                       Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, agent="WebAgent",
+                   options=ExecOptions(max_steps=3, envs=TaskEnvOptions(app_start_timeout_s=240)))
+    assert row["error"] is None, row["error"]
+    assert (row["success"], row["status"], row["route"]) == (True, "done", "gui"), row
+    assert _skill_steps(tmp_path, row) == ['follow_link("Catering")', 'download_link("Catering menu")']
+    grammar = llm.params[0].grammar
+    assert grammar is not None and {"follow_link", "download_link", "click"} <= set(grammar.tools)
+
+
+def test_spreadsheet_skills_set_another_cell_and_save_keeping_the_format(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
+    _needs("soffice")
+    evaluator = {"func": ["number_close", "number_close"], "conj": "and",
+                 "result": [{"type": "xlsx_cell", "path": "stock.xlsx", "sheet": "Stock", "cell": "B4"},
+                            {"type": "xlsx_cell", "path": "stock.xlsx", "sheet": "Stock", "cell": "C3"}],
+                 "expected": [{"type": "literal", "value": 99}, {"type": "literal", "value": 7}]}
+    task = _demo_task("set_cell", id="skill-use-b4", instruction="Set B4 in stock.xlsx to 99 and save it as xlsx.",
+                      evaluator=json.loads(json.dumps(evaluator)))
+    llm = ScriptedChat(["set_cell('B4', '99')", "save_keep_format()", "done()"], Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, agent="CalcAgent",
+                   options=ExecOptions(max_steps=3, runner_options={"route": "gui"},
+                                       envs=TaskEnvOptions(app_start_timeout_s=240)))
+    assert row["error"] is None, row["error"]
+    assert (row["success"], row["route"]) == (True, "gui"), row
+    assert _skill_steps(tmp_path, row) == ['set_cell("B4", "99")', "save_keep_format()"]
