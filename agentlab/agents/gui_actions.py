@@ -49,7 +49,7 @@ from agentlab.toolkits.slots import combine_priors, request_values, said_words, 
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["element", "text", "key", "direction", "menu", "reason"]
+Kind = Literal["element", "text", "key", "direction", "menu", "reason", "label"]
 
 #: keys and combinations ``key()`` may press on a desktop (names the desktop env knows)
 DESKTOP_KEYS = ("enter", "tab", "esc", "backspace", "delete", "space", "up", "down", "left", "right", "home", "end",
@@ -207,6 +207,8 @@ class GuiChoices:
     skills: tuple[GuiSkill, ...] = ()
     #: the request's words (for grounding the skills' names and lines)
     request: str = ""
+    #: the screen's marks (a skill's on-screen parameter is one of their labels)
+    marks: tuple[Element, ...] = ()
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
@@ -223,7 +225,8 @@ class GuiChoices:
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
-                   grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request)
+                   grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
+                   tuple(screen.marks))
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -234,7 +237,15 @@ class GuiChoices:
         if name in OPS:
             return OPS[name]
         sk = self.skill(name)
-        return None if sk is None else GuiOp(sk.name, tuple(GuiParam(p, "text") for p in sk.params), sk.doc)
+        return None if sk is None else GuiOp(
+            sk.name, tuple(GuiParam(p, "label" if p in sk.on_screen else "text") for p in sk.params), sk.doc)
+
+    def labels(self, op: GuiOp, p: GuiParam) -> tuple[str, ...]:
+        """A skill's on-screen parameter's candidates: the labels of the visible marks of the role
+        its first step acts on (any role when the demonstration named none)."""
+        sk = self.skill(op.name)
+        role = sk.on_screen.get(p.name, "") if sk else ""
+        return tuple(dict.fromkeys(e.text.strip() for e in self.marks if e.text.strip() and (not role or e.role == role)))
 
     def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         """The values of ``op``'s parameter ``p`` (``None``: any text)."""
@@ -248,6 +259,8 @@ class GuiChoices:
             return DIRECTIONS
         if p.kind == "menu":
             return self.menus
+        if p.kind == "label":
+            return self.labels(op, p)
         return None  # a reason is the model's own words
 
     def ops(self, *, allow_end: bool = True) -> list[GuiOp]:
@@ -289,6 +302,12 @@ class GuiChoices:
         arg_prior = tuple((op.name, i, tuple((c, prior[int(c)]) for c in tools[op.name][i] or ()))
                           for op in ops for i, p in enumerate(op.params)
                           if p.kind == "element" and prior)
+        for op in ops:  # a skill's label: grounded on the request's words as the marks are
+            for i, p in enumerate(op.params):
+                labels = list(self.values(op, p) or ()) if p.kind == "label" else []
+                ground = word_prior(labels, self.request, GROUNDING_WEIGHT) if labels else None
+                if ground is not None:
+                    arg_prior += ((op.name, i, tuple((repr(c), v) for c, v in zip(labels, ground))),)
         weights = {n: self.op_weight(n) for n in tools}
         top = max(weights.values())
         norm = top + math.log(sum(math.exp(w - top) for w in weights.values()))
@@ -373,6 +392,11 @@ def _check(op: GuiOp, values: dict[str, Any], choices: GuiChoices) -> dict[str, 
             allowed = choices.values(op, p) or ()
             if v not in allowed:
                 raise ActionParseError(f"{op.name}: {p.name} must be one of {', '.join(allowed)}, got {v!r}")
+        elif p.kind == "label":
+            allowed = choices.values(op, p) or ()
+            if v not in allowed:
+                shown = ", ".join(repr(a) for a in list(allowed)[:12]) or "none"
+                raise ActionParseError(f"{op.name}: {p.name} must be the label of an element on screen ({shown}), got {v!r}")
         elif p.kind == "menu":
             first = v.split(MENU_SEP)[0].strip().casefold()
             if not any(first == m.casefold() for m in choices.menus):

@@ -108,6 +108,10 @@ class GuiSkill(BaseModel):
     steps: list[GuiStep]
     #: the demonstration's request it was learned from (for readers; never an evaluation task)
     learned_from: str = ""
+    #: parameters that name the element the first step acts on (a link's, a button's, a field's
+    #: label) -> that element's role: on a screen they are chosen among the labels of its marks of
+    #: that role, since the request rarely writes a label as the page does ("the Events page")
+    on_screen: dict[str, str] = Field(default_factory=dict)
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.params)})"
@@ -125,7 +129,34 @@ class GuiSkill(BaseModel):
         def fill(text: str, key: str) -> str:
             return _SLOT_RE.sub(lambda m: re.escape(values[m.group(1)]) if key == "pattern" else values[m.group(1)], text)
 
-        return [GuiStep.model_validate(_map_text(step.model_dump(exclude_none=True), fill)) for step in self.steps]
+        out = []
+        for i, step in enumerate(self.steps):
+            raw = _loose_names(step.model_dump(exclude_none=True))
+            if i == 0:  # the first element is on the screen the call was made on, or the call is wrong
+                raw["timeout_s"] = min(float(raw.get("timeout_s", FIRST_STEP_TIMEOUT_S)), FIRST_STEP_TIMEOUT_S)
+            out.append(GuiStep.model_validate(_map_text(raw, fill)))
+        return out
+
+
+#: how long a skill's first step waits for its element: the call was made on a settled screen,
+#: so an element that is not there is a wrong argument, fed back at once rather than after the
+#: 30 s a demonstration's step may wait for a dialog
+FIRST_STEP_TIMEOUT_S = 3.0
+
+
+def _loose_names(node: Any) -> Any:
+    """A target whose ``name`` holds a slot matches that name in any case: a request writes
+    "part number" for the label "Part number" (the label as a pattern, the value escaped)."""
+    if isinstance(node, dict):
+        out = {k: _loose_names(v) for k, v in node.items()}
+        name = out.get("name")
+        if isinstance(name, str) and _SLOT_RE.search(name) and "pattern" not in out:
+            del out["name"]
+            out["pattern"] = "(?i)" + name.strip()
+        return out
+    if isinstance(node, list):
+        return [_loose_names(v) for v in node]
+    return node
 
 
 def _map_text(node: Any, fn: Any, key: str = "") -> Any:
@@ -176,8 +207,22 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
         if not used[0]:
             raise ConfigError(f"skill {demo.skill}: parameter {name}'s value {value!r} is in no step of the "
                               "demonstration", where=where)
-    return GuiSkill(name=demo.skill, doc=demo.doc, app=demo.app, params=list(demo.params),
-                    steps=[GuiStep.model_validate(d) for d in dumped], learned_from=demo.task.instruction)
+    learned = [GuiStep.model_validate(d) for d in dumped]
+    return GuiSkill(name=demo.skill, doc=demo.doc, app=demo.app, params=list(demo.params), steps=learned,
+                    learned_from=demo.task.instruction, on_screen=_first_target_labels(learned))
+
+
+def _first_target_labels(steps: Sequence[GuiStep]) -> dict[str, str]:
+    """The parameters that are the whole label of the element the first step acts on (and never
+    typed text): parameter -> the element's role ("" when the step names none)."""
+    first = steps[0]
+    target = first.target if first.action in ("click", "double_click", "drag", "type") else None
+    if target is None or target.name is None:
+        return {}
+    m = _SLOT_RE.fullmatch(target.name.strip())
+    if m is None or any(m.group(0) in (s.type or "") for s in steps):
+        return {}
+    return {m.group(1): target.role or ""}
 
 
 # -- demonstrations and libraries on disk ---------------------------------------------------------

@@ -61,7 +61,12 @@ def test_values_are_replaced_as_whole_tokens_and_labels_become_parameters_too() 
                               {"qty": "2", "part": "HX-4471", "field": "Part number"}, skill="order_part"))
     assert skill.steps[0].type == "{{part}}" and skill.steps[0].into is not None
     assert skill.steps[0].into.name == "{{field}}" and skill.steps[1].type == "{{qty}}"  # "2" not inside HX-4471
-    assert skill.steps_for({"qty": "5", "part": "AB-1", "field": "Part number"})[0].type == "AB-1"
+    filled = skill.steps_for({"qty": "5", "part": "AB-1", "field": "part number (x)"})
+    assert filled[0].type == "AB-1" and filled[0].into is not None
+    # a label given by a slot matches in any case, as written; the first step waits briefly
+    assert filled[0].into.matches("entry", "Part Number (X)") and not filled[0].into.matches("entry", "Part number")
+    assert filled[0].timeout_s == 3.0 and filled[1].timeout_s == 30.0
+    assert filled[1].into is not None and filled[1].into.name == "Quantity"  # a constant label stays exact
 
 
 def test_a_value_in_a_pattern_is_filled_as_literal_text() -> None:
@@ -105,7 +110,8 @@ def test_learning_then_filling_with_the_demonstrations_values_gives_its_steps_ba
     skill = learn_skill(_demo(request, steps, params, skill="write_values"))
     assert all("{{p" in (s.type or "") for s in skill.steps)
     again = skill.steps_for(params)
-    assert [s.model_dump() for s in again] == [GuiStep.model_validate(s).model_dump() for s in steps]
+    assert [s.model_dump(exclude={"timeout_s"}) for s in again] == [
+        GuiStep.model_validate(s).model_dump(exclude={"timeout_s"}) for s in steps]
 
 
 def test_the_shipped_libraries_are_what_the_shipped_demonstrations_teach() -> None:
@@ -151,28 +157,46 @@ def _skills() -> tuple[GuiSkill, ...]:
     return tuple(load_skills("chrome"))
 
 
-def test_skills_are_offered_with_the_requests_values_and_grounded_on_its_words() -> None:
-    request = "On the bakery site, download the Winter price list"
+def test_skills_are_offered_with_the_screens_labels_and_the_requests_values_grounded_on_its_words() -> None:
+    request = "On the bakery site, open the Catering page and download the menu"
     choices = GuiChoices.build(_screen(), request, skills=_skills())
     g = choices.grammar(allow_end=False)
-    assert "download_link" in g.tools and "'Winter price list'" in (g.tools["download_link"][0] or ())
+    # a link's label is chosen among the links on screen (the page's words, not the request's)
+    assert g.tools["download_link"] == (("'Catering'", "'Home'"),) and g.tools["follow_link"] == g.tools["download_link"]
+    label_prior = {c: v for name, i, vals in g.arg_prior if name == "follow_link" for c, v in vals}
+    assert label_prior["'Catering'"] > label_prior["'Home'"]  # "Catering" is said
+    # a field's text is the request's: no entry on screen, so fill_field is not offered at all
+    assert "fill_field" not in g.tools and "press_button" not in g.tools
     prior = dict(g.name_prior)
-    # "download" said: the download skill outweighs any other skill, and the prior is normalised
-    assert prior["download_link"] > prior["follow_link"] > float("-inf")
+    # "download" said: the download skill outweighs the other skills, and the prior is normalised
+    assert prior["download_link"] > max(prior["bookmark_page"], prior["follow_link"]) > float("-inf")
     assert abs(sum(2.718281828 ** v for v in prior.values()) - 1) < 1e-6
     assert "- download_link(link): " in choices.doc(allow_end=False)
     tools = {t["function"]["name"]: t for t in choices.tools(allow_end=False)}
-    assert "Winter price list" in tools["download_link"]["function"]["parameters"]["properties"]["link"]["enum"]
+    assert tools["download_link"]["function"]["parameters"]["properties"]["link"]["enum"] == ["Catering", "Home"]
+    with pytest.raises(ActionParseError, match="must be the label of an element on screen"):
+        parse_gui_reply("follow_link('Catering page')", choices)
+
+
+def test_only_the_first_steps_whole_label_is_chosen_on_screen() -> None:
+    by_name = {s.name: s for a in ("chrome", "calc", "os", "writer", "gimp") for s in load_skills(a)}
+    assert by_name["fill_field"].on_screen == {"field": "entry"}  # the text typed stays the request's
+    assert by_name["follow_link"].on_screen == {"link": "link"}
+    assert by_name["rename_file"].on_screen == {}  # its first step opens a menu; the file is found later
+    assert by_name["transform"].on_screen == {}  # a menu item: not on screen before the menu opens
+    assert by_name["replace_all"].on_screen == {}  # typed text
 
 
 def test_a_skill_call_is_read_checked_and_rendered_and_an_unknown_one_refused() -> None:
-    choices = GuiChoices.build(_screen(), "fill in Your name with Ada", skills=_skills())
+    els = [Element(1, (0, 0, 90, 20), "entry", "Your name", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    choices = GuiChoices.build(screen, "fill in Your name with Ada", skills=_skills())
     call = parse_gui_reply("fill_field('Your name', 'Ada')", choices)
     assert call.name == "fill_field" and call.args == {"field": "Your name", "text": "Ada"}
     assert call.render() == 'fill_field("Your name", "Ada")'
     with pytest.raises(ActionParseError, match="no action call"):
         parse_gui_reply("book_flight('Paris')", choices)
-    without = GuiChoices.build(_screen(), "fill in Your name with Ada")
+    without = GuiChoices.build(screen, "fill in Your name with Ada")
     assert "fill_field" not in without.grammar().tools
 
 
