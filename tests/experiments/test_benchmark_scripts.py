@@ -292,3 +292,29 @@ def test_two_app_detection_smoke(tmp_path, capsys):
     assert float(s["blind_two_either"]) >= float(s["blind_two_spans"])  # either detector flags at least what one does
     text = res.read_text()
     assert "Command: `python benchmarks/two_app_detection.py --quick" in text and "| mentions or spans |" in text
+
+
+@pytest.mark.slow
+@pytest.mark.xvfb
+@pytest.mark.timeout(900)
+def test_gui_route_smoke(tmp_path, capsys):
+    """The GUI-route benchmark with the real embedded model on one web task (Chromium under Xvfb),
+    typed actions with skills, one step; run again, it reuses the arm's folder."""
+    import shutil
+
+    from agentlab.envs.a11y import pyatspi_available
+    from agentlab.envs.testing.system import missing_system
+    from agentlab.envs.xdisplay import xvfb_available
+
+    reason = xvfb_available() or pyatspi_available()
+    if reason or not shutil.which("chromium"):
+        missing_system(f"no desktop with Chromium here: {reason or 'chromium not installed'}")
+    res, out_dir = tmp_path / "gr.md", tmp_path / "run"
+    args = ("--quick", "--max-new-tokens", "32", "--out", str(out_dir), "--results", str(res))
+    first = summary(run(capsys, "gui_route", *args))
+    assert first["tasks"] == "1" and "acc_typed-skills" in first
+    text = res.read_text()
+    assert "Command: `python benchmarks/gui_route.py --quick" in text and "| GUI, typed actions + app skills | " in text
+    (row,) = [r for r in (out_dir / "typed-skills" / "results.jsonl").read_text().splitlines() if r.strip()]
+    assert '"route": "gui"' in row
+    assert summary(run(capsys, "gui_route", *args)) == first
