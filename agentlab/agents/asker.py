@@ -11,8 +11,9 @@ question, one sampling schedule for the whole episode. Each role asks its own mo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from agentlab.dialogue.ask import AskResult, Attempt, Check, RetrySampling, ask_until_parsed
 from agentlab.dialogue.templates import load_template
@@ -74,7 +75,8 @@ class RoleAsker(Generic[C]):
 
     def ask(self, role: str, prompt: str, fields: Mapping[str, str], parse: Callable[[str], T], *,
             checks: Sequence[Check[T]] = (), images: Sequence[Image.Image | None] = (),
-            on_attempt: Callable[[Attempt[T]], None] | None = None) -> AskResult[T]:
+            on_attempt: Callable[[Attempt[T]], None] | None = None,
+            constraint: Mapping[str, Any] | None = None) -> AskResult[T]:
         """Ask template ``prompt`` (filled with ``fields`` and ``{feedback}``) until ``parse`` and
         ``checks`` accept; ``images`` (a missing one is skipped) ride along when the backend takes them."""
         system = load_template(self.system).render(role=role).strip() + "\n"
@@ -87,5 +89,7 @@ class RoleAsker(Generic[C]):
             return [ChatMessage("system", system), ChatMessage("user", user, images=shots)]
 
         return ask_until_parsed(llm, build, parse, checks=checks, max_attempts=self.config.max_retries + 1,
-                                params=self._sampling, correction=load_template(self.correction),
+                                params=((lambda i: dataclasses.replace(self._sampling(i), **constraint))
+                                        if constraint else self._sampling),
+                                correction=load_template(self.correction),
                                 on_attempt=on_attempt, label=prompt)

@@ -371,6 +371,18 @@ def grounding(marks: Sequence[Element], request: str, *, docs: Mapping[int, str]
     return () if prior is None else tuple((e.id, v) for e, v in zip(marks, prior))
 
 
+def constraint(llm: Any, choices: GuiChoices, *, allow_end: bool) -> dict[str, Any]:
+    """What keeps a reply to the typed calls with this backend (an
+    :class:`~agentlab.llm.base.LLMBackend`): its grammar, its tools, or nothing (a plain model's
+    reply is parsed and checked)."""
+    caps = llm.capabilities
+    if caps.tool_calls:
+        return {"tools": choices.tools(allow_end=allow_end)}
+    if caps.plan_grammar:
+        return {"grammar": choices.grammar(allow_end=allow_end)}
+    return {}
+
+
 # -- reading a reply -------------------------------------------------------------------------------
 def _check(op: GuiOp, values: dict[str, Any], choices: GuiChoices) -> dict[str, Any]:
     out: dict[str, Any] = {}

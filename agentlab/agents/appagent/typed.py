@@ -23,17 +23,16 @@ folder after the package, while a pool document names its app by domain, ``clock
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
 from agentlab.agents.appagent.docs_store import DocStore
-from agentlab.agents.gui_actions import Carried, GuiCall, GuiChoices, GuiScreen, carry_out, parse_gui_reply
+from agentlab.agents.gui_actions import Carried, GuiCall, GuiChoices, GuiScreen, carry_out, constraint, parse_gui_reply
 from agentlab.agents.gui_skills import GuiSkill, load_skills
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.actions.phone import PHONE
 from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.marks import draw_marks
-from agentlab.llm.base import LLMBackend
 from agentlab.envs.trajectory import TrajectoryRecorder
 from agentlab.errors import ConfigError
 
@@ -47,16 +46,6 @@ log = logging.getLogger(__name__)
 TYPED_KEYS = frozenset({"tap", "click", "text", "v_swipe", "h_swipe", "scroll", "double_click"})
 #: a mark across the screens of one episode: its uid (its text when it has none) and its box
 MarkKey = tuple[str, tuple[int, int, int, int]]
-
-
-def constraint(llm: LLMBackend, choices: GuiChoices, *, allow_end: bool) -> dict[str, Any]:
-    """What keeps a reply to the typed calls with this backend: its grammar, its tools, or nothing."""
-    caps = llm.capabilities
-    if caps.tool_calls:
-        return {"tools": choices.tools(allow_end=allow_end)}
-    if caps.plan_grammar:
-        return {"grammar": choices.grammar(allow_end=allow_end)}
-    return {}
 
 
 class _Act:

@@ -7,6 +7,8 @@ paper's ablations (no manager agent, no reflection agent, no active text percept
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 #: every template PC-Agent fills; their hashes go into the trajectory header
@@ -32,4 +34,9 @@ class PCAgentConfig(BaseModel):
     manager: bool = Field(True, description="False: the whole instruction is one subtask, no hub (ablation)")
     reflection: bool = Field(True, description="False: no reflection agent (ablation)")
     ocr: bool = Field(True, description="False: elements only, no OCR text boxes (ablation)")
+    #: the decision agent's replies: ``raw`` (Thought and one call of the env's action space, the
+    #: paper's) or ``typed`` (one typed GUI call over the screen's marks, decoded under its grammar by a
+    #: local model, OpenAI tools for an endpoint: :mod:`agentlab.agents.gui_actions`, the desktop
+    #: specialists' space). A subtask that must report values is still asked in the raw form
+    actions: Literal["raw", "typed"] = Field("raw", description="decision replies: raw actions or typed GUI calls")
 

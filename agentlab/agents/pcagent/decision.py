@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.agents.asker import RoleAsker
+from agentlab.agents.gui_actions import GuiCall, GuiChoices, GuiScreen, carry_out, constraint, parse_gui_reply
 from agentlab.agents.pcagent.config import PCAgentConfig
 from agentlab.agents.pcagent.perception import Perception
 from agentlab.agents.response import sections
@@ -42,12 +43,14 @@ class Decision:
 
     thought: str
     action_text: str
-    action: Action | None = None  #: None when the subtask is finished
+    action: Action | None = None  #: None when the subtask is finished (or a typed call stands for it)
     outputs: dict[str, str] = field(default_factory=dict)
+    #: the typed GUI call of a typed decision (``PCAgentConfig.actions = "typed"``)
+    call: GuiCall | None = None
 
     @property
     def finished(self) -> bool:
-        return self.action is None
+        return self.call.terminal if self.call is not None else self.action is None
 
 
 def _done_outputs(text: str, m: re.Match[str]) -> dict[str, str]:
@@ -142,6 +145,9 @@ class DecisionAgent:
             carried.action, carried.target = action, target
             carried.result = env.step(action)
 
+        if self.asker.config.actions == "typed" and not outputs:
+            return self._decide_typed(env, instruction=instruction, subtask=subtask, perception=perception,
+                                      progress=progress, reflection=reflection, on_attempt=on_attempt)
         done_example = "subtask_done(" + ", ".join(f'{n}="<value>"' for n in outputs) + ")"
         fields = {
             "instruction": instruction, "subtask": subtask, "screen": perception.listing(),
@@ -155,3 +161,45 @@ class DecisionAgent:
             images=[shot], checks=[needs_outputs, carry], on_attempt=on_attempt,
         )
         return asked, carried
+
+    def _decide_typed(self, env: Env, *, instruction: str, subtask: str, perception: Perception, progress: str,
+                      reflection: str, on_attempt: Callable[[Attempt[Decision]], None] | None
+                      ) -> tuple[AskResult[Decision], Carried]:
+        """One typed GUI call over this screen's marks (the accessibility elements; the OCR lines
+        when there are none), grounded on the subtask's and the instruction's words. ``done()`` ends
+        the subtask; ``fail(reason)`` ends it too, the reason kept as the thought (PC-Agent has no
+        give-up of its own: the next subtask, or the end check, sees what was not done)."""
+        screen = typed_screen(perception)
+        choices = GuiChoices.build(screen, f"{subtask}\n{instruction}")
+        carried = Carried()
+
+        def parse(reply: str) -> Decision:
+            call = parse_gui_reply(reply, choices)
+            thought = f"gave up: {call.args.get('reason', '')}" if call.name == "fail" else ""
+            return Decision(thought, clip(reply.strip(), 300), None, {}, call=call)
+
+        def carry(d: Decision) -> None:
+            carried.action = carried.target = carried.result = None
+            if d.call is None or d.call.terminal:
+                return
+            done = carry_out(env, d.call, screen)
+            carried.action = done.actions[-1] if done.actions else None
+            carried.result = done.result
+
+        fields = {"instruction": instruction, "subtask": subtask, "screen": screen.listing(),
+                  "actions": choices.doc(allow_end=True), "example": choices.example(),
+                  "progress": progress, "reflection": reflection}
+        llm = self.asker.llm_for(self.asker.model_role("decision"))
+        asked = self.asker.ask(
+            "decision", "pcagent/decision_typed", fields, parse, images=[perception.marked_screenshot()],
+            checks=[carry], on_attempt=on_attempt, constraint=constraint(llm, choices, allow_end=True),
+        )
+        return asked, carried
+
+
+def typed_screen(perception: Perception) -> GuiScreen:
+    """The marks a typed decision may act on: the listed accessibility elements, or the OCR text
+    lines (clicked at their centre) when the screen has no elements."""
+    if perception.elements or not perception.items:
+        return GuiScreen(perception.observation, list(perception.elements))
+    return GuiScreen(perception.observation, [i.as_element() for i in perception.items], ocr=True)

@@ -62,3 +62,35 @@ def test_screenshots_go_only_to_a_backend_that_takes_images(
         if cls is Seeing:
             shot = next(msgs[-1].images[0] for role, msgs in llm.calls if role == "decision")
             assert shot.size == (1280, 800)  # the set-of-marks screenshot of the whole screen
+
+
+def test_typed_decisions_are_one_call_over_the_screens_marks_under_its_grammar(
+        xdisplay, needs_a11y, demo_app, pc_doc, role_scripted, tmp_path: Path) -> None:
+    """``actions: typed``: the decision agent's reply is one typed GUI call (the desktop
+    specialists' space), a local model is held to the screen's grammar, a refused call is fed
+    back, and ``done()`` ends the subtask."""
+    from agentlab.toolkits.grammar import CallGrammar
+
+    class Grammared(role_scripted):  # type: ignore[misc,valid-type]
+        """TEST DOUBLE: the same scripted roles, declaring that it decodes under a grammar."""
+
+        @property
+        def capabilities(self) -> Capabilities:
+            return Capabilities(plan_grammar=True)
+
+    llm = Grammared(decision=["click(99)", "click(1)", "done()"],
+                    reflection=["Verdict: as intended\nReason: the count went up."],
+                    progress=["Progress: pressed Add one."])
+    env = DesktopEnv(display=xdisplay, app="demo_gtk")
+    rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.", env="desktop", agent=pc_doc.name)
+    res = Solo(PCAgent(pc_doc, {"manager": False, "ocr": False, "actions": "typed"}), llm).run(env, "Press Add one.", rec, 3)
+    assert (res.status, res.steps) == ("done", 1), res.error
+    assert demo_app.state()["count"] == 1
+    decisions = [p for (role, _), p in zip(llm.calls, llm.params) if role == "decision"]
+    grammar = decisions[0].grammar
+    assert isinstance(grammar, CallGrammar) and "click" in grammar.tools and "done" in grammar.tools
+    assert "element must be one of the numbers on screen" in llm.asked("decision")[1]  # click(99) fed back
+    assert "Reply with the one action call" in llm.asked("decision")[0]
+    traj = load_trajectory(tmp_path / "ep")
+    acted = [s for s in traj.steps if s.action and s.action.get("type") == "click"]
+    assert len(acted) == 1
