@@ -82,3 +82,73 @@ def run_main(main: Callable[[], int]) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     logging.getLogger("agentlab.experiments").setLevel(logging.INFO)
     sys.exit(main())
+
+
+# -- arms that are `agentlab exec` run folders (phone_docs.py, gui_route.py) ---------------------------
+def exec_rows(folder: Path) -> list[dict]:
+    """The rows of an ``agentlab exec`` folder, the latest per task id (a resumed run appends)."""
+    import json
+
+    path = folder / "results.jsonl"
+    if not path.exists():
+        return []
+    latest: dict[str, dict] = {}
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            latest[str(r["id"])] = r
+    return list(latest.values())
+
+
+def run_exec_arm(name: str, tasks: Path, ids: set[str], folder: Path, options: Sequence[str], *, max_steps: int,
+                 max_new_tokens: int, llm_config: Path | None) -> list[dict]:
+    """Run (or reuse, or resume) one arm's ``agentlab exec --router gt`` folder with runner
+    options ``options`` (``-O`` each); its rows for ``ids``, sorted by id. A folder already
+    holding every task is reused; one holding some is resumed."""
+    import subprocess
+
+    have = {str(r["id"]) for r in exec_rows(folder)}
+    if not ids <= have:
+        cmd = [sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(tasks), "--router", "gt",
+               "--max-steps", str(max_steps), "--max-new-tokens", str(max_new_tokens), "--out", str(folder)]
+        for opt in options:
+            cmd += ["-O", opt]
+        if llm_config:
+            cmd += ["--llm-config", str(llm_config)]
+        if have:
+            cmd.append("--resume")
+        log(f"[{name}] {' '.join(cmd[1:])}")
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "exec.log", "a", encoding="utf-8") as fh:
+            rc = subprocess.run(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT,
+                                env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).returncode
+        if rc not in (0, 1):  # exec exits 1 when tasks fail; anything else is the harness's own error
+            raise RuntimeError(f"agentlab exec for arm {name} exited {rc}; see {folder / 'exec.log'}")
+    else:
+        log(f"[{name}] reusing {folder} ({len(have)} rows)")
+    return sorted((r for r in exec_rows(folder) if str(r["id"]) in ids), key=lambda r: str(r["id"]))
+
+
+def typed_calls(folder: Path, rows: Sequence[dict]) -> list[dict]:
+    """The ``info`` of every step with a typed GUI call in the trajectories of ``rows`` (under ``folder``)."""
+    from agentlab.envs.trajectory import load_trajectory
+
+    out = []
+    for r in rows:
+        episode = folder / str(r.get("trajectory") or "")
+        if r.get("trajectory") and episode.is_dir():
+            out += [st.info for st in load_trajectory(episode).steps if st.info.get("gui_call")]
+    return out
+
+
+def per_task_table(ids: set[str], arms: Sequence[tuple[str, Sequence[dict]]]) -> list[str]:
+    """``Per task (1 = solved)``: one row per task id, one column per arm (``-``: no row)."""
+    out = ["Per task (1 = solved):", "", "| task | " + " | ".join(name for name, _ in arms) + " |",
+           "|---|" + "---|" * len(arms)]
+    for tid in sorted(ids):
+        cells = []
+        for _, rows in arms:
+            row = next((r for r in rows if r["id"] == tid), None)
+            cells.append("-" if row is None else str(int(bool(row.get("success")))))
+        out.append(f"| {tid} | " + " | ".join(cells) + " |")
+    return out

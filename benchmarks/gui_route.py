@@ -23,16 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import RESULTS, ROOT, log, publish, run_main, summary_line, usage_error
+from _common import RESULTS, ROOT, per_task_table, publish, run_exec_arm, run_main, summary_line, typed_calls, usage_error
 
 TITLE = "Desktop specialists through the GUI: raw actions, typed actions, typed actions + app skills"
 ARMS: dict[str, tuple[str, ...]] = {
@@ -56,18 +53,8 @@ class Arm:
 
     def calls(self, out: Path) -> tuple[int, int]:
         """(skill calls, typed calls) over this arm's trajectories."""
-        from agentlab.envs.trajectory import load_trajectory
-
-        skills = total = 0
-        for r in self.rows:
-            folder = out / self.name / str(r.get("trajectory") or "")
-            if not r.get("trajectory") or not folder.is_dir():
-                continue
-            for st in load_trajectory(folder).steps:
-                if st.info.get("gui_call"):
-                    total += 1
-                    skills += bool(st.info.get("skill"))
-        return skills, total
+        infos = typed_calls(out / self.name, self.rows)
+        return sum(bool(i.get("skill")) for i in infos), len(infos)
 
     def line(self, out: Path) -> str:
         from agentlab.eval.variance import wilson_interval
@@ -86,41 +73,10 @@ class Arm:
                 f"{skills}/{total} | {', '.join(f'{k} {v}' for k, v in sorted(routes.items()))} |")
 
 
-def _rows(folder: Path) -> list[dict]:
-    path = folder / "results.jsonl"
-    if not path.exists():
-        return []
-    latest: dict[str, dict] = {}
-    for line in path.read_text("utf-8").splitlines():
-        if line.strip():
-            r = json.loads(line)
-            latest[str(r["id"])] = r
-    return list(latest.values())
-
-
 def run_arm(name: str, tasks: Path, ids: set[str], out: Path, args: argparse.Namespace) -> Arm:
     """Run (or reuse, or resume) one arm's ``agentlab exec`` folder."""
-    folder = out / name
-    have = {str(r["id"]) for r in _rows(folder)}
-    if not ids <= have:
-        cmd = [sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(tasks), "--router", "gt",
-               "--max-steps", str(args.max_steps), "--max-new-tokens", str(args.max_new_tokens), "--out", str(folder)]
-        for opt in ARMS[name]:
-            cmd += ["-O", opt]
-        if args.llm_config:
-            cmd += ["--llm-config", str(args.llm_config)]
-        if have:
-            cmd.append("--resume")
-        log(f"[{name}] {' '.join(cmd[1:])}")
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / "exec.log", "a", encoding="utf-8") as fh:
-            rc = subprocess.run(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT,
-                                env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).returncode
-        if rc not in (0, 1):  # exec exits 1 when tasks fail; anything else is the harness's own error
-            raise RuntimeError(f"agentlab exec for arm {name} exited {rc}; see {folder / 'exec.log'}")
-    else:
-        log(f"[{name}] reusing {folder} ({len(have)} rows)")
-    return Arm(name, sorted((r for r in _rows(folder) if str(r["id"]) in ids), key=lambda r: str(r["id"])))
+    return Arm(name, run_exec_arm(name, tasks, ids, out / name, ARMS[name], max_steps=args.max_steps,
+                                  max_new_tokens=args.max_new_tokens, llm_config=args.llm_config))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,14 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|",
         *[a.line(out) for a in results],
         "",
-        "Per task (1 = solved):",
-        "",
-        "| task | " + " | ".join(a.name for a in results) + " |",
-        "|---|" + "---|" * len(results),
+        *per_task_table(ids, [(a.name, a.rows) for a in results]),
     ]
-    for tid in sorted(ids):
-        cells = [str(int(bool(next((r.get("success") for r in a.rows if r["id"] == tid), False)))) for a in results]
-        body.append(f"| {tid} | " + " | ".join(cells) + " |")
     summary = summary_line({"tasks": len(ids), **{f"acc_{a.name}": (a.solved / len(a.rows) if a.rows else None)
                                                    for a in results}})
     return publish(args.results, TITLE, body, summary, __file__, argv)

@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import RESULTS, ROOT, command_line, log, summary_line, usage_error, write_result
+from _common import RESULTS, ROOT, command_line, log, per_task_table, run_exec_arm, summary_line, typed_calls, usage_error, write_result
 
 TITLE = "Phone clock tasks: surveyed documents and typed actions against the raw-action baseline"
 PACKAGE = "com.example.clock"
@@ -69,19 +67,9 @@ class Arm:
 
     def first_mark_share(self, out: Path) -> tuple[int, int]:
         """(typed calls on element 1, typed calls) over this arm's trajectories."""
-        from agentlab.envs.trajectory import load_trajectory
-
-        ones = total = 0
-        for r in self.rows:
-            folder = out / self.name / str(r.get("trajectory") or "")
-            if not r.get("trajectory") or not folder.is_dir():
-                continue
-            for st in load_trajectory(folder).steps:
-                call = st.info.get("gui_call")
-                if call:
-                    total += 1
-                    ones += call in ("click(1)", "type(1)") or call.startswith("type(1,") or call.startswith("scroll(1,")
-        return ones, total
+        calls = [str(i["gui_call"]) for i in typed_calls(out / self.name, self.rows)]
+        ones = sum(c in ("click(1)", "type(1)") or c.startswith("type(1,") or c.startswith("scroll(1,") for c in calls)
+        return ones, len(calls)
 
     def line(self) -> str:
         from agentlab.eval.variance import wilson_interval
@@ -105,44 +93,12 @@ def clock_tasks() -> list[Path]:
     return sorted(tasks_dir().glob("clock-*.json"))
 
 
-def _rows(folder: Path) -> list[dict]:
-    path = folder / "results.jsonl"
-    if not path.exists():
-        return []
-    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-    latest: dict[str, dict] = {}
-    for r in rows:
-        latest[str(r["id"])] = r
-    return list(latest.values())
-
-
 def run_arm(name: str, tasks: Path, ids: set[str], out: Path, docs: Path, args: argparse.Namespace) -> Arm:
     """Run (or reuse, or resume) one arm's ``agentlab exec`` folder."""
-    folder = out / name
-    have = {str(r["id"]) for r in _rows(folder)}
-    arm = Arm(name)
-    if not ids <= have:
-        cmd = [sys.executable, "-m", "agentlab.cli", "exec", "--tasks", str(tasks), "--router", "gt",
-               "--max-steps", str(args.max_steps), "--max-new-tokens", str(args.max_new_tokens), "--out", str(folder)]
-        for opt in ARMS[name]:
-            cmd += ["-O", opt.format(docs=docs)]
-        if args.llm_config:
-            cmd += ["--llm-config", str(args.llm_config)]
-        if have:
-            cmd.append("--resume")
-        log(f"[{name}] {' '.join(cmd[1:])}")
-        folder.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        with open(folder / "exec.log", "a", encoding="utf-8") as fh:
-            rc = subprocess.run(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT,
-                                env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).returncode
-        arm.wall_s = time.perf_counter() - t0
-        if rc not in (0, 1):  # exec exits 1 when tasks fail; anything else is the harness's own error
-            raise RuntimeError(f"agentlab exec for arm {name} exited {rc}; see {folder / 'exec.log'}")
-    else:
-        log(f"[{name}] reusing {folder} ({len(have)} rows)")
-    arm.rows = sorted((r for r in _rows(folder) if str(r["id"]) in ids), key=lambda r: str(r["id"]))
-    return arm
+    t0 = time.perf_counter()
+    rows = run_exec_arm(name, tasks, ids, out / name, [o.format(docs=docs) for o in ARMS[name]],
+                        max_steps=args.max_steps, max_new_tokens=args.max_new_tokens, llm_config=args.llm_config)
+    return Arm(name, rows, time.perf_counter() - t0)
 
 
 def survey_check(out: Path, shipped: Path) -> tuple[float, int, int, bool]:
@@ -252,17 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|",
         *[a.line() for a in results],
         "",
-        "Per task (1 = solved):",
-        "",
-        "| task | " + " | ".join(a.name for a in results) + " |",
-        "|---|" + "---|" * len(results),
+        *per_task_table(ids, [(a.name, a.rows) for a in results]),
     ]
-    for tid in sorted(ids):
-        cells = []
-        for a in results:
-            row = next((r for r in a.rows if r["id"] == tid), None)
-            cells.append("-" if row is None else str(int(bool(row.get("success")))))
-        body.append(f"| {tid} | " + " | ".join(cells) + " |")
     shares = []
     for a in results:
         ones, total = a.first_mark_share(out)
