@@ -13,7 +13,6 @@ from pathlib import Path
 
 import typer
 
-from agentlab.errors import AgentlabError
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +29,7 @@ def learn(demos: Path = typer.Option(None, "--demos", help="demonstrations folde
     from agentlab.agents.gui_skills import learn_library, list_in_documents, load_demos, write_library
 
     t0 = time.perf_counter()
-    try:
-        library = learn_library(load_demos(demos))
-    except AgentlabError as exc:
-        raise typer.BadParameter(exc.message) from None
+    library = learn_library(load_demos(demos))  # a bad demonstration: one line naming it (agentlab.cli.main)
     for name, skills in sorted(library.items()):
         path = write_library(name, skills, out)
         typer.echo(f"{name}: {len(skills)} skill(s) -> {path}")
@@ -54,10 +50,7 @@ def check(demos: Path = typer.Option(None, "--demos", help="demonstrations folde
     from agentlab.agents.gui_skills import load_demos
     from agentlab.envs.gui_replay import check_task_gui
 
-    try:
-        chosen = [d for d in load_demos(demos) if not only or d.skill in only.split(",")]
-    except AgentlabError as exc:
-        raise typer.BadParameter(exc.message) from None
+    chosen = [d for d in load_demos(demos) if not only or d.skill in only.split(",")]
     failed = 0
     for demo in chosen:
         res = check_task_gui(demo.task, out / f"{demo.app}-{demo.skill}")
@@ -75,8 +68,5 @@ def list_skills(name: str = typer.Argument("", help="an application (pool domain
 
     apps = [name] if name else sorted(p.stem for p in skills_dir().glob("*.json"))
     for a in apps:
-        try:
-            skills = load_skills(a)
-        except AgentlabError as exc:
-            raise typer.BadParameter(exc.message) from None
+        skills = load_skills(a)
         typer.echo(f"{a}:\n{skills_listing(skills) or '  (no skills)'}")

@@ -236,3 +236,21 @@ def test_the_documents_of_an_apps_gui_specialists_list_its_skills(tmp_path: Path
     assert problems and "a skill is a line '- name(params): what it does'" in problems[0]
     _, problems = parse_document(calc.read_text().replace("# Demonstrations", "# Skills\n- a(): b\n# Demonstrations"), calc)
     assert any("sections must appear in the order" in p for p in problems)
+
+
+def test_the_skills_command_lists_learns_and_refuses_bad_demonstrations_in_one_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from agentlab.cli import main
+
+    main(["skills", "list", "calc"])
+    assert "set_cell(cell, value): " in capsys.readouterr().out
+    out = tmp_path / "libs"
+    main(["skills", "learn", "--out", str(out), "--no-documents"])
+    assert json.loads((out / "calc.json").read_text()) == json.loads((skills_dir() / "calc.json").read_text())
+    bad = tmp_path / "demos"
+    bad.mkdir()
+    (bad / "broken.json").write_text("{not json")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["skills", "learn", "--demos", str(bad), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code != 0 and len(err.splitlines()) == 1 and "broken.json" in err and "not a skill demonstration" in err
