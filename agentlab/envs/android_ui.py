@@ -164,6 +164,8 @@ def select_elements(roots: list[UINode], min_dist: float = 30.0) -> list[Element
     out: list[Element] = []
     for i, n in enumerate(kept, start=1):
         text = n.text or n.content_desc or (n.descendant_text() if n.clickable else "")
+        if not text and n.checkable:
+            text = row_label(n, visible)
         out.append(
             Element(
                 id=i,
@@ -178,6 +180,16 @@ def select_elements(roots: list[UINode], min_dist: float = 30.0) -> list[Element
             )
         )
     return out
+
+
+def row_label(node: UINode, nodes: list[UINode], limit: int = 2) -> str:
+    """The label a screen reader gives a switch or check box that has no text of its own: the
+    texts on its row (text nodes whose vertical extent overlaps its own), left to right, as a
+    settings row's "Dark theme" names the switch beside it (Android's ``labelFor``)."""
+    top, bottom = node.bounds[1], node.bounds[3]
+    row = sorted((n for n in nodes if n.text and n is not node and n.bounds[1] < bottom and n.bounds[3] > top),
+                 key=lambda n: (n.bounds[0], n.bounds[1]))
+    return " ".join(dict.fromkeys(n.text for n in row[:limit]))
 
 
 def focused_editable(roots: list[UINode]) -> UINode | None:

@@ -85,7 +85,9 @@ def test_exploration_writes_and_refines_docs(fake_adb, scripted, tmp_path) -> No
     assert doc["docs"] == {"tap": "Opens the settings page."} and doc["seen"] == {"tap": 1}
     assert (tmp_path / "docs" / "clock" / "com.example.clock.id_vibrate_switch.json").exists()
     reflect_prompt = _user(llm, 1)
-    assert "Screen before the action" in reflect_prompt and '"Settings"' in reflect_prompt and "Vibrate" not in reflect_prompt
+    assert "Screen before the action" in reflect_prompt and '"Settings"' in reflect_prompt
+    # the screen after: the switch is named by its row's text (android_ui.row_label), nothing else says Vibrate
+    assert reflect_prompt.count("Vibrate") == 1 and 'Switch "Vibrate"' in reflect_prompt
     # Seen again: the old text is shown to be refined, and the entry is updated.
     fake_adb.device.app.stack = ["home"]
     llm2 = scripted(["Action: tap(2)", "Decision: CONTINUE\nDocumentation: Opens settings (vibration, theme).", "Action: FINISH"])

@@ -49,6 +49,20 @@ def test_row_elements_take_their_childrens_text_and_state() -> None:
     assert switches[0].state == ("checked",) and switches[1].state == ("unchecked",)
 
 
+def test_a_switch_without_text_is_named_by_its_rows_text_and_nothing_else_is() -> None:
+    """A screen reader's label for an unlabelled switch: the text on its row (settings rows)."""
+    app = ClockApp()
+    app.stack = ["home", "settings"]
+    by_uid = {e.uid: e for e in select_elements(parse_hierarchy(app.hierarchy_xml()))}
+    assert by_uid["com.example.clock.id_vibrate_switch"].text == "Vibrate"
+    assert by_uid["com.example.clock.id_dark_switch"].text == "Dark theme"
+    assert by_uid["ImageButton_80_80_Navigate_up"].text == "Navigate up"  # its own description, not the title's
+    xml = ('<hierarchy><node class="android.widget.Switch" checkable="true" clickable="true" bounds="[400,100][500,150]"/>'
+           '<node class="android.widget.TextView" text="Far away" bounds="[0,300][300,350]"/></hierarchy>')
+    (alone,) = select_elements(parse_hierarchy(xml))
+    assert alone.text == ""  # no text on its row: still unnamed, not the nearest text anywhere
+
+
 @pytest.mark.parametrize("bad", ["not xml", "<?xml version='1.0'?><root/>", '<hierarchy><node bounds="oops"/></hierarchy>'])
 def test_bad_dumps_raise_data_error(bad: str) -> None:
     with pytest.raises(DataError):
