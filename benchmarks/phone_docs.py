@@ -2,13 +2,16 @@
 
 The 7 clock tasks (``data/tasks/clock-*.json``, on the protocol-level fake phone) carried out by
 their gold agent (ClockAgent, ``--router gt``) with the configured model (default: the embedded
-SmolLM2-135M) under three arms, each one ``agentlab exec`` run folder under ``--out``:
+SmolLM2-135M) under five arms, each one ``agentlab exec`` run folder under ``--out``:
 
 * ``raw``         -- raw phone actions (AppAgent's sectioned reply), no documents: the baseline;
-* ``typed``       -- typed GUI actions under the screen's grammar, no documents;
+* ``typed``       -- typed GUI actions under the screen's grammar, no documents, no skills;
 * ``typed-docs``  -- typed GUI actions with the documents the survey wrote
   (``agentlab agent survey --fake``, shipped in ``data/docs/com.example.clock``): shown in the
-  prompt and grounding the request on the marks (``DOC_GROUNDING_WEIGHT``).
+  prompt and grounding the request on the marks (``DOC_GROUNDING_WEIGHT``); no skills;
+* ``typed-skills`` -- typed GUI actions and the clock app's skills learned from demonstrations on
+  synthesized requests (``data/skills/clock.json``, :mod:`agentlab.agents.gui_skills`), no documents;
+* ``typed-docs-skills`` -- both.
 
 Before the arms, the survey is run again into ``<out>/survey-docs`` (timed) and compared with the
 shipped documents: the measured arm uses what the survey writes today. Per arm: ExecutionAcc with
@@ -17,7 +20,7 @@ each arm. A run folder whose ``results.jsonl`` already holds every task is reuse
 some is resumed (``exec --resume``). Nothing here reads a task's evaluator: ``agentlab exec``
 judges, this script reads its rows.
 
-    python benchmarks/phone_docs.py [--out runs/phone_docs] [--arms raw,typed,typed-docs]
+    python benchmarks/phone_docs.py [--out runs/phone_docs] [--arms raw,typed,typed-docs,typed-skills,typed-docs-skills]
         [--max-steps 6] [--max-new-tokens 256] [--llm-config FILE] [--results FILE]
 """
 
@@ -41,11 +44,15 @@ PACKAGE = "com.example.clock"
 #: arm -> its runner options (``exec -O``); ``{docs}`` is the documents' root
 ARMS: dict[str, tuple[str, ...]] = {
     "raw": ("actions=raw", "use_docs=false"),
-    "typed": ("actions=typed", "use_docs=false"),
-    "typed-docs": ("actions=typed", "use_docs=true", "docs_dir={docs}"),
+    "typed": ("actions=typed", "use_docs=false", "skills=false"),
+    "typed-docs": ("actions=typed", "use_docs=true", "docs_dir={docs}", "skills=false"),
+    "typed-skills": ("actions=typed", "use_docs=false", "skills=true"),
+    "typed-docs-skills": ("actions=typed", "use_docs=true", "docs_dir={docs}", "skills=true"),
 }
 LABELS = {"raw": "raw actions, no documents (AppAgent baseline)", "typed": "typed actions, no documents",
-          "typed-docs": "typed actions + surveyed documents"}
+          "typed-docs": "typed actions + surveyed documents",
+          "typed-skills": "typed actions + the app's learned skills",
+          "typed-docs-skills": "typed actions + surveyed documents + learned skills"}
 
 
 @dataclass
@@ -243,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     if "raw" in by and "typed-docs" in by:
         ra, da = by["raw"].acc(), by["typed-docs"].acc()
         values["gain_docs_vs_raw"] = None if ra is None or da is None else da - ra
+    if "raw" in by and "typed-skills" in by:
+        ra, sa = by["raw"].acc(), by["typed-skills"].acc()
+        values["gain_skills_vs_raw"] = None if ra is None or sa is None else sa - ra
     summary = summary_line(values)
     write_result(args.results, TITLE, body, summary, command=command_line(__file__, argv))
     print("\n".join(body))

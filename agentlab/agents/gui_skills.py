@@ -306,7 +306,7 @@ def list_in_documents(library: Mapping[str, Sequence[GuiSkill]], folder: Path | 
             doc = load_document(path)
         except Exception:  # not an agent document (a README) or a broken one: `agentlab pool` reports those
             continue
-        if doc.runner != "gui" or (doc.domain not in library and not doc.skills):
+        if doc.runner not in ("gui", "appagent") or (doc.domain not in library and not doc.skills):
             continue
         text = path.read_text(encoding="utf-8")
         new = document_with_skills(text, library.get(doc.domain, ()))
@@ -327,6 +327,10 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[
     from agentlab.envs.gui_replay import GuiReplayError, replay
     from agentlab.errors import InvalidActionError
 
+    from agentlab.envs.actions.phone import PHONE
+
+    if env.actions is PHONE:
+        return replay_phone(env, skill.steps_for(args), label=skill.name)
     inner = env
     while not isinstance(inner, DesktopEnv) and getattr(inner, "inner", None) is not None:
         inner = inner.inner  # a wrapper (the episode's TimedEnv) still checks its deadline per action
@@ -338,3 +342,104 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[
     except GuiReplayError as exc:
         raise InvalidActionError(f"{skill.name}: {exc.message}") from None
     return sent, StepResult(observation=env.observe(), done=False, info={"skill": skill.name})
+
+
+#: the longest a phone step waits for its element: a phone app's screens change in well under a
+#: second (the 30 s a desktop step may wait is for LibreOffice's dialogs), so a skill called with
+#: a value that names nothing on the screen it reaches is fed back after this
+PHONE_WAIT_S = 5.0
+
+
+def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill",
+                 poll_s: float = 0.3) -> tuple[list[Any], Any]:
+    """Carry ``steps`` out on a phone env (a tap for a click, a tap then the text for a ``type``
+    into an element, Back for the ``back`` key; ``wait``/``gone`` poll the screen): the phone's
+    counterpart of :func:`agentlab.envs.gui_replay.replay`, so an app skill (and its
+    demonstration) replays on the fake device or a real one. Returns (the actions sent, the last
+    result); a step that cannot be carried out raises :class:`InvalidActionError` naming it."""
+    import time
+
+    from agentlab.envs.actions.phone import Back, Tap, Text
+    from agentlab.envs.base import StepResult
+    from agentlab.envs.gui_replay import find
+    from agentlab.errors import InvalidActionError
+
+    def until(target: Any, present: bool, timeout_s: float) -> Any:
+        deadline = time.monotonic() + min(timeout_s, PHONE_WAIT_S)
+        seen = env.observe()
+        while (find(seen, target) is not None) != present and time.monotonic() < deadline:
+            time.sleep(poll_s)
+            seen = env.observe()
+        return seen
+
+    obs = env.observe()
+    sent: list[Any] = []
+    for i, step in enumerate(steps, start=1):
+        where = f"{label}: step {i} ({step.describe()})"
+        if step.sleep is not None:
+            time.sleep(step.sleep)
+            obs = env.observe()
+            continue
+        if step.action in ("wait", "gone"):
+            assert step.target is not None  # a wait or gone step names its element (GuiStep's validator)
+            obs = until(step.target, step.action == "wait", step.timeout_s)
+            if (find(obs, step.target) is not None) != (step.action == "wait"):
+                raise InvalidActionError(f"{where}: {'never showed' if step.action == 'wait' else 'still on screen'}")
+            continue
+        if step.action == "key":
+            if str(step.key).lower() != "back":
+                raise InvalidActionError(f"{where}: a phone has only the back key")
+            actions: list[Any] = [Back()]
+        elif step.action in ("click", "type") and (step.action == "click" or step.into is not None):
+            target = step.target
+            assert target is not None  # a click or a type into an element names it
+            el = find(obs, target) or find(obs := until(target, True, step.timeout_s), target)
+            if el is None:
+                raise InvalidActionError(f"{where}: its element never showed; on screen: "
+                                         + "; ".join(f"[{e.id}] {e.text!r}" for e in obs.elements[:30]))
+            actions = [Tap(el.id)] if step.action == "click" else [Tap(el.id), Text(str(step.type))]
+        elif step.action == "type":
+            actions = [Text(str(step.type))]
+        else:
+            raise InvalidActionError(f"{where}: a phone cannot {step.action}")
+        result = None
+        for action in actions:
+            result = env.step(action)
+            sent.append(action)
+        assert result is not None
+        obs = result.observation
+    return sent, StepResult(observation=obs, done=False, info={"skill": label})
+
+
+def check_demo(demo: SkillDemo, folder: Path) -> tuple[bool, str]:
+    """Replay a demonstration on its real application (a desktop task under a private Xvfb, as
+    ``agentlab tasks check --gui``; a phone task on the fake device): (ok, the line to print).
+    ok: the start state fails the demonstration's checker and the end state passes it."""
+    from agentlab.envs.gui_replay import check_task_gui
+
+    if demo.task.env == "desktop":
+        res = check_task_gui(demo.task, folder)
+        return res.ok, res.line()
+    import time
+
+    from agentlab.envs.phone_task import open_phone_task
+    from agentlab.envs.phone_task import FAKE
+    from agentlab.envs.task_env import TaskEnvOptions
+    from agentlab.errors import AgentlabError
+
+    t0 = time.monotonic()
+    opened = open_phone_task(demo.task, folder, TaskEnvOptions(device=FAKE))
+    try:
+        opened.collect()
+        before = demo.task.evaluate(opened.root, env=opened.eval_env).score
+        try:
+            sent, _ = replay_phone(opened.env, demo.task.gui_solution or [], label=demo.skill)
+        except AgentlabError as exc:
+            return False, f"FAIL {demo.task.id}: start {before:.2f} ({exc.message})"
+        opened.collect()
+        after = demo.task.evaluate(opened.root, env=opened.eval_env).score
+    finally:
+        opened.close()
+    ok = before == 0.0 and after >= 1.0 - 1e-9
+    return ok, (f"{'ok  ' if ok else 'FAIL'} {demo.task.id}: start {before:.2f}, solved {after:.2f} "
+                f"(phone: {len(sent)} actions in {time.monotonic() - t0:.1f}s on the fake device)")

@@ -45,17 +45,17 @@ def learn(demos: Path = typer.Option(None, "--demos", help="demonstrations folde
 def check(demos: Path = typer.Option(None, "--demos", help="demonstrations folder (default data/skills/demos)"),
           out: Path = typer.Option(Path("runs/skills-check"), "--out", help="a folder per demonstration (screens of failures)"),
           only: str = typer.Option("", "--only", help="comma-separated skill names")) -> None:
-    """Replay every demonstration on its real application (a private Xvfb), as `agentlab tasks check --gui`:
+    """Replay every demonstration on its real application (a private Xvfb, as `agentlab tasks check --gui`;
+    the fake device for a phone app):
     the start state must fail the demonstration's checker and the end state pass it."""
-    from agentlab.agents.gui_skills import load_demos
-    from agentlab.envs.gui_replay import check_task_gui
+    from agentlab.agents.gui_skills import check_demo, load_demos
 
     chosen = [d for d in load_demos(demos) if not only or d.skill in only.split(",")]
     failed = 0
     for demo in chosen:
-        res = check_task_gui(demo.task, out / f"{demo.app}-{demo.skill}")
-        failed += not res.ok
-        typer.echo(f"{demo.app}.{demo.skill}: {res.line()}")
+        ok, line = check_demo(demo, out / f"{demo.app}-{demo.skill}")
+        failed += not ok
+        typer.echo(f"{demo.app}.{demo.skill}: {line}")
     typer.echo(f"{len(chosen) - failed}/{len(chosen)} demonstrations replay")
     if failed:
         raise typer.Exit(1)

@@ -187,8 +187,8 @@ class ExecTask(BaseModel):
         if sol is not None and (sol.language == "actions") != kind.device_paths:
             out.append(f"reference_solution: language {sol.language!r} does not fit env {self.env!r} "
                        "(phone tasks replay 'actions'; the others run python or bash)")
-        if self.gui_solution is not None and (self.env != "desktop" or not self.gui_solution):
-            out.append("gui_solution: only a desktop task has one, and it lists at least one step")
+        if self.gui_solution is not None and (self.env not in ("desktop", "phone") or not self.gui_solution):
+            out.append("gui_solution: only a desktop or phone task has one, and it lists at least one step")
         if self.plan is not None and not self.plan:
             out.append("plan: an empty list; leave 'plan' out for a single-agent task")
         if self.plan is not None and self.agent is not None:

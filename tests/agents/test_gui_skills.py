@@ -254,3 +254,38 @@ def test_the_skills_command_lists_learns_and_refuses_bad_demonstrations_in_one_l
         main(["skills", "learn", "--demos", str(bad), "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert exc.value.code != 0 and len(err.splitlines()) == 1 and "broken.json" in err and "not a skill demonstration" in err
+
+
+# -- on the phone (the protocol-level fake device) ----------------------------------------------------
+def test_phone_skills_replay_on_the_fake_device_with_the_requests_values(fake_adb, tmp_path: Path) -> None:
+    """The clock app's skills, learned from demonstrations on synthesized requests, called by the
+    typed deploy (scripted model) with values no demonstration used: the dark theme, the Lunch alarm."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    assert app.dark is False and next(a for a in app.alarms if a.label == "Lunch").enabled is True
+    llm = ScriptedChat(["toggle_setting('dark theme')", "done()"], Capabilities(plan_grammar=True))
+    agent = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False))
+    res = agent.deploy(env, "Switch the Clock app to its dark theme.", tmp_path / "ep")
+    assert (res.status, res.steps) == ("done", 1) and app.dark is True
+    grammar = llm.params[0].grammar
+    assert grammar is not None and {"toggle_setting", "toggle_alarm", "click"} <= set(grammar.tools)
+    assert "'dark theme'" in (grammar.tools["toggle_setting"][0] or ())  # the request's words, not made up
+    step = next(s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill"))
+    assert step.info["expanded"] == ["tap(2)", "tap(3)"]  # Settings, then the switch its row names "Dark theme"
+    app.stack = ["home"]
+    llm = ScriptedChat(["toggle_alarm('Lunch')", "done()"], Capabilities(plan_grammar=True))
+    AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False)).deploy(
+        env, "Turn off the 12:00 Lunch alarm without deleting it.", None)
+    assert next(a for a in app.alarms if a.label == "Lunch").enabled is False
+    # a wrong value is fed back at once and nothing is toggled
+    app.stack = ["home"]
+    llm = ScriptedChat(["toggle_setting('night mode')", "fail('no such setting')"], Capabilities(plan_grammar=True))
+    res = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False,
+                                       max_retries=1)).deploy(env, "Turn on night mode.", None)
+    assert res.status == "failed" and app.dark is True and app.vibrate is True

@@ -115,7 +115,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     screen_docs = ScreenDocs(agent)
     #: marks whose click flipped a switch in this episode: grounding does not push them again
     flipped: set[MarkKey] = set()
-    skills = tuple(load_skills(cfg.app)) if cfg.skills and not phone else ()
+    skills = tuple(load_skills(cfg.app)) if cfg.skills else ()
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
