@@ -43,7 +43,7 @@ from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
-from agentlab.agents.gui_skills import GuiSkill, run_skill
+from agentlab.agents.gui_skills import GuiSkill, first_target, run_skill
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.slots import combine_priors, request_values, said_words, shared_words, word_prior
 
@@ -265,10 +265,12 @@ class GuiChoices:
 
     def ops(self, *, allow_end: bool = True) -> list[GuiOp]:
         """The operations callable here: one whose parameter has no candidate is left out (it could
-        only be called with a made-up value); ``allow_end=False`` (an episode's first step, when
+        only be called with a made-up value), and so is a skill whose first element is not on this
+        screen (:func:`~agentlab.agents.gui_skills.first_target`); ``allow_end=False`` (an episode's first step, when
         nothing is done yet) leaves out ``done`` and ``fail``."""
         out = []
-        skill_ops = [o for o in (self.op(s.name) for s in self.skills) if o is not None]
+        shown = [s for s in self.skills if (t := first_target(s)) is None or any(t.matches(e.role, e.text) for e in self.marks)]
+        skill_ops = [o for o in (self.op(s.name) for s in shown) if o is not None]
         for op in [*GUI_OPS[:-2], *skill_ops, *GUI_OPS[-2:]]:
             if op.name in ("done", "fail") and not allow_end:
                 continue

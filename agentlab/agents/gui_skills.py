@@ -145,18 +145,34 @@ FIRST_STEP_TIMEOUT_S = 3.0
 
 
 def _loose_names(node: Any) -> Any:
-    """A target whose ``name`` holds a slot matches that name in any case: a request writes
-    "part number" for the label "Part number" (the label as a pattern, the value escaped)."""
+    """A target whose ``name`` or ``contains`` holds a slot matches any label that holds the filled
+    text as whole words, in any case: a request writes "part number" for the label "Part number",
+    "the theme" for the switch "Dark theme", "Lunch" for the alarm "12:00 Lunch" (the label becomes
+    a pattern; constant text is escaped here, the slot's value when it is filled)."""
     if isinstance(node, dict):
         out = {k: _loose_names(v) for k, v in node.items()}
-        name = out.get("name")
-        if isinstance(name, str) and _SLOT_RE.search(name) and "pattern" not in out:
-            del out["name"]
-            out["pattern"] = "(?i)" + name.strip()
+        for key in ("name", "contains"):
+            text = out.get(key)
+            if isinstance(text, str) and _SLOT_RE.search(text) and "pattern" not in out:
+                del out[key]
+                body = "".join(piece if i % 2 else re.escape(piece)
+                               for i, piece in enumerate(re.split(r"(\{\{[a-z][a-z0-9_]*\}\})", text.strip())))
+                out["pattern"] = r"(?is).*(?<!\w)" + body + r"(?!\w).*"
+                break
         return out
     if isinstance(node, list):
         return [_loose_names(v) for v in node]
     return node
+
+
+def first_target(skill: GuiSkill) -> Any:
+    """The element a skill's first step acts on when its label is fixed (no slot), else None: a
+    skill is offered only on a screen that shows it (Calc's Name Box, the clock's Settings button)."""
+    step = skill.steps[0]
+    target = step.target if step.action in ("click", "double_click", "drag", "type") else None
+    if target is None or any(_SLOT_RE.search(v or "") for v in (target.name, target.contains, target.pattern)):
+        return None
+    return target
 
 
 def _map_text(node: Any, fn: Any, key: str = "") -> Any:
@@ -329,18 +345,29 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[
 
     from agentlab.envs.actions.phone import PHONE
 
+    sent: list[Any] = []
+
+    def stopped(why: str) -> tuple[list[Any], Any]:
+        """A skill that fails after acting has changed the screen: the step happened (the loop
+        looks again and the model reads where it stopped); one that failed before acting is refused."""
+        if not sent:
+            raise InvalidActionError(why)
+        return sent, StepResult(observation=env.observe(), done=False, info={"skill": skill.name, "skill_error": why})
+
     if env.actions is PHONE:
-        return replay_phone(env, skill.steps_for(args), label=skill.name)
+        try:
+            return replay_phone(env, skill.steps_for(args), label=skill.name, sent=sent)
+        except InvalidActionError as exc:
+            return stopped(exc.message)
     inner = env
     while not isinstance(inner, DesktopEnv) and getattr(inner, "inner", None) is not None:
         inner = inner.inner  # a wrapper (the episode's TimedEnv) still checks its deadline per action
     if not isinstance(inner, DesktopEnv):
         raise InvalidActionError(f"{skill.name}: a skill replays on a desktop, not on {type(env).__name__}")
-    sent: list[Any] = []
     try:
         replay(env, skill.steps_for(args), on_step=lambda _i, _s, _o, a: sent.append(a) if a is not None else None)
     except GuiReplayError as exc:
-        raise InvalidActionError(f"{skill.name}: {exc.message}") from None
+        return stopped(f"{skill.name}: {exc.message}")
     return sent, StepResult(observation=env.observe(), done=False, info={"skill": skill.name})
 
 
@@ -350,8 +377,8 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[
 PHONE_WAIT_S = 5.0
 
 
-def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill",
-                 poll_s: float = 0.3) -> tuple[list[Any], Any]:
+def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill", poll_s: float = 0.3,
+                 sent: list[Any] | None = None) -> tuple[list[Any], Any]:
     """Carry ``steps`` out on a phone env (a tap for a click, a tap then the text for a ``type``
     into an element, Back for the ``back`` key; ``wait``/``gone`` poll the screen): the phone's
     counterpart of :func:`agentlab.envs.gui_replay.replay`, so an app skill (and its
@@ -373,7 +400,7 @@ def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill",
         return seen
 
     obs = env.observe()
-    sent: list[Any] = []
+    sent = [] if sent is None else sent  # the caller's list: what was sent before a failure
     for i, step in enumerate(steps, start=1):
         where = f"{label}: step {i} ({step.describe()})"
         if step.sleep is not None:

@@ -238,13 +238,15 @@ class RawReplyServer:
 
 class ScriptedChat(LLMBackend):
     """An in-process backend answering from a list, in order, and keeping every call's sampling
-    parameters (``params``): for tests of an agent's loop where the replies are the input."""
+    parameters (``params``) and messages (``prompts``): for tests of an agent's loop where the
+    replies are the input."""
 
     model_id = "scripted"
 
     def __init__(self, replies: list[str], caps: Capabilities | None = None) -> None:
         self.replies = list(replies)
         self.params: list[SamplingParams] = []
+        self.prompts: list[list[ChatMessage]] = []
         self.caps = caps or Capabilities()
 
     @property
@@ -253,6 +255,7 @@ class ScriptedChat(LLMBackend):
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         self.params.append(params or SamplingParams())
+        self.prompts.append(list(messages))
         if not self.replies:
             raise AssertionError("scripted backend ran out of replies")
         return [self.replies.pop(0)]

@@ -283,9 +283,30 @@ def test_phone_skills_replay_on_the_fake_device_with_the_requests_values(fake_ad
     AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False)).deploy(
         env, "Turn off the 12:00 Lunch alarm without deleting it.", None)
     assert next(a for a in app.alarms if a.label == "Lunch").enabled is False
-    # a wrong value is fed back at once and nothing is toggled
+    # a value that names nothing: the skill acted (Settings opened), then stopped; the step counts,
+    # the model reads where it stopped, and nothing was toggled
     app.stack = ["home"]
     llm = ScriptedChat(["toggle_setting('night mode')", "fail('no such setting')"], Capabilities(plan_grammar=True))
     res = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False,
                                        max_retries=1)).deploy(env, "Turn on night mode.", None)
-    assert res.status == "failed" and app.dark is True and app.vibrate is True
+    assert res.status == "failed" and res.steps == 1 and app.dark is True and app.vibrate is True
+    assert "toggle_setting" in res.summary and "stopped: " in res.summary and "never showed" in res.summary
+    assert "stopped: " in llm.prompts[1][-1].content  # the next question says so
+
+
+def test_a_skill_is_offered_only_where_its_first_element_is_and_labels_match_by_whole_words() -> None:
+    clock = {s.name: s for s in load_skills("clock")}
+    home = GuiScreen.of(Observation(screenshot=None, elements=[
+        Element(1, (0, 0, 90, 20), "android.widget.Button", "Alarms", None, True),
+        Element(2, (0, 30, 90, 50), "android.widget.Button", "Settings", None, True)]), 50)
+    settings = GuiScreen.of(Observation(screenshot=None, elements=[
+        Element(1, (0, 0, 90, 20), "android.widget.Switch", "Dark theme", None, True)]), 50)
+    request = "Switch the Clock app to its dark theme."
+    assert {"toggle_setting", "toggle_alarm"} <= set(GuiChoices.build(home, request, phone=True, skills=tuple(clock.values())).grammar().tools)
+    # on the settings page neither skill's first button is there: only the screen's own actions
+    assert not {"toggle_setting", "toggle_alarm"} & set(GuiChoices.build(settings, request, phone=True, skills=tuple(clock.values())).grammar().tools)
+    switch = clock["toggle_setting"].steps_for({"setting": "theme"})[1].wait
+    assert switch is not None and switch.matches("android.widget.Switch", "Dark theme")
+    assert not switch.matches("android.widget.Switch", "Themes") and not switch.matches("android.widget.Button", "Dark theme")
+    alarm = clock["toggle_alarm"].steps_for({"alarm": "lunch"})[2].click
+    assert alarm is not None and alarm.matches("android.widget.Switch", "12:00 Lunch")

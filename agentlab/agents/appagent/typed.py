@@ -164,6 +164,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             last = carried.actions[-1] if carried.actions else None
             error = None
             done_so_far.append(_said(call, screen))
+            if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
+                done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
                 flipped.add(mark_key(screen.mark(call.args["element"])))
             rec.record(obs, last, action_text=reply, reflection="; ".join(done_so_far),
