@@ -74,8 +74,8 @@ GROUNDING_WEIGHT = 2.0
 DOC_GROUNDING_WEIGHT = 1.0
 #: An app skill's share of the operation prior before grounding (:mod:`agentlab.agents.gui_skills`):
 #: one skill call does what several clicks would, so it starts level with ``select``; each request
-#: word its name or line shares adds :data:`SKILL_GROUNDING_WEIGHT` nats ("open the page ..." prefers
-#: ``open_page``). Both set by hand before any measurement, as ``OP_PRIOR`` was, and not tuned on tasks
+#: word its name or line shares adds :data:`SKILL_GROUNDING_WEIGHT` nats ("download the menu" prefers
+#: ``download_link``). Both set by hand before any measurement, as ``OP_PRIOR`` was, and not tuned on tasks
 SKILL_PRIOR = 0.1
 SKILL_GROUNDING_WEIGHT = 1.0
 
@@ -232,8 +232,8 @@ class GuiChoices:
         return next((s for s in self.skills if s.name == name), None)
 
     def op(self, name: str) -> GuiOp | None:
-        """The operation called ``name``: a GUI operation or one of the app's skills (every
-        parameter of a skill is text the request gives)."""
+        """The operation called ``name``: a GUI operation or one of the app's skills (a skill's
+        parameters are text the request gives, or a label on screen: :attr:`GuiSkill.on_screen`)."""
         if name in OPS:
             return OPS[name]
         sk = self.skill(name)

@@ -165,11 +165,15 @@ def _loose_names(node: Any) -> Any:
     return node
 
 
+def _acted_on(step: GuiStep) -> Any:
+    """The element ``step`` acts on (clicks, drags, types into), or None (a key, a wait, a sleep)."""
+    return step.target if step.action in ("click", "double_click", "drag", "type") else None
+
+
 def first_target(skill: GuiSkill) -> Any:
     """The element a skill's first step acts on when its label is fixed (no slot), else None: a
     skill is offered only on a screen that shows it (Calc's Name Box, the clock's Settings button)."""
-    step = skill.steps[0]
-    target = step.target if step.action in ("click", "double_click", "drag", "type") else None
+    target = _acted_on(skill.steps[0])
     if target is None or any(_SLOT_RE.search(v or "") for v in (target.name, target.contains, target.pattern)):
         return None
     return target
@@ -215,7 +219,7 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
 
         def put(text: str, key: str, value: str = value, name: str = name, used: list[bool] = used) -> str:
             target = re.escape(value) if key == "pattern" else value
-            out, n = _occurs(target).subn(_SLOT.format(name=name).replace("\\", r"\\"), text)
+            out, n = _occurs(target).subn(_SLOT.format(name=name), text)
             used[0] = used[0] or n > 0
             return out
 
@@ -231,8 +235,7 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
 def _first_target_labels(steps: Sequence[GuiStep]) -> dict[str, str]:
     """The parameters that are the whole label of the element the first step acts on (and never
     typed text): parameter -> the element's role ("" when the step names none)."""
-    first = steps[0]
-    target = first.target if first.action in ("click", "double_click", "drag", "type") else None
+    target = _acted_on(steps[0])
     if target is None or target.name is None:
         return {}
     m = _SLOT_RE.fullmatch(target.name.strip())
@@ -309,9 +312,10 @@ def document_with_skills(text: str, skills: Sequence[GuiSkill]) -> str:
 
 
 def list_in_documents(library: Mapping[str, Sequence[GuiSkill]], folder: Path | None = None) -> list[Path]:
-    """Write each application's skills into the documents of its GUI specialists (``runner: gui``,
-    that ``domain``) under ``folder`` (default the pool's): routers and readers see what the agent
+    """Write each application's skills into the documents of its GUI and phone specialists
+    (``runner: gui`` or ``appagent``, that ``domain``) under ``folder`` (default the pool's): routers and readers see what the agent
     can do. Returns the documents changed (each written atomically, re-read to check it parses)."""
+    from agentlab.errors import AgentDocumentError
     from agentlab.fileio import atomic_write_text
     from agentlab.paths import agents_dir
     from agentlab.pool.document import load_document
@@ -320,7 +324,7 @@ def list_in_documents(library: Mapping[str, Sequence[GuiSkill]], folder: Path | 
     for path in sorted((folder or agents_dir()).rglob("*.md")):
         try:
             doc = load_document(path)
-        except Exception:  # not an agent document (a README) or a broken one: `agentlab pool` reports those
+        except AgentDocumentError:  # not an agent document (a README) or a broken one: `agentlab pool` reports those
             continue
         if doc.runner not in ("gui", "appagent") or (doc.domain not in library and not doc.skills):
             continue
@@ -335,15 +339,15 @@ def list_in_documents(library: Mapping[str, Sequence[GuiSkill]], folder: Path | 
 
 # -- carrying a skill out ---------------------------------------------------------------------------
 def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[Any], Any]:
-    """Replay ``skill`` with ``args`` on a desktop env; returns (the env actions sent, the last
-    step's result). A step that cannot be carried out raises
-    :class:`~agentlab.errors.InvalidActionError` naming it, which the loop feeds back."""
+    """Replay ``skill`` with ``args`` on a desktop or phone env; returns (the env actions sent, the
+    last step's result). A skill whose first step cannot be carried out raises
+    :class:`~agentlab.errors.InvalidActionError` naming it, which the loop feeds back; one that
+    stops later returns what it sent, its result's ``skill_error`` saying where it stopped."""
+    from agentlab.envs.actions.phone import PHONE
     from agentlab.envs.base import StepResult
     from agentlab.envs.desktop import DesktopEnv
     from agentlab.envs.gui_replay import GuiReplayError, replay
     from agentlab.errors import InvalidActionError
-
-    from agentlab.envs.actions.phone import PHONE
 
     sent: list[Any] = []
 
@@ -449,13 +453,15 @@ def check_demo(demo: SkillDemo, folder: Path) -> tuple[bool, str]:
         return res.ok, res.line()
     import time
 
-    from agentlab.envs.phone_task import open_phone_task
-    from agentlab.envs.phone_task import FAKE
+    from agentlab.envs.phone_task import FAKE, open_phone_task
     from agentlab.envs.task_env import TaskEnvOptions
     from agentlab.errors import AgentlabError
 
     t0 = time.monotonic()
-    opened = open_phone_task(demo.task, folder, TaskEnvOptions(device=FAKE))
+    try:
+        opened = open_phone_task(demo.task, folder, TaskEnvOptions(device=FAKE))
+    except AgentlabError as exc:  # one demonstration's device: the others are still checked
+        return False, f"FAIL {demo.task.id}: cannot open ({exc.message})"
     try:
         opened.collect()
         before = demo.task.evaluate(opened.root, env=opened.eval_env).score

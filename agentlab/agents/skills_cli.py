@@ -49,8 +49,15 @@ def check(demos: Path = typer.Option(None, "--demos", help="demonstrations folde
     the fake device for a phone app):
     the start state must fail the demonstration's checker and the end state pass it."""
     from agentlab.agents.gui_skills import check_demo, load_demos
+    from agentlab.errors import ConfigError
 
-    chosen = [d for d in load_demos(demos) if not only or d.skill in only.split(",")]
+    every = load_demos(demos)
+    wanted = [n for n in only.split(",") if n]
+    unknown = sorted(set(wanted) - {d.skill for d in every})
+    if unknown:
+        raise ConfigError(f"--only: no demonstration teaches {', '.join(unknown)}; known: "
+                          f"{', '.join(sorted({d.skill for d in every}))}")
+    chosen = [d for d in every if not wanted or d.skill in wanted]
     failed = 0
     for demo in chosen:
         ok, line = check_demo(demo, out / f"{demo.app}-{demo.skill}")

@@ -254,6 +254,11 @@ def test_the_skills_command_lists_learns_and_refuses_bad_demonstrations_in_one_l
         main(["skills", "learn", "--demos", str(bad), "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert exc.value.code != 0 and len(err.splitlines()) == 1 and "broken.json" in err and "not a skill demonstration" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["skills", "check", "--only", "set_cel", "--out", str(tmp_path / "check")])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code != 0 and len(err.splitlines()) == 1 and "no demonstration teaches set_cel" in err
+    assert not (tmp_path / "check").exists()  # nothing was started
 
 
 # -- on the phone (the protocol-level fake device) ----------------------------------------------------
