@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 #: every template PC-Agent fills; their hashes go into the trajectory header
-PROMPT_NAMES = ("pcagent/system", "pcagent/manager", "pcagent/decision", "pcagent/reflection", "pcagent/progress",
-                "pcagent/correction")
+PROMPT_NAMES = ("pcagent/system", "pcagent/manager", "pcagent/decision", "pcagent/decision_typed",
+                "pcagent/reflection", "pcagent/progress", "pcagent/correction")
 #: PC-Agent's roles, each of which may have a model of its own
 MODEL_ROLES = ("manager", "decision", "reflection", "progress")
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: every template Agent S2 fills; their hashes go into the trajectory header
-PROMPT_NAMES = ("s2/system", "s2/manager", "s2/worker", "s2/feedback", "s2/ground_point")
+PROMPT_NAMES = ("s2/system", "s2/manager", "s2/worker", "s2/worker_typed", "s2/feedback", "s2/ground_point")
 #: the role a system prompt speaks to -> the model role it asks (``roles:`` in an LLM config file)
 MODEL_ROLES = {"manager": "manager", "worker": "worker", "grounding expert": "grounder"}
 
@@ -52,6 +52,11 @@ class S2Config(BaseModel):
     grounding: Literal["grounder", "worker", "elements"] = "grounder"
     #: the point's convention: ``pixels`` of the screenshot as sent, or the ``relative`` 0-1000 grid
     point_coords: Literal["pixels", "relative"] = "pixels"
+    #: the worker's replies: ``semantic`` (the paper's: one action described in words, placed by a
+    #: grounding expert) or ``typed`` (one typed GUI call over the screen's numbered marks, decoded
+    #: under its grammar by a local model, OpenAI tools for an endpoint: the desktop specialists'
+    #: space, :mod:`agentlab.agents.gui_actions`; no grounding expert is asked)
+    actions: Literal["semantic", "typed"] = "semantic"
 
     @field_validator("experts")
     @classmethod

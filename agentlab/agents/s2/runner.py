@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 from agentlab.agents.base import AgentResult, Status, runner_config
 from agentlab.agents.context import RunContext
-from agentlab.agents.s2.actions import Fail
 from agentlab.agents.asker import RoleAsker
 from agentlab.agents.s2.config import MODEL_ROLES, PROMPT_NAMES, S2Config
 from agentlab.agents.s2.grounding import Mixture
@@ -45,8 +44,8 @@ def _plan_role(plan: Plan, replanned: bool) -> Role:
 
 
 def _worker_role(reply: WorkerReply, subgoal: str) -> Role:
-    text = (f"{reply.thought}\n" if reply.thought else "") + f"Action: {reply.action.to_call()}"
-    return {"role": "worker", "text": text, "thought": reply.thought, "action": reply.action.to_call(),
+    text = (f"{reply.thought}\n" if reply.thought else "") + f"Action: {reply.call_text}"
+    return {"role": "worker", "text": text, "thought": reply.thought, "action": reply.call_text,
             "subgoal": subgoal}
 
 
@@ -163,8 +162,8 @@ class _Episode:
             if reply is None:
                 return "failed", f"{len(turn.asked.attempts)} unusable replies; last: {turn.asked.attempts[-1].problem}"
             roles = self.take_roles(_worker_role(reply, subgoal))
-            if reply.action.terminal:
-                why = reply.action.reason if isinstance(reply.action, Fail) else ""
+            if reply.terminal:
+                why = reply.fail_reason
                 self.rec.record(screen.obs, None, action_text=reply.action_text, thought=reply.thought,
                                 reflection=self.summary(subgoal), info={"roles": roles, "subgoal": subgoal,
                                                                         "subgoal_status": "failed" if why else "done"})
@@ -174,7 +173,7 @@ class _Episode:
             if grounded.expert is not None:
                 roles.append(grounded.role())
             self.steps += 1
-            history.append(reply.action.to_call())
+            history.append(reply.call_text)
             action = grounded.actions[-1] if grounded.actions else None
             self.rec.record(screen.obs, action, action_text=reply.action_text, thought=reply.thought,
                             reflection=self.summary(subgoal),

@@ -208,3 +208,46 @@ def test_typing_into_an_element_placed_by_a_vision_model_clicks_it_first(xdispla
     assert demo_app.wait_for("name", "Ana")["name"] == "Ana"
     step = load_trajectory(tmp_path / "ep").steps[0]
     assert step.action["type"] == "type" and [a["type"] for a in step.info["actions"]] == ["click", "type"]
+
+
+def test_a_typed_worker_picks_a_mark_under_the_screens_grammar(xdisplay, demo_app, needs_a11y, s2,
+                                                              tmp_path) -> None:
+    """``actions: typed``: the worker's reply is one typed GUI call over the numbered marks (the
+    desktop specialists' space); a local model is held to the screen's grammar, a mark that is not
+    on screen is fed back, the call is carried out with no grounding expert, and ``done()`` ends
+    the subgoal."""
+    import re
+
+    from agentlab.llm.base import Capabilities
+    from agentlab.toolkits.grammar import CallGrammar
+
+    class Grammared(s2.Backend):  # type: ignore[misc,name-defined]
+        """TEST DOUBLE: the scripted backend, declaring that it decodes under a grammar."""
+
+        @property
+        def capabilities(self) -> Capabilities:
+            return Capabilities(plan_grammar=True)
+
+    def click_add_one(messages):  # type: ignore[no-untyped-def]
+        # what a model reading the listing would pick: the number of the "Add one" button
+        m = re.search(r'\[(\d+)\] push button "Add one"', messages[-1].content)
+        return f"click({m.group(1)})"
+
+    llm = Grammared([s2.plan("Press Add one"), "click(999)", click_add_one, "done()", "DONE"])
+    rec = TrajectoryRecorder(tmp_path / "ep", task="Press Add one.")
+    res = Solo(AgentS2(s2.doc(), {"ocr": False, "actions": "typed"}), llm).run(
+        DesktopEnv(display=xdisplay, app="demo_gtk"), "Press Add one.", rec, 5)
+    assert (res.status, res.steps) == ("done", 1), res.error
+    assert demo_app.wait_for("count", 1)["count"] == 1
+    workers = [(m, p) for m, p in zip(llm.prompts, llm.params) if "You are the worker" in m[0].content]
+    assert isinstance(workers[0][1].grammar, CallGrammar) and {"click", "done"} <= set(workers[0][1].grammar.tools)
+    assert "element must be one of the numbers on screen" in workers[1][0][-1].content  # click(999) fed back
+    assert "Reply with the one action call" in workers[0][0][-1].content
+    traj = load_trajectory(tmp_path / "ep")
+    acted = [s for s in traj.steps if s.action and s.action.get("type") == "click"]
+    assert [r["action"] for r in _roles(traj, "worker") if "action" in r] == [
+        f"click({acted[0].action['element']})", "done()"]
+    assert [r["problem"][:40] for r in _roles(traj, "worker") if "problem" in r] == [
+        "click: element must be one of the number"]
+    assert _roles(traj, "grounding") == []  # the mark is the grounding: no expert was asked
+    assert "s2/worker_typed" in traj.meta.extra["prompts"]
