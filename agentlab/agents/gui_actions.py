@@ -209,6 +209,10 @@ class GuiChoices:
     request: str = ""
     #: the screen's marks (a skill's on-screen parameter is one of their labels)
     marks: tuple[Element, ...] = ()
+    #: skill name -> the learned document of the element its first step acts on, on this screen
+    #: ("Opens a screen showing: Vibrate, Dark theme" for the clock's Settings button): what the
+    #: app's exploration saw behind the skill, which grounds the skill on the request's words too
+    skill_notes: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
@@ -224,9 +228,15 @@ class GuiChoices:
         v = request_values(request)
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
+        notes = []
+        for sk in skills:
+            t = first_target(sk)
+            mark = next((e for e in screen.marks if t is not None and t.matches(e.role, e.text)), None)
+            if mark is not None and docs and docs.get(mark.id):
+                notes.append((sk.name, docs[mark.id]))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
                    grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
-                   tuple(screen.marks))
+                   tuple(screen.marks), tuple(notes))
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -280,13 +290,14 @@ class GuiChoices:
 
     def op_weight(self, name: str) -> float:
         """An operation's log-weight before renormalising: :data:`OP_PRIOR`'s, or a skill's
-        :data:`SKILL_PRIOR` plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name or
-        line says."""
+        :data:`SKILL_PRIOR` plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name, its
+        line or the learned document of its first element (:attr:`skill_notes`) says."""
         if name in OP_PRIOR:
             return math.log(OP_PRIOR[name])
         sk = self.skill(name)
         said = said_words(self.request)
-        shared = shared_words(f"{name.replace('_', ' ')} {sk.doc if sk else ''}", said)
+        note = dict(self.skill_notes).get(name, "")
+        shared = shared_words(f"{name.replace('_', ' ')} {sk.doc if sk else ''} {note}", said)
         return math.log(SKILL_PRIOR) + SKILL_GROUNDING_WEIGHT * shared
 
     def grammar(self, *, allow_end: bool = True, max_text_tokens: int = 24) -> CallGrammar:
@@ -504,19 +515,20 @@ class Carried:
     result: StepResult | None = None
 
 
-def carry_out(env: Env, call: GuiCall, screen: GuiScreen, skills: Sequence[GuiSkill] = ()) -> Carried:
+def carry_out(env: Env, call: GuiCall, screen: GuiScreen, skills: Sequence[GuiSkill] = (), request: str = "") -> Carried:
     """Perform ``call`` on ``env`` through its own action space; nothing is sent for ``done``/``fail``.
 
     ``select("A > B")`` clicks the element named A, then, on the screen that click opened, the
     element named B (an :class:`InvalidActionError` names the part not found). A call of one of
-    ``skills`` replays that skill's steps with the call's arguments (:func:`run_skill`)."""
+    ``skills`` replays that skill's steps with the call's arguments (:func:`run_skill`, which grounds a
+    label on a screen the skill opens on the call's and the ``request``'s words)."""
     phone = env.actions is PHONE
     out = Carried()
     if call.terminal:
         return out
     skill = next((s for s in skills if s.name == call.name), None)
     if skill is not None:
-        out.actions, out.result = run_skill(env, skill, call.args)
+        out.actions, out.result = run_skill(env, skill, call.args, request)
         return out
     if call.name == "select":
         elements = screen.marks

@@ -338,41 +338,137 @@ def list_in_documents(library: Mapping[str, Sequence[GuiSkill]], folder: Path | 
 
 
 # -- carrying a skill out ---------------------------------------------------------------------------
-def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any]) -> tuple[list[Any], Any]:
+def late_labels(skill: GuiSkill) -> list[tuple[int, str]]:
+    """The parameters a skill finds on a screen it reaches itself: (index of the first step whose
+    element's label holds the slot, parameter), in step order. A parameter typed as text, or chosen
+    among the labels on the calling screen (:attr:`GuiSkill.on_screen`), is not one."""
+    typed = {m.group(1) for s in skill.steps for m in _SLOT_RE.finditer(s.type or "")}
+    out: dict[str, int] = {}
+    for i, step in enumerate(skill.steps):
+        t = step.target
+        if t is None:
+            continue
+        for text in (t.name, t.contains, t.pattern):
+            for m in _SLOT_RE.finditer(text or ""):
+                p = m.group(1)
+                if p not in typed and p not in skill.on_screen and p not in out:
+                    out[p] = i
+    return sorted(((i, p) for p, i in out.items()))
+
+
+#: two words are one when they share this many first letters ("vibration" / "Vibrate", "alarms" /
+#: "alarm"): a label on screen is matched to the words of a call and a request the way a person reads it
+STEM_LETTERS = 5
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:STEM_LETTERS] for w in re.findall(r"[a-z0-9:]+", text.lower()) if len(w) > 1} - _GLUE_STEMS
+
+
+_GLUE_STEMS = {w[:STEM_LETTERS] for w in ("the", "a", "an", "of", "on", "off", "in", "to", "my", "and", "or", "for",
+                                          "app", "it", "its", "is", "at", "with", "from", "please", "switch", "turn")}
+
+
+def ground_label(labels: Sequence[str], given: str, request: str) -> str | None:
+    """The label of ``labels`` a skill's argument ``given`` means, read the way the specialist's
+    grammar cannot: the one whose words the argument says most (whole words or a shared stem of
+    :data:`STEM_LETTERS` letters), ties and an argument that says none of them broken by the
+    words of the ``request``. None when no label shares a word with either (the argument stays as
+    given and the skill stops where its element is missing, which the model reads)."""
+    said, asked = _stems(given), _stems(request)
+    best: tuple[int, int] = (0, 0)
+    chosen: str | None = None
+    for label in dict.fromkeys(l.strip() for l in labels if l.strip()):
+        words = _stems(label)
+        score = (len(words & said), len(words & asked))
+        if score > best:
+            best, chosen = score, label
+    return chosen
+
+
+def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str = "") -> tuple[list[Any], Any]:
     """Replay ``skill`` with ``args`` on a desktop or phone env; returns (the env actions sent, the
     last step's result). A skill whose first step cannot be carried out raises
     :class:`~agentlab.errors.InvalidActionError` naming it, which the loop feeds back; one that
-    stops later returns what it sent, its result's ``skill_error`` saying where it stopped."""
+    stops later returns what it sent, its result's ``skill_error`` saying where it stopped.
+
+    A parameter that names an element on a screen the skill itself opens (:func:`late_labels`: the
+    alarm of ``toggle_alarm``, whose list is one tap away) is *grounded there*, as Agent S2's
+    grounding places what its worker describes: when the screen shows no element of that role
+    whose label holds the argument, the label the argument (else the ``request``) says most is
+    used instead (:func:`ground_label`), and the result's ``grounded`` says so. Why: a 135M model
+    picks the skill well more often than it copies a label it has not seen yet ("deleting" for
+    the "12:00 Lunch" alarm)."""
     from agentlab.envs.actions.phone import PHONE
     from agentlab.envs.base import StepResult
     from agentlab.envs.desktop import DesktopEnv
-    from agentlab.envs.gui_replay import GuiReplayError, replay
+    from agentlab.envs.gui_replay import GuiReplayError, find, replay
     from agentlab.errors import InvalidActionError
 
     sent: list[Any] = []
+    grounded: dict[str, str] = {}
 
     def stopped(why: str) -> tuple[list[Any], Any]:
         """A skill that fails after acting has changed the screen: the step happened (the loop
         looks again and the model reads where it stopped); one that failed before acting is refused."""
         if not sent:
             raise InvalidActionError(why)
-        return sent, StepResult(observation=env.observe(), done=False, info={"skill": skill.name, "skill_error": why})
+        info = {"skill": skill.name, "skill_error": why, **({"grounded": grounded} if grounded else {})}
+        return sent, StepResult(observation=env.observe(), done=False, info=info)
 
-    if env.actions is PHONE:
-        try:
-            return replay_phone(env, skill.steps_for(args), label=skill.name, sent=sent)
-        except InvalidActionError as exc:
-            return stopped(exc.message)
-    inner = env
-    while not isinstance(inner, DesktopEnv) and getattr(inner, "inner", None) is not None:
-        inner = inner.inner  # a wrapper (the episode's TimedEnv) still checks its deadline per action
-    if not isinstance(inner, DesktopEnv):
-        raise InvalidActionError(f"{skill.name}: a skill replays on a desktop, not on {type(env).__name__}")
+    phone = env.actions is PHONE
+    if not phone:
+        inner = env
+        while not isinstance(inner, DesktopEnv) and getattr(inner, "inner", None) is not None:
+            inner = inner.inner  # a wrapper (the episode's TimedEnv) still checks its deadline per action
+        if not isinstance(inner, DesktopEnv):
+            raise InvalidActionError(f"{skill.name}: a skill replays on a desktop, not on {type(env).__name__}")
+
+    def run(steps: list[GuiStep]) -> None:
+        if not steps:
+            return
+        if phone:
+            replay_phone(env, steps, label=skill.name, sent=sent)
+        else:
+            try:
+                replay(env, steps, on_step=lambda _i, _s, _o, a: sent.append(a) if a is not None else None)
+            except GuiReplayError as exc:
+                raise InvalidActionError(f"{skill.name}: {exc.message}") from None
+
+    values = {k: str(v) for k, v in args.items()}
+    start = 0
     try:
-        replay(env, skill.steps_for(args), on_step=lambda _i, _s, _o, a: sent.append(a) if a is not None else None)
-    except GuiReplayError as exc:
-        return stopped(f"{skill.name}: {exc.message}")
-    return sent, StepResult(observation=env.observe(), done=False, info={"skill": skill.name})
+        for k, param in late_labels(skill):
+            run(skill.steps_for(values)[start:k])
+            start = k
+            target, template = skill.steps_for(values)[k].target, skill.steps[k].target
+            assert target is not None and template is not None  # late_labels only names steps with a target
+            role = template.role
+            obs = _screen_with(env, role, phone)
+            if find(obs, target) is None:
+                label = ground_label([e.text for e in obs.elements if role is None or e.role == role],
+                                     values[param], request)
+                if label is not None and label != values[param]:
+                    grounded[param] = label
+                    values[param] = label
+        run(skill.steps_for(values)[start:])
+    except InvalidActionError as exc:
+        return stopped(exc.message)
+    info: dict[str, Any] = {"skill": skill.name, **({"grounded": grounded} if grounded else {})}
+    return sent, StepResult(observation=env.observe(), done=False, info=info)
+
+
+def _screen_with(env: Any, role: str | None, phone: bool, timeout_s: float = 3.0, poll_s: float = 0.3) -> Any:
+    """The screen once it shows an element of ``role`` (any element when None), or after
+    ``timeout_s``: the screen the skill's last step opened may still be drawing."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    obs = env.observe()
+    while not any(role is None or e.role == role for e in obs.elements) and time.monotonic() < deadline:
+        time.sleep(poll_s)
+        obs = env.observe()
+    return obs
 
 
 #: the longest a phone step waits for its element: a phone app's screens change in well under a

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from agentlab.agents.gui_actions import GuiChoices, GuiScreen, carry_out, parse_gui_reply
 from agentlab.agents.gui_skills import (
     GuiSkill,
+    ground_label,
+    late_labels,
     SkillDemo,
     learn_library,
     learn_skill,
@@ -315,3 +317,72 @@ def test_a_skill_is_offered_only_where_its_first_element_is_and_labels_match_by_
     assert not switch.matches("android.widget.Switch", "Themes") and not switch.matches("android.widget.Button", "Dark theme")
     alarm = clock["toggle_alarm"].steps_for({"alarm": "lunch"})[2].click
     assert alarm is not None and alarm.matches("android.widget.Switch", "12:00 Lunch")
+
+
+# -- a label on a screen the skill opens, grounded there --------------------------------------------
+def test_labels_found_on_a_screen_the_skill_opens_are_the_late_ones() -> None:
+    by_name = {s.name: s for a in ("chrome", "calc", "clock", "os") for s in load_skills(a)}
+    assert late_labels(by_name["toggle_alarm"]) == [(1, "alarm")]  # its wait for the switch, after Alarms
+    assert late_labels(by_name["toggle_setting"]) == [(1, "setting")]
+    assert late_labels(by_name["follow_link"]) == []  # chosen among the calling screen's links
+    assert late_labels(by_name["set_cell"]) == []  # typed text is the request's, never a label
+
+
+def test_a_label_is_grounded_on_the_calls_words_then_the_requests() -> None:
+    alarms = ["07:00 Wake up", "12:00 Lunch", "06:00 Yoga", "Add alarm"]
+    assert ground_label(alarms, "deleting", "Turn off the 12:00 Lunch alarm without deleting it.") == "12:00 Lunch"
+    assert ground_label(alarms, "yoga", "switch on the Lunch alarm") == "06:00 Yoga"  # the call's words come first
+    assert ground_label(["Vibrate", "Dark theme"], "vibration", "") == "Vibrate"  # one stem, as a person reads it
+    assert ground_label(["Vibrate", "Dark theme"], "night mode", "Turn on night mode.") is None  # nothing fits
+
+
+@given(st.lists(st.text(alphabet=string.ascii_letters + " :0123456789", max_size=20), max_size=6),
+       st.text(max_size=30), st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_a_grounded_label_is_always_one_on_screen(labels: list[str], given_arg: str, request: str) -> None:
+    got = ground_label(labels, given_arg, request)
+    assert got is None or got in [label.strip() for label in labels]
+
+
+def test_a_skill_grounds_its_argument_on_the_screen_it_opens(fake_adb, tmp_path: Path) -> None:
+    """``toggle_alarm('deleting')``, the embedded model's call for "Turn off the 12:00 Lunch
+    alarm without deleting it": the skill opens the alarm list, no switch there says "deleting",
+    and the request's words name the Lunch alarm's, which is switched; the step records it."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    llm = ScriptedChat(["toggle_alarm('deleting')", "done()"], Capabilities(plan_grammar=True))
+    agent = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False))
+    res = agent.deploy(env, "Turn off the 12:00 Lunch alarm without deleting it.", tmp_path / "ep")
+    assert (res.status, res.steps) == ("done", 1)
+    assert next(a for a in app.alarms if a.label == "Lunch").enabled is False
+    step = next(s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill"))
+    assert step.info["grounded"] == {"alarm": "12:00 Lunch"}
+    app.stack = ["home"]
+    before = {a.label: a.enabled for a in app.alarms}
+    llm = ScriptedChat(["toggle_setting('vibration')", "done()"], Capabilities(plan_grammar=True))
+    AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False)).deploy(
+        env, "In the Clock app, turn off vibration for alarms.", None)
+    assert app.vibrate is False and {a.label: a.enabled for a in app.alarms} == before
+
+
+def test_the_documents_of_a_skills_first_element_ground_the_skill() -> None:
+    """On the clock's home screen the Settings button's learned document ("Opens a screen showing:
+    ..., Dark theme") tells the grammar's prior that "the dark theme" is toggle_setting's, not
+    toggle_alarm's (whose line says "switch", "Clock", "app" as much)."""
+    clock = tuple(load_skills("clock"))
+    home = GuiScreen.of(Observation(screenshot=None, elements=[
+        Element(1, (0, 0, 90, 20), "android.widget.Button", "Alarms", None, True),
+        Element(2, (0, 30, 90, 50), "android.widget.Button", "Settings", None, True)]), 50)
+    request = "Switch the Clock app to its dark theme."
+    docs = {1: "Opens a screen showing: 07:00, Wake up, 12:00, Lunch, Add alarm",
+            2: "Opens a screen showing: Navigate up, Vibrate, Dark theme"}
+    plain = dict(GuiChoices.build(home, request, phone=True, skills=clock).grammar().name_prior)
+    assert plain["toggle_setting"] == plain["toggle_alarm"]  # the lines alone cannot tell them apart
+    documented = dict(GuiChoices.build(home, request, phone=True, docs=docs, skills=clock).grammar().name_prior)
+    assert documented["toggle_setting"] > documented["toggle_alarm"]

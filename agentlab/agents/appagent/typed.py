@@ -51,12 +51,12 @@ MarkKey = tuple[str, tuple[int, int, int, int]]
 class _Act:
     """The last check on a reply: carry the typed call out (an env refusal is fed back)."""
 
-    def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = ()) -> None:
-        self.env, self.screen, self.skills = env, screen, skills
+    def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = (), request: str = "") -> None:
+        self.env, self.screen, self.skills, self.request = env, screen, skills, request
         self.carried: Carried | None = None
 
     def __call__(self, call: GuiCall) -> None:
-        self.carried = carry_out(self.env, call, self.screen, self.skills)
+        self.carried = carry_out(self.env, call, self.screen, self.skills, self.request)
 
 
 def _said(call: GuiCall, screen: GuiScreen) -> str:
@@ -128,7 +128,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
-            act = _Act(env, screen, skills)
+            act = _Act(env, screen, skills, task)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
                 if not a.ok:
