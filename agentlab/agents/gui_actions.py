@@ -280,6 +280,10 @@ class GuiChoices:
         nothing is done yet) leaves out ``done`` and ``fail``."""
         out = []
         shown = [s for s in self.skills if (t := first_target(s)) is None or any(t.matches(e.role, e.text) for e in self.marks)]
+        # the best-grounded skill first: a 135M model leans to the first of a list's names (it
+        # called the clock's first skill, toggle_alarm, for the dark theme with the Settings
+        # button's document saying "Dark theme"); ties keep the library's order
+        shown.sort(key=lambda s: -self.op_weight(s.name))
         skill_ops = [o for o in (self.op(s.name) for s in shown) if o is not None]
         for op in [*GUI_OPS[:-2], *skill_ops, *GUI_OPS[-2:]]:
             if op.name in ("done", "fail") and not allow_end:

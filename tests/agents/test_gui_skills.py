@@ -384,5 +384,12 @@ def test_the_documents_of_a_skills_first_element_ground_the_skill() -> None:
             2: "Opens a screen showing: Navigate up, Vibrate, Dark theme"}
     plain = dict(GuiChoices.build(home, request, phone=True, skills=clock).grammar().name_prior)
     assert plain["toggle_setting"] == plain["toggle_alarm"]  # the lines alone cannot tell them apart
-    documented = dict(GuiChoices.build(home, request, phone=True, docs=docs, skills=clock).grammar().name_prior)
+    choices = GuiChoices.build(home, request, phone=True, docs=docs, skills=clock)
+    documented = dict(choices.grammar().name_prior)
     assert documented["toggle_setting"] > documented["toggle_alarm"]
+    # and the better-grounded skill is listed first (a small model leans to the first name it reads)
+    listed = [line.split("(")[0] for line in choices.doc().splitlines() if "a skill of this application" in line]
+    assert listed == ["- toggle_setting", "- toggle_alarm"]
+    plain_listed = [line.split("(")[0] for line in GuiChoices.build(home, request, phone=True, skills=clock).doc().splitlines()
+                    if "a skill of this application" in line]
+    assert plain_listed == ["- toggle_alarm", "- toggle_setting"]  # a tie keeps the library's order
