@@ -6,7 +6,9 @@ Desktop tasks carried out by their gold agent (``--router gt``) with the configu
 * ``raw``           -- ``-O route=gui -O actions=raw``: AppAgent's own action space (the raw-action ablation);
 * ``typed``         -- ``-O route=gui -O actions=typed -O skills=false``: typed GUI actions under the screen's grammar;
 * ``typed-skills``  -- ``-O route=gui -O actions=typed -O skills=true``: the same with the app's learned skills
-  (``data/skills/<app>.json``, :mod:`agentlab.agents.gui_skills`);
+  (``data/skills/<app>.json``, :mod:`agentlab.agents.gui_skills`) and its explored element documents
+  (``data/docs/<app>/``, ``agentlab agent survey``) when it has them;
+* ``typed-skills-nodocs`` -- the same with ``-O use_docs=false`` (the documents' ablation);
 * ``default``       -- no options: what a desktop specialist does by default (its files first when its
   toolkit can act on them, else the GUI, typed with skills).
 
@@ -16,7 +18,7 @@ typed calls were skill calls, and the route taken; per task: success in each arm
 Nothing here reads a task's evaluator: ``agentlab exec`` judges, this script reads its rows.
 
     python benchmarks/gui_route.py [--tasks data/tasks] [--only web-g-] [--out runs/gui_route] [--quick]
-        [--arms raw,typed,typed-skills,default] [--max-steps 4] [--max-new-tokens 256] [--llm-config FILE]
+        [--arms raw,typed,typed-skills,typed-skills-nodocs,default] [--max-steps 4] [--max-new-tokens 256] [--llm-config FILE]
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ ARMS: dict[str, tuple[str, ...]] = {
     "raw": ("route=gui", "actions=raw"),
     "typed": ("route=gui", "actions=typed", "skills=false"),
     "typed-skills": ("route=gui", "actions=typed", "skills=true"),
+    "typed-skills-nodocs": ("route=gui", "actions=typed", "skills=true", "use_docs=false"),
     "default": (),
 }
 LABELS = {"raw": "GUI, raw actions (AppAgent's space)", "typed": "GUI, typed actions",
-          "typed-skills": "GUI, typed actions + app skills", "default": "default (files first, else GUI typed + skills)"}
+          "typed-skills": "GUI, typed actions + app skills (+ element documents where the app has them)",
+          "typed-skills-nodocs": "GUI, typed actions + app skills, no documents", "default": "default (files first, else GUI typed + skills)"}
 
 
 @dataclass

@@ -224,7 +224,11 @@ class GuiChoices:
         ``docs`` (mark number -> its learned documentation) and ``no_push`` (marks grounding must
         not favour) go to :func:`grounding`."""
         ids = tuple(e.id for e in screen.marks)
-        editable = tuple(e.id for e in screen.marks if _editable(e)) or ids
+        # a phone says which fields take text (its EditTexts are "editable"), and a type() on
+        # anything else taps it before the text is refused: on the clock's settings page the
+        # embedded model's type(3, 'dark') after toggle_setting switched the dark theme back off.
+        # A desktop's tree is less sure of its fields, so there any mark may be typed into
+        editable = tuple(e.id for e in screen.marks if _editable(e)) or (() if phone else ids)
         v = request_values(request)
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))

@@ -393,3 +393,15 @@ def test_the_documents_of_a_skills_first_element_ground_the_skill() -> None:
     plain_listed = [line.split("(")[0] for line in GuiChoices.build(home, request, phone=True, skills=clock).doc().splitlines()
                     if "a skill of this application" in line]
     assert plain_listed == ["- toggle_alarm", "- toggle_setting"]  # a tie keeps the library's order
+
+
+def test_a_phone_screen_without_a_text_field_offers_no_type() -> None:
+    """type() taps its element before the text goes in: on a page of switches that tap would flip
+    one (the embedded model's type(3, 'dark') after toggling the dark theme switched it back)."""
+    switches = [Element(1, (0, 0, 90, 20), "android.widget.ImageButton", "Navigate up", None, True),
+                Element(3, (0, 30, 90, 50), "android.widget.Switch", "Dark theme", None, True, state=["checked"])]
+    page = GuiChoices.build(GuiScreen.of(Observation(screenshot=None, elements=switches), 50), "dark theme", phone=True)
+    assert "type" not in page.grammar().tools and "click" in page.grammar().tools
+    field = Element(4, (0, 60, 90, 80), "android.widget.EditText", "Label", None, True, state=["editable"])
+    form = GuiChoices.build(GuiScreen.of(Observation(screenshot=None, elements=[*switches, field]), 50), "Dentist", phone=True)
+    assert form.grammar().tools["type"][0] == ("4",)
