@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentlab.agents.appagent.core import AppAgentConfig, EpisodeResult
     from agentlab.envs.base import Env, Observation
+    from agentlab.tasks.spec import ExecTask
     from agentlab.llm.base import LLMBackend
 
 app = typer.Typer(help="The AppAgent agent: explore, survey, demo, learn, deploy, replay, episodes, docs.", no_args_is_help=True)
@@ -110,20 +113,34 @@ def survey(
     max_actions: int = typer.Option(300, "--max-actions", min=1, help="Stop after this many actions."),
     fake: bool = typer.Option(False, "--fake", help="Survey the built-in fake phone (the scripted clock app of "
                               "agentlab.envs.testing) on an in-process fake adb server."),
+    start: Path | None = typer.Option(None, "--start", help="Desktop: a synthesized task (a task file, or a skill "
+                                      "demonstration of data/skills/demos) whose applications open on its files under "
+                                      "a private Xvfb; the survey starts there and relaunches there. Never an "
+                                      "evaluation task."),
 ) -> None:
     """Document every element of an app from the screens before and after acting on it (no LLM)."""
+    import tempfile
+
     from agentlab.agents.appagent.docs_store import DocStore
-    from agentlab.agents.appagent.survey import fake_phone, relauncher, survey_app
+    from agentlab.agents.appagent.survey import desktop_survey_env, fake_phone, relauncher, survey_app
     from agentlab.errors import ConfigError
 
     with contextlib.ExitStack() as stack:
+        relaunch: Callable[[], Observation] | None
         if fake:
             if env != "android":
                 raise ConfigError("--fake is a phone: use it with --env android")
             e: Env = stack.enter_context(fake_phone())
+            relaunch, pkg = relauncher(e, package)
+        elif start is not None:
+            if env != "desktop":
+                raise ConfigError("--start opens a desktop task: use it with --env desktop")
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentlab-survey-")))
+            e, relaunch = stack.enter_context(desktop_survey_env(_start_task(start), folder))
+            pkg = None
         else:
             e = stack.enter_context(_env(env, serial, adb_host, adb_port, ime))
-        relaunch, pkg = relauncher(e, package)
+            relaunch, pkg = relauncher(e, package)
         name = app_name or pkg
         if not name:
             raise ConfigError("give --app: the documentation folder's name (no Android package to name it after)")
@@ -133,7 +150,29 @@ def survey(
         typer.echo(f"L{f.level} {f.key:<10} {f.label}: {f.doc or 'nothing changed'}")
     typer.echo(f"surveyed {report.screens} screen(s) in {report.actions} action(s), {report.relaunches} relaunch(es), "
                f"{report.seconds:.1f} s; documented {len(report.documented)} element(s) in {store.dir}; "
-               f"useless: {', '.join(report.useless) or 'none'}")
+               + (f"useless: {', '.join(report.useless) or 'none'}" if start is None
+                  else f"changed nothing on screen: {len(report.useless)}"))
+
+
+def _start_task(path: Path) -> ExecTask:
+    """The task a desktop survey starts from: a task file, or a skill demonstration's task."""
+    import json
+
+    from agentlab.agents.gui_skills import SkillDemo
+    from agentlab.errors import ConfigError
+    from agentlab.tasks.spec import load_task
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read the start task: {exc}", where=str(path)) from None
+    if isinstance(raw, dict) and "skill" in raw and "task" in raw:
+        task = SkillDemo.model_validate(raw).task
+    else:
+        task = load_task(path)
+    if task.env != "desktop":
+        raise ConfigError(f"the start task is a {task.env} task, not a desktop one", where=str(path))
+    return task
 
 
 @app.command()

@@ -28,6 +28,14 @@ BACK decision. Documents go through :class:`~agentlab.agents.appagent.docs_store
 whose observations list elements with uids; on Android the screen's texts come from the
 uiautomator dump (labels such as "Dark theme" are plain TextViews, not elements).
 
+On a desktop (:func:`desktop_survey`) the same survey runs on a real application under Xvfb,
+opened on a synthesized start state (a skill demonstration's task, never an evaluation task):
+anything an action opened is undone with Escape (a menu, a dialog) before the application is
+relaunched on its files (:meth:`~agentlab.envs.desktop_task.DesktopTaskEnv.reopen`); a screen is
+compared by its elements' roles and names, not their states or numbers (a focus moving is no new
+screen), and only the controls a person clicks to reach something are tried (buttons, menus,
+tabs, check boxes, links: :data:`DESKTOP_ROLES`), not a sheet's cells or a list's rows.
+
 Caveat: acting on every element changes an app's data where an element does (a delete button
 reached at the surveyed depth would delete). Survey a device whose data does not matter.
 """
@@ -35,20 +43,24 @@ reached at the surveyed depth would delete). Survey a device whose data does not
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from agentlab.agents.appagent.docs_store import DocStore
 from agentlab.envs.actions.base import Action
-from agentlab.envs.actions.desktop import Click
+from agentlab.envs.actions.desktop import Click, Hotkey
 from agentlab.envs.actions.phone import PHONE, Back, LongPress, Tap
 from agentlab.envs.android_ui import UINode, parse_hierarchy
-from agentlab.envs.base import Element, Env, Observation, clip
-from agentlab.errors import ConfigError, DataError, InvalidActionError
+from agentlab.envs.base import Element, Env, Observation, StepResult, clip
+from agentlab.errors import ApplicationExitedError, ConfigError, DataError, InvalidActionError
+from agentlab.tasks.spec import ExecTask
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +77,14 @@ DEFAULT_MAX_ACTIONS = 300
 OPENS = "Opens a screen showing: "
 DEAD_END = "Opens a page with nothing to do but go back, showing: "
 
+#: the desktop roles a survey clicks: the controls that lead somewhere or switch something (a
+#: spreadsheet's cells, a list's rows and a text's paragraphs are content, not the application's)
+DESKTOP_ROLES = frozenset({"push button", "toggle button", "check box", "radio button", "menu", "page tab",
+                           "link", "combo box", "push button menu", "check menu item", "radio menu item", "menu item"})
+
+#: the document of a desktop control whose click closed the application (or made it exit)
+CLOSES = "Closes the application"
+
 #: one step of the way from the launch screen to a screen: element uid, its box, the action's key
 Step = tuple[str, tuple[int, int, int, int], str]
 
@@ -76,7 +96,7 @@ class Finding:
     uid: str
     label: str  #: the element's prompt line on the screen it was found on
     key: str  #: ``tap``, ``long_press`` (phone) or ``click``
-    effect: str  #: opens | dead_end | shows | hides | switch | back | focus | changes | leaves | nothing
+    effect: str  #: opens | dead_end | shows | hides | switch | back | focus | changes | leaves | closes | nothing
     doc: str  #: the document written ("" for nothing)
     level: int  #: 1 = the launch screen
     element: Element | None = field(default=None, repr=False, compare=False)  #: what DocStore labels the file with
@@ -98,7 +118,8 @@ class SurveyReport:
 
     @property
     def useless(self) -> list[str]:
-        """Uids none of whose tried actions changed anything."""
+        """Uids none of whose tried actions changed anything (written to the app's useless list on
+        a phone only: on a desktop, Bold changes the selection's text and not the screen's controls)."""
         acted: dict[str, bool] = {}
         for f in self.findings:
             acted[f.uid] = acted.get(f.uid, False) or f.effect != "nothing"
@@ -253,7 +274,10 @@ class Survey:
             el = self._find(obs, uid, bbox)
             if el is None:
                 raise _Lost(f"{uid} is not on the screen any more")
-            obs = self._act(self._action(el, key))
+            try:
+                obs = self._act(self._action(el, key))
+            except ApplicationExitedError as exc:
+                raise _Lost(exc.message) from None
         if _signature(obs) != want:
             raise _Lost("replaying the path led to another screen")
         return obs
@@ -265,12 +289,14 @@ class Survey:
                 obs = self._act(how)
                 if _signature(obs) == want:
                     return obs
-            except InvalidActionError as exc:
-                log.debug("undo %s refused: %s", how.describe(), exc.message)
+            except (InvalidActionError, ApplicationExitedError) as exc:  # refused, or it died: relaunch
+                log.debug("undo %s: %s", how.describe(), exc.message)
         return self.goto(path, want)
 
     # ---------------------------------------------------------------- one screen
     def _keys(self, obs: Observation, el: Element) -> list[str]:
+        if not self.phone and (el.role not in DESKTOP_ROLES or not el.text.strip()):
+            return []  # a desktop control with no name cannot be found by words, so its document helps no one
         keys = ["tap" if self.phone else "click"] if el.clickable else []
         if self.phone and el.bbox in _long_clickable(obs):
             keys.append("long_press")
@@ -295,7 +321,14 @@ class Survey:
                 if target is None:
                     continue
                 action = self._action(target, key)
-                after = self._act(action)
+                try:
+                    after = self._act(action)
+                except ApplicationExitedError as exc:  # it closed (or crashed): say so, open it again
+                    log.info("survey L%d %s %s: the application exited (%s)", level, key, target.label(), exc.message)
+                    found.append(Finding(el.uid, target.label(), key, "closes", CLOSES, level, element=target))
+                    self.obs = None
+                    self.goto(path, want)
+                    continue
                 effect, doc = describe_effect(obs, after, target, parent)
                 f = Finding(el.uid, target.label(), key, effect, doc, level, element=target)
                 found.append(f)
@@ -310,8 +343,10 @@ class Survey:
                 if effect == "switch":  # flip it back: the app's data stays as it was
                     again = self._find(after, el.uid, el.bbox)
                     self._back_to(path, want, self._action(again, key) if again is not None else None)
-                elif effect == "back" or not self.phone:
+                elif effect == "back":
                     self._back_to(path, want, None)
+                elif not self.phone:  # a menu or a dialog closes on Escape; else the app is relaunched
+                    self._back_to(path, want, Hotkey("escape"))
                 else:
                     self._back_to(path, want, Back())
         return found
@@ -348,6 +383,8 @@ class Survey:
         for f in self.report.findings:
             if f.doc and f.element is not None:
                 self.docs.update(f.element, f.key, f.doc, source=SOURCE)
+        if not self.phone:  # a desktop control may change the document, not the screen (Bold): not useless
+            return
         for uid in self.report.useless:
             self.docs.mark_useless(uid)
 
@@ -391,3 +428,86 @@ def fake_phone() -> Iterator[Env]:
             yield env
         finally:
             env.close()
+
+
+#: two desktop screens whose controls differ in at most this many (role, name) pairs are one screen:
+#: a Paste button enabled by a cut, an Undo by an edit, do not make the launch screen another
+SAME_SCREEN_SLACK = 2
+
+
+class SignedDesktop:
+    """A desktop env whose observations carry a ``signature``: the survey's "same screen" test.
+
+    Built from the elements' roles and names only (not their states or numbers: a focus moving
+    is no new screen), and screens within :data:`SAME_SCREEN_SLACK` pairs of one seen before get
+    that screen's signature (the clipboard a Cut filled enables Paste for good, relaunch or not).
+    Everything else is the wrapped env's."""
+
+    def __init__(self, env: Env, folder: Path | None = None) -> None:
+        self.inner = env
+        self._seen: list[frozenset[str]] = []
+        #: the survey's own folder: written as ``<files>`` wherever a screen shows it (a file
+        #: manager's location, a browser's address bar), so no document holds a temporary path
+        self.folder = str(folder) if folder is not None else None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def _signed(self, obs: Observation) -> Observation:
+        if self.folder:
+            where = re.compile(re.escape(self.folder) + r"(?:/launch-\d+)?")
+            obs = dataclasses.replace(obs, elements=[
+                dataclasses.replace(e, text=where.sub("<files>", e.text)) if self.folder in e.text else e
+                for e in obs.elements])
+        pairs = frozenset(f"{e.role}|{e.text.strip()}" for e in obs.elements)
+        same = next((s for s in self._seen if len(s ^ pairs) <= SAME_SCREEN_SLACK), None)
+        if same is None:
+            self._seen.append(pairs)
+            same = pairs
+        return dataclasses.replace(obs, info={**obs.info, "signature": "\n".join(sorted(same))})
+
+    def reset(self, task: str = "") -> Observation:
+        return self._signed(self.inner.reset(task))
+
+    def observe(self) -> Observation:
+        return self._signed(self.inner.observe())
+
+    def step(self, action: Action) -> StepResult:
+        res = self.inner.step(action)
+        return dataclasses.replace(res, observation=self._signed(res.observation))
+
+
+@contextlib.contextmanager
+def desktop_survey_env(start: ExecTask, folder: Path) -> Iterator[tuple[Env, Callable[[], Observation]]]:
+    """The desktop of ``start`` (a synthesized task: its applications open on its files under a
+    private Xvfb, as ``agentlab tasks check --gui`` opens one) and how to relaunch it; closed after.
+
+    A relaunch opens the start state afresh in a new folder (new files, new profile, new screen)
+    rather than restarting the applications on the old ones: an application killed with unsaved
+    changes, or one that crashed (LibreOffice Calc aborts on its Clear button under Xvfb), greets
+    the next start on the same profile with a recovery dialog, which is no screen the survey knows."""
+    from agentlab.envs.desktop import DesktopEnv
+    from agentlab.envs.desktop_task import DesktopTaskEnv, open_desktop_task
+    from agentlab.envs.task_env import TaskEnvOptions
+
+    launches = [0]
+
+    def open_fresh() -> DesktopTaskEnv:
+        launches[0] += 1
+        opened = open_desktop_task(start, folder / f"launch-{launches[0]}", TaskEnvOptions())
+        assert isinstance(opened, DesktopTaskEnv) and isinstance(opened.env, DesktopEnv)
+        return opened
+
+    current = [open_fresh()]
+    env = SignedDesktop(current[0].env, folder)
+
+    def relaunch() -> Observation:
+        current[0].close()
+        current[0] = open_fresh()
+        env.inner = current[0].env
+        return env.observe()
+
+    try:
+        yield env, relaunch  # type: ignore[misc]  # SignedDesktop stands in for the Env it wraps
+    finally:
+        current[0].close()
