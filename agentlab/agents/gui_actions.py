@@ -78,6 +78,12 @@ DOC_GROUNDING_WEIGHT = 1.0
 #: ``download_link``). Both set by hand before any measurement, as ``OP_PRIOR`` was, and not tuned on tasks
 SKILL_PRIOR = 0.1
 SKILL_GROUNDING_WEIGHT = 1.0
+#: nats added to ``done`` once as many skill calls ran to their end as the request has asks
+#: (:func:`~agentlab.tasks.requests.split_pieces`): a skill carries a whole operation out, so a
+#: one-ask request is then most likely done. Why: the embedded model, its skill done, went on
+#: clicking and switched the clock's dark theme back off. The scale of the model's own lean
+#: measured on the clock's first screens (2.8 nats for mark 1: benchmarks/results/phone_docs.md)
+DONE_AFTER_SKILLS = 3.0
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,11 @@ class GuiCall:
 
 
 # -- the screen's marks ------------------------------------------------------------------------
-def _editable(e: Element) -> bool:
-    return "editable" in e.state or (e.focusable and not e.clickable)
+def _editable(e: Element, phone: bool = False) -> bool:
+    """A mark that takes text: a phone names its fields (EditText: ``editable``); a desktop's
+    tree is less sure, so there a focusable mark that is not a button counts too (a phone's
+    focusable list, a RecyclerView, is no field)."""
+    return "editable" in e.state or (not phone and e.focusable and not e.clickable)
 
 
 def _is_menu(e: Element) -> bool:
@@ -209,6 +218,8 @@ class GuiChoices:
     request: str = ""
     #: the screen's marks (a skill's on-screen parameter is one of their labels)
     marks: tuple[Element, ...] = ()
+    #: nats added to ``done``'s prior (:data:`DONE_AFTER_SKILLS` once the request's asks each had a skill)
+    end_push: float = 0.0
     #: skill name -> the learned document of the element its first step acts on, on this screen
     #: ("Opens a screen showing: Vibrate, Dark theme" for the clock's Settings button): what the
     #: app's exploration saw behind the skill, which grounds the skill on the request's words too
@@ -217,7 +228,7 @@ class GuiChoices:
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
               docs: Mapping[int, str] | None = None, no_push: Collection[int] = (),
-              skills: Sequence[GuiSkill] = ()) -> GuiChoices:
+              skills: Sequence[GuiSkill] = (), end_push: float = 0.0) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
         URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing.
 
@@ -228,7 +239,7 @@ class GuiChoices:
         # anything else taps it before the text is refused: on the clock's settings page the
         # embedded model's type(3, 'dark') after toggle_setting switched the dark theme back off.
         # A desktop's tree is less sure of its fields, so there any mark may be typed into
-        editable = tuple(e.id for e in screen.marks if _editable(e)) or (() if phone else ids)
+        editable = tuple(e.id for e in screen.marks if _editable(e, phone)) or (() if phone else ids)
         v = request_values(request)
         texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
@@ -240,7 +251,7 @@ class GuiChoices:
                 notes.append((sk.name, docs[mark.id]))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
                    grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
-                   tuple(screen.marks), tuple(notes))
+                   tuple(screen.marks), end_push, tuple(notes))
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -301,7 +312,7 @@ class GuiChoices:
         :data:`SKILL_PRIOR` plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name, its
         line or the learned document of its first element (:attr:`skill_notes`) says."""
         if name in OP_PRIOR:
-            return math.log(OP_PRIOR[name])
+            return math.log(OP_PRIOR[name]) + (self.end_push if name == "done" else 0.0)
         sk = self.skill(name)
         said = said_words(self.request)
         note = dict(self.skill_notes).get(name, "")

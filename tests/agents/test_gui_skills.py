@@ -405,3 +405,27 @@ def test_a_phone_screen_without_a_text_field_offers_no_type() -> None:
     field = Element(4, (0, 60, 90, 80), "android.widget.EditText", "Label", None, True, state=["editable"])
     form = GuiChoices.build(GuiScreen.of(Observation(screenshot=None, elements=[*switches, field]), 50), "Dentist", phone=True)
     assert form.grammar().tools["type"][0] == ("4",)
+
+
+def test_done_is_favoured_once_a_skill_ran_for_each_ask(fake_adb, tmp_path: Path) -> None:
+    """A one-ask request whose skill ran to its end is most likely done: the next step's prior
+    pushes done() (the embedded model otherwise clicked on and switched the dark theme back off);
+    a skill that stopped on the way pushes nothing."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.agents.gui_actions import DONE_AFTER_SKILLS
+    from agentlab.envs import AndroidEnv
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_retries=0)
+    llm = ScriptedChat(["toggle_setting('dark theme')", "done()"], Capabilities(plan_grammar=True))
+    assert AppAgent(llm, cfg).deploy(env, "Switch the Clock app to its dark theme.", None).status == "done"
+    after = dict(llm.params[1].grammar.name_prior)
+    assert after["done"] > after["click"]  # log 0.08 + 3 against log 0.5, renormalised alike
+    fake_adb.device.app.stack = ["home"]
+    llm = ScriptedChat(["toggle_setting('night mode')", "fail('no such setting')"], Capabilities(plan_grammar=True))
+    AppAgent(llm, cfg).deploy(env, "Turn on night mode.", None)
+    stopped = dict(llm.params[1].grammar.name_prior)
+    assert stopped["done"] < stopped["click"]
+    assert abs((after["done"] - after["click"]) - (stopped["done"] - stopped["click"]) - DONE_AFTER_SKILLS) < 1e-6

@@ -27,13 +27,23 @@ from typing import TYPE_CHECKING
 
 from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
 from agentlab.agents.appagent.docs_store import DocStore
-from agentlab.agents.gui_actions import Carried, GuiCall, GuiChoices, GuiScreen, carry_out, constraint, parse_gui_reply
+from agentlab.agents.gui_actions import (
+    DONE_AFTER_SKILLS,
+    Carried,
+    GuiCall,
+    GuiChoices,
+    GuiScreen,
+    carry_out,
+    constraint,
+    parse_gui_reply,
+)
 from agentlab.agents.gui_skills import GuiSkill, load_skills
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.actions.phone import PHONE
 from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.marks import draw_marks
 from agentlab.envs.trajectory import TrajectoryRecorder
+from agentlab.tasks.requests import split_pieces
 from agentlab.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,6 +126,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     #: marks whose click flipped a switch in this episode: grounding does not push them again
     flipped: set[MarkKey] = set()
     skills = tuple(load_skills(cfg.app)) if cfg.skills else ()
+    asks = len(split_pieces(task)) if skills else 0
+    skills_done = 0  #: skill calls that ran to their end: once they cover the asks, done() is favoured
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
@@ -125,7 +137,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             by_mark = store.by_mark(screen.marks, keys=TYPED_KEYS) if learned else {}
             useless = store.useless() if learned else set()
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
-            choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills)
+            choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
+                                       end_push=DONE_AFTER_SKILLS if skills and skills_done >= asks else 0.0)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
             act = _Act(env, screen, skills, task)
@@ -166,6 +179,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             done_so_far.append(_said(call, screen))
             if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
+            elif choices.skill(call.name):
+                skills_done += 1
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
                 flipped.add(mark_key(screen.mark(call.args["element"])))
             rec.record(obs, last, action_text=reply, reflection="; ".join(done_so_far),
