@@ -510,6 +510,29 @@ def tool_calls_frame(traj: Trajectory) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "call", "result"])
 
 
+def gui_calls_frame(traj: Trajectory) -> pd.DataFrame:
+    """A GUI specialist's typed episode as a table: per step, the typed call (``info.gui_call``),
+    whether it was an app skill, the label a skill grounded on the screen it opened
+    (``info.grounded``), the env actions it expanded to (``info.expanded``) and any problem (a
+    refused reply, where a skill stopped)."""
+    import pandas as pd
+
+    rows = []
+    for rec in traj.steps:
+        info = rec.info if isinstance(rec.info, dict) else {}
+        call = info.get("gui_call")
+        if call is None and not rec.error:
+            continue
+        grounded = info.get("grounded") or {}
+        rows.append({
+            "step": rec.step, "call": call or "(unusable reply)", "skill": info.get("skill", ""),
+            "grounded": ", ".join(f"{k}={v!r}" for k, v in grounded.items()),
+            "expanded": ", ".join(info.get("expanded") or []),
+            "problem": info.get("skill_error") or rec.error or "",
+        })
+    return pd.DataFrame(rows, columns=["step", "call", "skill", "grounded", "expanded", "problem"])
+
+
 def role_rows(rec: StepRecord) -> list[tuple[str, str]]:
     """One row per role message of a multi-role agent's step (``info["roles"]``: Agent S2's
     manager plan, worker and grounding expert; PC-Agent's manager, hub, progress, decision and

@@ -363,6 +363,13 @@ def test_a_skill_grounds_its_argument_on_the_screen_it_opens(fake_adb, tmp_path:
     assert next(a for a in app.alarms if a.label == "Lunch").enabled is False
     step = next(s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill"))
     assert step.info["grounded"] == {"alarm": "12:00 Lunch"}
+    from agentlab.viz.trajectory import gui_calls_frame
+
+    frame = gui_calls_frame(load_trajectory(tmp_path / "ep"))  # what notebook 05 shows of the episode
+    assert list(frame["call"]) == ['toggle_alarm("deleting")', "done()"]
+    first = frame.iloc[0]
+    assert (first["skill"], first["grounded"], first["problem"]) == ("toggle_alarm", "alarm='12:00 Lunch'", "")
+    assert first["expanded"].startswith("tap(1), tap(") and first["expanded"].count("tap(") == 2
     app.stack = ["home"]
     before = {a.label: a.enabled for a in app.alarms}
     llm = ScriptedChat(["toggle_setting('vibration')", "done()"], Capabilities(plan_grammar=True))
