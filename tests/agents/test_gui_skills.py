@@ -436,3 +436,22 @@ def test_done_is_favoured_once_a_skill_ran_for_each_ask(fake_adb, tmp_path: Path
     stopped = dict(llm.params[1].grammar.name_prior)
     assert stopped["done"] < stopped["click"]
     assert abs((after["done"] - after["click"]) - (stopped["done"] - stopped["click"]) - DONE_AFTER_SKILLS) < 1e-6
+
+
+def test_a_skill_call_that_ran_to_its_end_is_not_run_again(fake_adb, tmp_path: Path) -> None:
+    """A toggle called twice undoes itself (the embedded model switched the Yoga alarm on, then
+    called the same skill again): the second identical call is refused and fed back."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    # the skill, then back to the home screen (Navigate up), then the same skill again: refused
+    llm = ScriptedChat(["toggle_setting('dark theme')", "click(1)", "toggle_setting('dark theme')", "done()"],
+                       Capabilities(plan_grammar=True))
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4)
+    res = AppAgent(llm, cfg).deploy(env, "Switch the Clock app to its dark theme.", None)
+    assert (res.status, res.steps, app.dark) == ("done", 2, True), res
+    assert "already ran to its end in this episode" in llm.prompts[3][-1].content

@@ -23,6 +23,7 @@ folder after the package, while a pool document names its app by domain, ``clock
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
@@ -44,7 +45,7 @@ from agentlab.envs.base import Element, Env, Observation
 from agentlab.envs.marks import draw_marks
 from agentlab.envs.trajectory import TrajectoryRecorder
 from agentlab.tasks.requests import split_pieces
-from agentlab.errors import ConfigError
+from agentlab.errors import ConfigError, InvalidActionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.agents.appagent.core import AppAgentCore
@@ -61,11 +62,17 @@ MarkKey = tuple[str, tuple[int, int, int, int]]
 class _Act:
     """The last check on a reply: carry the typed call out (an env refusal is fed back)."""
 
-    def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = (), request: str = "") -> None:
+    def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = (), request: str = "",
+                 finished: Collection[str] = ()) -> None:
         self.env, self.screen, self.skills, self.request = env, screen, skills, request
+        #: skill calls that already ran to their end in this episode (as rendered)
+        self.finished = finished
         self.carried: Carried | None = None
 
     def __call__(self, call: GuiCall) -> None:
+        if call.render() in self.finished:  # a toggle called twice undoes itself
+            raise InvalidActionError(f"{call.render()} already ran to its end in this episode; "
+                                     "call done() if nothing else is asked")
         self.carried = carry_out(self.env, call, self.screen, self.skills, self.request)
 
 
@@ -127,7 +134,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     flipped: set[MarkKey] = set()
     skills = tuple(load_skills(cfg.app)) if cfg.skills else ()
     asks = len(split_pieces(task)) if skills else 0
-    skills_done = 0  #: skill calls that ran to their end: once they cover the asks, done() is favoured
+    finished: list[str] = []  #: skill calls that ran to their end: once they cover the asks, done() is favoured
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
@@ -138,10 +145,10 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             useless = store.useless() if learned else set()
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
-                                       end_push=DONE_AFTER_SKILLS if skills and skills_done >= asks else 0.0)
+                                       end_push=DONE_AFTER_SKILLS if skills and len(finished) >= asks else 0.0)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
-            act = _Act(env, screen, skills, task)
+            act = _Act(env, screen, skills, task, finished)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
                 if not a.ok:
@@ -180,7 +187,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
             elif choices.skill(call.name):
-                skills_done += 1
+                finished.append(call.render())
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
                 flipped.add(mark_key(screen.mark(call.args["element"])))
             rec.record(obs, last, action_text=reply, reflection="; ".join(done_so_far),
