@@ -220,6 +220,10 @@ class GuiChoices:
     marks: tuple[Element, ...] = ()
     #: nats added to ``done``'s prior (:data:`DONE_AFTER_SKILLS` once the request's asks each had a skill)
     end_push: float = 0.0
+    #: skill calls that already ran to their end in the episode (rendered): not offered again (a
+    #: toggle repeated undoes itself; a save repeated does nothing, and a 135M model under the
+    #: grammar asked for ``save_keep_format()`` four times in a row once it had run)
+    finished: frozenset[str] = frozenset()
     #: skill name -> the learned document of the element its first step acts on, on this screen
     #: ("Opens a screen showing: Vibrate, Dark theme" for the clock's Settings button): what the
     #: app's exploration saw behind the skill, which grounds the skill on the request's words too
@@ -228,7 +232,7 @@ class GuiChoices:
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
               docs: Mapping[int, str] | None = None, no_push: Collection[int] = (),
-              skills: Sequence[GuiSkill] = (), end_push: float = 0.0) -> GuiChoices:
+              skills: Sequence[GuiSkill] = (), end_push: float = 0.0, finished: Collection[str] = ()) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
         URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing.
 
@@ -251,7 +255,7 @@ class GuiChoices:
                 notes.append((sk.name, docs[mark.id]))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
                    grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
-                   tuple(screen.marks), end_push, tuple(notes))
+                   tuple(screen.marks), end_push, frozenset(finished), tuple(notes))
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -273,7 +277,14 @@ class GuiChoices:
         return tuple(dict.fromkeys(e.text.strip() for e in self.marks if e.text.strip() and (not role or e.role == role)))
 
     def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
-        """The values of ``op``'s parameter ``p`` (``None``: any text)."""
+        """The values of ``op``'s parameter ``p`` (``None``: any text); a one-parameter skill's
+        values whose call already ran to its end (:attr:`finished`) are left out."""
+        vals = self._values(op, p)
+        if vals is None or not self.finished or len(op.params) != 1 or self.skill(op.name) is None:
+            return vals
+        return tuple(v for v in vals if GuiCall(op.name, {p.name: v}).render() not in self.finished)
+
+    def _values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         if p.kind == "element":
             return self.editable if op.name == "type" else self.elements
         if p.kind == "text":
@@ -299,7 +310,8 @@ class GuiChoices:
         # called the clock's first skill, toggle_alarm, for the dark theme with the Settings
         # button's document saying "Dark theme"); ties keep the library's order
         shown.sort(key=lambda s: -self.op_weight(s.name))
-        skill_ops = [o for o in (self.op(s.name) for s in shown) if o is not None]
+        skill_ops = [o for o in (self.op(s.name) for s in shown)
+                     if o is not None and not (not o.params and f"{o.name}()" in self.finished)]
         for op in [*GUI_OPS[:-2], *skill_ops, *GUI_OPS[-2:]]:
             if op.name in ("done", "fail") and not allow_end:
                 continue

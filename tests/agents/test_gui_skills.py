@@ -455,3 +455,15 @@ def test_a_skill_call_that_ran_to_its_end_is_not_run_again(fake_adb, tmp_path: P
     res = AppAgent(llm, cfg).deploy(env, "Switch the Clock app to its dark theme.", None)
     assert (res.status, res.steps, app.dark) == ("done", 2, True), res
     assert "already ran to its end in this episode" in llm.prompts[3][-1].content
+    # under the grammar the finished call is not even offered: its value left out of the skill's
+    offered = llm.params[2].grammar.tools["toggle_setting"][0]
+    assert offered is not None and "'dark theme'" not in offered and "'theme'" in offered
+
+
+def test_a_finished_skill_without_parameters_is_not_offered_again() -> None:
+    els = [Element(1, (0, 0, 90, 20), "menu", "File", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    calc = tuple(load_skills("calc"))
+    assert "save_keep_format" in GuiChoices.build(screen, "save it", skills=calc).grammar().tools
+    assert "save_keep_format" not in GuiChoices.build(screen, "save it", skills=calc,
+                                                      finished=["save_keep_format()"]).grammar().tools

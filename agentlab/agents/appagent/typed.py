@@ -145,7 +145,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             useless = store.useless() if learned else set()
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
-                                       end_push=DONE_AFTER_SKILLS if skills and len(finished) >= asks else 0.0)
+                                       end_push=DONE_AFTER_SKILLS if skills and len(finished) >= asks else 0.0,
+                                       finished=finished)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
             act = _Act(env, screen, skills, task, finished)
