@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -386,7 +386,13 @@ def ground_label(labels: Sequence[str], given: str, request: str) -> str | None:
     return chosen
 
 
-def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str = "") -> tuple[list[Any], Any]:
+def call_text(skill: GuiSkill, values: Mapping[str, Any]) -> str:
+    """``toggle_alarm("12:00 Lunch")``: a skill call with these values, as the trajectory shows it."""
+    return f"{skill.name}({', '.join(json.dumps(str(values[p]), ensure_ascii=False) for p in skill.params)})"
+
+
+def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str = "",
+              finished: Collection[str] = ()) -> tuple[list[Any], Any]:
     """Replay ``skill`` with ``args`` on a desktop or phone env; returns (the env actions sent, the
     last step's result). A skill whose first step cannot be carried out raises
     :class:`~agentlab.errors.InvalidActionError` naming it, which the loop feeds back; one that
@@ -398,7 +404,9 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
     whose label holds the argument, the label the argument (else the ``request``) says most is
     used instead (:func:`ground_label`), and the result's ``grounded`` says so. Why: a 135M model
     picks the skill well more often than it copies a label it has not seen yet ("deleting" for
-    the "12:00 Lunch" alarm)."""
+    the "12:00 Lunch" alarm). The result's ``call`` is the call as grounded (:func:`call_text`);
+    one that is in ``finished`` (it already ran to its end in the episode, whatever words the
+    model used for it) stops before its remaining steps: a toggle run twice undoes itself."""
     from agentlab.envs.actions.phone import PHONE
     from agentlab.envs.base import StepResult
     from agentlab.envs.desktop import DesktopEnv
@@ -413,7 +421,8 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
         looks again and the model reads where it stopped); one that failed before acting is refused."""
         if not sent:
             raise InvalidActionError(why)
-        info = {"skill": skill.name, "skill_error": why, **({"grounded": grounded} if grounded else {})}
+        info = {"skill": skill.name, "call": call_text(skill, values), "skill_error": why,
+                **({"grounded": grounded} if grounded else {})}
         return sent, StepResult(observation=env.observe(), done=False, info=info)
 
     phone = env.actions is PHONE
@@ -451,10 +460,14 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                 if label is not None and label != values[param]:
                     grounded[param] = label
                     values[param] = label
+        if call_text(skill, values) in finished:
+            raise InvalidActionError(f"{call_text(skill, values)} already ran to its end in this episode; "
+                                     "call done() if nothing else is asked")
         run(skill.steps_for(values)[start:])
     except InvalidActionError as exc:
         return stopped(exc.message)
-    info: dict[str, Any] = {"skill": skill.name, **({"grounded": grounded} if grounded else {})}
+    info: dict[str, Any] = {"skill": skill.name, "call": call_text(skill, values),
+                            **({"grounded": grounded} if grounded else {})}
     return sent, StepResult(observation=env.observe(), done=False, info=info)
 
 

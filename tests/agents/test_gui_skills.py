@@ -467,3 +467,26 @@ def test_a_finished_skill_without_parameters_is_not_offered_again() -> None:
     assert "save_keep_format" in GuiChoices.build(screen, "save it", skills=calc).grammar().tools
     assert "save_keep_format" not in GuiChoices.build(screen, "save it", skills=calc,
                                                       finished=["save_keep_format()"]).grammar().tools
+
+
+def test_the_same_grounded_call_in_other_words_does_not_run_twice(fake_adb, tmp_path: Path) -> None:
+    """The embedded model switched the Yoga alarm on with toggle_alarm('switch on the 06:00 alarm'),
+    went back, and called toggle_alarm('switch on the 06:00 alarm labelled Yoga'): other words, the
+    same alarm once grounded. The second stops before the switch (it only opened the list)."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.llm.base import Capabilities
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    lunch = next(a for a in app.alarms if a.label == "Lunch")
+    llm = ScriptedChat(["toggle_alarm('deleting')", "click(1)", "toggle_alarm('Lunch alarm')", "done()"],
+                       Capabilities(plan_grammar=True))
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4)
+    res = AppAgent(llm, cfg).deploy(env, "Turn off the 12:00 Lunch alarm without deleting it.", tmp_path / "ep")
+    assert res.status == "done" and lunch.enabled is False  # switched once, not back
+    steps = [s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill")]
+    assert [s.info["call"] for s in steps] == ['toggle_alarm("12:00 Lunch")', 'toggle_alarm("12:00 Lunch")']
+    assert "already ran to its end" in steps[1].info["skill_error"]

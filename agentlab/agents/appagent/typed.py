@@ -73,7 +73,7 @@ class _Act:
         if call.render() in self.finished:  # a toggle called twice undoes itself
             raise InvalidActionError(f"{call.render()} already ran to its end in this episode; "
                                      "call done() if nothing else is asked")
-        self.carried = carry_out(self.env, call, self.screen, self.skills, self.request)
+        self.carried = carry_out(self.env, call, self.screen, self.skills, self.request, self.finished)
 
 
 def _said(call: GuiCall, screen: GuiScreen) -> str:
@@ -134,7 +134,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     flipped: set[MarkKey] = set()
     skills = tuple(load_skills(cfg.app)) if cfg.skills else ()
     asks = len(split_pieces(task)) if skills else 0
-    finished: list[str] = []  #: skill calls that ran to their end: once they cover the asks, done() is favoured
+    finished: list[str] = []  #: skill calls that ran to their end (as called and as grounded): never again
+    skills_ran = 0  #: how many: once they cover the request's asks, done() is favoured
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
@@ -145,7 +146,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             useless = store.useless() if learned else set()
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
-                                       end_push=DONE_AFTER_SKILLS if skills and len(finished) >= asks else 0.0,
+                                       end_push=DONE_AFTER_SKILLS if skills and skills_ran >= asks else 0.0,
                                        finished=finished)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
@@ -187,8 +188,9 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             done_so_far.append(_said(call, screen))
             if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
-            elif choices.skill(call.name):
-                finished.append(call.render())
+            elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
+                finished += [call.render(), str(carried.result.info.get("call", call.render()))]
+                skills_ran += 1
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
                 flipped.add(mark_key(screen.mark(call.args["element"])))
             rec.record(obs, last, action_text=reply, reflection="; ".join(done_so_far),
