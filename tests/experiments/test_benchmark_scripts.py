@@ -314,7 +314,7 @@ def test_gui_route_smoke(tmp_path, capsys):
     first = summary(run(capsys, "gui_route", *args))
     assert first["tasks"] == "1" and "acc_typed-skills" in first
     text = res.read_text()
-    assert "Command: `python benchmarks/gui_route.py --quick" in text and "| GUI, typed actions + app skills | " in text
+    assert "Command: `python benchmarks/gui_route.py --quick" in text and "| GUI, typed actions + app skills (" in text
     (row,) = [r for r in (out_dir / "typed-skills" / "results.jsonl").read_text().splitlines() if r.strip()]
     assert '"route": "gui"' in row
     assert summary(run(capsys, "gui_route", *args)) == first
