@@ -109,3 +109,17 @@ def test_a_survey_of_calc_documents_its_menus_on_the_real_application(tmp_path: 
     assert "Save As..." in docs["File"] and "Find and Replace..." in docs["Edit"]
     assert report.relaunches == 1  # Escape closed each menu; only the closing relaunch
     assert (store.get("soffice:menu:File") or pytest.fail("File was not documented")).sources["click"] == "explore/survey"
+
+
+def test_a_bad_start_task_is_one_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from agentlab.cli import main
+
+    bad = tmp_path / "demo.json"
+    bad.write_text('{"skill": "x", "task": {"id": 3}}')
+    for args, line in [(["--env", "desktop", "--start", str(bad), "--app", "calc"], "not a skill demonstration"),
+                       (["--env", "desktop", "--start", str(tmp_path / "none.json"), "--app", "calc"], "cannot read the start task"),
+                       (["--env", "android", "--fake", "--start", str(bad)], "give one of them")]:
+        with pytest.raises(SystemExit) as exc:
+            main(["agent", "survey", *args])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code != 0 and len(err.splitlines()) == 1 and line in err, err

@@ -125,6 +125,8 @@ def survey(
     from agentlab.agents.appagent.survey import desktop_survey_env, fake_phone, relauncher, survey_app
     from agentlab.errors import ConfigError
 
+    if fake and start is not None:
+        raise ConfigError("--fake surveys the fake phone and --start opens a desktop task: give one of them")
     with contextlib.ExitStack() as stack:
         relaunch: Callable[[], Observation] | None
         if fake:
@@ -158,6 +160,8 @@ def _start_task(path: Path) -> ExecTask:
     """The task a desktop survey starts from: a task file, or a skill demonstration's task."""
     import json
 
+    from pydantic import ValidationError
+
     from agentlab.agents.gui_skills import SkillDemo
     from agentlab.errors import ConfigError
     from agentlab.tasks.spec import load_task
@@ -167,7 +171,12 @@ def _start_task(path: Path) -> ExecTask:
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read the start task: {exc}", where=str(path)) from None
     if isinstance(raw, dict) and "skill" in raw and "task" in raw:
-        task = SkillDemo.model_validate(raw).task
+        try:
+            task = SkillDemo.model_validate(raw).task
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ConfigError(f"not a skill demonstration: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+                              where=str(path)) from None
     else:
         task = load_task(path)
     if task.env != "desktop":

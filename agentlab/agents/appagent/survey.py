@@ -449,13 +449,14 @@ class SignedDesktop:
         #: the survey's own folder: written as ``<files>`` wherever a screen shows it (a file
         #: manager's location, a browser's address bar), so no document holds a temporary path
         self.folder = str(folder) if folder is not None else None
+        self._where = re.compile(re.escape(self.folder) + r"(?:/launch-\d+)?") if self.folder else None
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
     def _signed(self, obs: Observation) -> Observation:
-        if self.folder:
-            where = re.compile(re.escape(self.folder) + r"(?:/launch-\d+)?")
+        if self.folder and self._where is not None:
+            where = self._where
             obs = dataclasses.replace(obs, elements=[
                 dataclasses.replace(e, text=where.sub("<files>", e.text)) if self.folder in e.text else e
                 for e in obs.elements])
