@@ -48,7 +48,7 @@ _SLOT = "{{{{{name}}}}}"
 _SLOT_RE = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}")
 _IDENT = re.compile(r"[a-z][a-z0-9_]*")
 #: the step fields that hold text a request value can appear in (typed text, an element's label)
-_TEXT_FIELDS = ("type", "name", "contains", "pattern")
+_TEXT_FIELDS = ("type", "name", "contains", "pattern", "value")
 #: the GUI operations' own names: a skill may not shadow one
 RESERVED = frozenset({"click", "type", "key", "scroll", "select", "done", "fail"})
 
@@ -493,27 +493,35 @@ PHONE_WAIT_S = 5.0
 def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill", poll_s: float = 0.3,
                  sent: list[Any] | None = None) -> tuple[list[Any], Any]:
     """Carry ``steps`` out on a phone env (a tap for a click, a tap then the text for a ``type``
-    into an element, Back for the ``back`` key; ``wait``/``gone`` poll the screen): the phone's
-    counterpart of :func:`agentlab.envs.gui_replay.replay`, so an app skill (and its
-    demonstration) replays on the fake device or a real one. Returns (the actions sent, the last
-    result); a step that cannot be carried out raises :class:`InvalidActionError` naming it."""
+    into an element, Back for the ``back`` key, a long press for ``long_press``, short swipes on a
+    number picker for ``spin``; ``wait``/``gone`` poll the screen): the phone's counterpart of
+    :func:`agentlab.envs.gui_replay.replay`, so an app skill (and its demonstration) replays on the
+    fake device or a real one. An element that is not on screen while a list is, is scrolled into
+    view first (:func:`_reveal`, as uiautomator's ``scrollIntoView``): a list shows only its first
+    rows. Returns (the actions sent, the last result); a step that cannot be carried out raises
+    :class:`InvalidActionError` naming it."""
     import time
 
-    from agentlab.envs.actions.phone import Back, Tap, Text
+    from agentlab.envs.actions.phone import Back, LongPress, Tap, Text
     from agentlab.envs.base import StepResult
     from agentlab.envs.gui_replay import find
     from agentlab.errors import InvalidActionError
+
+    sent = [] if sent is None else sent  # the caller's list: what was sent before a failure
 
     def until(target: Any, present: bool, timeout_s: float) -> Any:
         deadline = time.monotonic() + min(timeout_s, PHONE_WAIT_S)
         seen = env.observe()
         while (find(seen, target) is not None) != present and time.monotonic() < deadline:
+            if present:
+                seen = _reveal(env, seen, target, sent)
+                if find(seen, target) is not None:
+                    break
             time.sleep(poll_s)
             seen = env.observe()
         return seen
 
     obs = env.observe()
-    sent = [] if sent is None else sent  # the caller's list: what was sent before a failure
     for i, step in enumerate(steps, start=1):
         where = f"{label}: step {i} ({step.describe()})"
         if step.sleep is not None:
@@ -530,14 +538,18 @@ def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill", po
             if str(step.key).lower() != "back":
                 raise InvalidActionError(f"{where}: a phone has only the back key")
             actions: list[Any] = [Back()]
-        elif step.action in ("click", "type") and (step.action == "click" or step.into is not None):
+        elif step.action in ("click", "long_press", "spin", "type") and (step.action != "type" or step.into is not None):
             target = step.target
-            assert target is not None  # a click or a type into an element names it
+            assert target is not None  # a click, a long press, a spin or a type into an element names it
             el = find(obs, target) or find(obs := until(target, True, step.timeout_s), target)
             if el is None:
                 raise InvalidActionError(f"{where}: its element never showed; on screen: "
                                          + "; ".join(f"[{e.id}] {e.text!r}" for e in obs.elements[:30]))
-            actions = [Tap(el.id)] if step.action == "click" else [Tap(el.id), Text(str(step.type))]
+            if step.action == "spin":
+                obs = _spin(env, obs, target, str(step.value), sent, where)
+                continue
+            actions = ([Tap(el.id)] if step.action == "click" else [LongPress(el.id)] if step.action == "long_press"
+                       else [Tap(el.id), Text(str(step.type))])
         elif step.action == "type":
             actions = [Text(str(step.type))]
         else:
@@ -551,6 +563,71 @@ def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill", po
     return sent, StepResult(observation=obs, done=False, info={"skill": label})
 
 
+#: how many swipes a list is scrolled each way looking for an element, and a number picker is spun
+#: at most: a phone list of a few dozen rows, a picker of 24 hours or 60 minutes
+MAX_REVEAL_SWIPES = 8
+MAX_SPIN_SWIPES = 30
+_LIST_ROLES = ("RecyclerView", "ListView", "ScrollView")
+
+
+def _reveal(env: Any, obs: Any, target: Any, sent: list[Any]) -> Any:
+    """``obs`` once ``target`` is on it: the screen's first scrollable list is swiped up (later
+    rows) then back down until the element shows; the screen as it ends when it never does."""
+    from agentlab.envs.actions.phone import Swipe
+    from agentlab.envs.gui_replay import find
+
+    for direction in ("up", "down"):
+        for _ in range(MAX_REVEAL_SWIPES):
+            lists = [e for e in obs.elements if e.role.rsplit(".", 1)[-1] in _LIST_ROLES]
+            if not lists or find(obs, target) is not None:
+                return obs
+            before = [e.text for e in obs.elements]
+            action = Swipe(lists[0].id, direction, "medium")
+            obs = env.step(action).observation
+            sent.append(action)
+            if [e.text for e in obs.elements] == before:  # the list's end: nothing moved
+                break
+    return obs
+
+
+def hour_of(value: str) -> int | None:
+    """The number a picker should show for ``value``: its first number, 12 added for a "pm"
+    hour ("9 pm" -> 21, "09:00" -> 9, "12 am" -> 0); None when it holds no number."""
+    m = re.search(r"\d+", value)
+    if m is None:
+        return None
+    n = int(m.group(0))
+    if re.search(r"\bp\.?m\b", value, re.IGNORECASE) and n < 12:
+        n += 12
+    elif re.search(r"\ba\.?m\b", value, re.IGNORECASE) and n == 12:
+        n = 0
+    return n
+
+
+def _spin(env: Any, obs: Any, target: Any, value: str, sent: list[Any], where: str) -> Any:
+    """Swipe the picker ``target`` names a notch at a time until its number is ``value``'s
+    (:func:`hour_of`), the short way round; the screen then. A value with no number, a picker
+    that shows none or never gets there: one line naming the step."""
+    from agentlab.envs.actions.phone import Swipe
+    from agentlab.envs.gui_replay import find
+    from agentlab.errors import InvalidActionError
+
+    want = hour_of(value)
+    if want is None:
+        raise InvalidActionError(f"{where}: {value!r} holds no number to spin to")
+    for _ in range(MAX_SPIN_SWIPES):
+        el = find(obs, target)
+        shown = hour_of(el.text) if el is not None else None
+        if el is None or shown is None:
+            raise InvalidActionError(f"{where}: the picker shows no number")
+        if shown == want:
+            return obs
+        action = Swipe(el.id, "up" if (want - shown) % 24 <= 12 else "down", "short")
+        obs = env.step(action).observation
+        sent.append(action)
+    raise InvalidActionError(f"{where}: the picker never showed {want} after {MAX_SPIN_SWIPES} swipes")
+
+
 def check_demo(demo: SkillDemo, folder: Path) -> tuple[bool, str]:
     """Replay a demonstration on its real application (a desktop task under a private Xvfb, as
     ``agentlab tasks check --gui``; a phone task on the fake device): (ok, the line to print).
@@ -560,6 +637,14 @@ def check_demo(demo: SkillDemo, folder: Path) -> tuple[bool, str]:
     if demo.task.env == "desktop":
         res = check_task_gui(demo.task, folder)
         return res.ok, res.line()
+    return check_phone_gui(demo.task, folder, label=demo.skill)
+
+
+def check_phone_gui(task: ExecTask, folder: Path, *, device: str | None = None, label: str = "gui_solution") -> tuple[bool, str]:
+    """A phone task's ``gui_solution`` replayed on a fresh device (the fake one by default) by
+    :func:`replay_phone`: (ok, the line to print); ok when the start state scores 0 and the end
+    state 1. Never raises for what the device does: a device that cannot open or a step that
+    cannot be carried out is the line."""
     import time
 
     from agentlab.envs.phone_task import FAKE, open_phone_task
@@ -568,20 +653,21 @@ def check_demo(demo: SkillDemo, folder: Path) -> tuple[bool, str]:
 
     t0 = time.monotonic()
     try:
-        opened = open_phone_task(demo.task, folder, TaskEnvOptions(device=FAKE))
-    except AgentlabError as exc:  # one demonstration's device: the others are still checked
-        return False, f"FAIL {demo.task.id}: cannot open ({exc.message})"
+        opened = open_phone_task(task, folder, TaskEnvOptions(device=device or FAKE))
+    except AgentlabError as exc:  # one task's device: the others are still checked
+        return False, f"FAIL {task.id}: cannot open ({exc.message})"
     try:
         opened.collect()
-        before = demo.task.evaluate(opened.root, env=opened.eval_env).score
+        before = task.evaluate(opened.root, env=opened.eval_env).score
         try:
-            sent, _ = replay_phone(opened.env, demo.task.gui_solution or [], label=demo.skill)
+            sent, _ = replay_phone(opened.env, task.gui_solution or [], label=label)
         except AgentlabError as exc:
-            return False, f"FAIL {demo.task.id}: start {before:.2f} ({exc.message})"
+            return False, f"FAIL {task.id}: start {before:.2f} ({exc.message})"
         opened.collect()
-        after = demo.task.evaluate(opened.root, env=opened.eval_env).score
+        after = task.evaluate(opened.root, env=opened.eval_env).score
     finally:
         opened.close()
     ok = before == 0.0 and after >= 1.0 - 1e-9
-    return ok, (f"{'ok  ' if ok else 'FAIL'} {demo.task.id}: start {before:.2f}, solved {after:.2f} "
-                f"(phone: {len(sent)} actions in {time.monotonic() - t0:.1f}s on the fake device)")
+    where = "the fake device" if (device or FAKE) == FAKE else device
+    return ok, (f"{'ok  ' if ok else 'FAIL'} {task.id}: start {before:.2f}, solved {after:.2f} "
+                f"(phone: {len(sent)} actions in {time.monotonic() - t0:.1f}s on {where})")

@@ -33,14 +33,15 @@ def list_(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
 def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (default data/tasks)."),
           sandbox: str = typer.Option("auto", help="auto | bwrap | none"),
           device: str = typer.Option("fake", "--device", help="Phone tasks: 'fake' or an adb serial (see agentlab exec)."),
-          gui: bool = typer.Option(False, "--gui", help="Desktop tasks only: replay each one's gui_solution through "
-                                   "the desktop env under a private Xvfb."),
+          gui: bool = typer.Option(False, "--gui", help="Replay each task's gui_solution instead: a desktop task's "
+                                   "through the desktop env under a private Xvfb, a phone task's on the device."),
           out: Path | None = typer.Option(None, "--out", help="With --gui: the folder for the episode files "
                                           "(default: a temporary one, kept only when a task fails)."),
           only: list[str] = typer.Option([], "--task", help="Check only these task ids (repeatable).")) -> None:
     """For every task: the start state must score 0, and its reference solution, run in a
     sandboxed workspace (phone tasks: its actions replayed on the device), must score 1.
-    With --gui, every desktop task's GUI solution is replayed on its application instead.
+    With --gui, every desktop task's GUI solution is replayed on its application instead, and every
+    phone task's that has one on the device (``--device``).
     Exit 1 if any task fails."""
     from agentlab.envs.workspace import Workspace, WorkspaceConfig
     from agentlab.errors import AgentlabError, DataError
@@ -49,7 +50,7 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
 
     paths = [p for p in task_files(folder) if not only or p.stem in only]
     if gui:
-        raise SystemExit(_check_gui(paths, out))
+        raise SystemExit(_check_gui(paths, out, device))
     failed = 0
     for path in paths:
         try:  # a bad task file is reported and the check goes on with the others
@@ -84,7 +85,7 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
         raise SystemExit(1)  # typer.Exit is swallowed by the root CLI (standalone_mode=False)
 
 
-def _check_gui(paths: list[Path], out: Path | None) -> int:
+def _check_gui(paths: list[Path], out: Path | None, device: str = "fake") -> int:
     """``tasks check --gui``: each desktop task opened under its own private Xvfb, its start
     state scored, its GUI solution replayed, its applications closed, its end state scored.
     A failing task names its step and keeps its episode folder (screen included); the check
@@ -92,6 +93,7 @@ def _check_gui(paths: list[Path], out: Path | None) -> int:
     import shutil
     import tempfile
 
+    from agentlab.agents.gui_skills import check_phone_gui
     from agentlab.envs.gui_replay import check_task_gui, replays
     from agentlab.errors import DataError
     from agentlab.tasks.spec import load_task
@@ -105,14 +107,19 @@ def _check_gui(paths: list[Path], out: Path | None) -> int:
             failed += 1
             typer.echo(f"FAIL {exc}")
             continue
-        if not replays(task):
+        phone = task.env == "phone" and bool(task.gui_solution)
+        if not (phone or replays(task)):
             continue
         folder = root / task.id
         if folder.exists():
             shutil.rmtree(folder)
-        result = check_task_gui(task, folder)
-        typer.echo(result.line())
-        if result.ok:
+        if phone:
+            passed, line = check_phone_gui(task, folder, device=device)
+        else:
+            result = check_task_gui(task, folder)
+            passed, line = result.ok, result.line()
+        typer.echo(line)
+        if passed:
             ok += 1
             if out is None:
                 shutil.rmtree(folder, ignore_errors=True)

@@ -24,7 +24,7 @@ from agentlab.envs.actions.desktop import Click, DoubleClick, Drag, Hotkey, Type
 from agentlab.envs.base import Element, Observation
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.errors import AgentlabError, EnvironmentUnavailableError, InvalidActionError
-from agentlab.tasks.gui_solution import GuiStep, Target
+from agentlab.tasks.gui_solution import PHONE_ONLY, GuiStep, Target
 
 if TYPE_CHECKING:
     from agentlab.envs.task_env import TaskEnvOptions
@@ -109,6 +109,8 @@ def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
             if step.sleep is not None:
                 time.sleep(step.sleep)
                 obs = env.observe()
+            elif step.action in PHONE_ONLY:
+                raise _fail(env, obs, i, step, shots, f"a desktop cannot {step.action.replace('_', '-')}: it is a phone's step")
             elif step.action in ("wait", "gone"):
                 assert step.target is not None
                 obs = _wait_for(env, step.target, step.timeout_s, present=step.action == "wait")

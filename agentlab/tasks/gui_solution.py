@@ -26,7 +26,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ACTIONS = ("click", "double_click", "drag", "type", "key", "wait", "gone", "sleep")
+#: ``long_press`` and ``spin`` are a phone's (a row held to select it; a number picker swiped to a
+#: value): a desktop replay refuses them in one line
+ACTIONS = ("click", "double_click", "drag", "type", "key", "wait", "gone", "sleep", "long_press", "spin")
+PHONE_ONLY = frozenset({"long_press", "spin"})
 
 
 class Target(BaseModel):
@@ -83,6 +86,9 @@ class GuiStep(BaseModel):
     wait: Target | None = None  #: until this element is on screen
     gone: Target | None = None  #: until this element is no longer on screen
     sleep: float | None = Field(None, ge=0, le=60)
+    long_press: Target | None = None  #: press and hold (a phone's list row, to select it)
+    spin: Target | None = None  #: swipe this number picker until it shows ``value``'s number
+    value: str | None = None  #: with ``spin``: "09:00", "9 pm", "7"
     timeout_s: float = Field(30.0, gt=0, le=300)  #: how long to wait for the target
 
     @model_validator(mode="after")
@@ -93,6 +99,8 @@ class GuiStep(BaseModel):
                              f"{', '.join(given) or 'none'}")
         if self.into is not None and self.type is None:
             raise ValueError("'into' goes with 'type'")
+        if (self.value is None) != (self.spin is None):
+            raise ValueError("'spin' and 'value' go together: spin a number picker to a value")
         if (self.to is None) != (self.drag is None):
             raise ValueError("'drag' and 'to' go together: drag an element to another")
         return self
@@ -108,7 +116,10 @@ class GuiStep(BaseModel):
 
     def describe(self) -> str:
         act = self.action
-        if act in ("click", "double_click", "wait", "gone"):
+        if act == "spin":
+            assert self.spin is not None
+            return f"spin {self.spin.describe()} to {self.value!r}"
+        if act in ("click", "double_click", "wait", "gone", "long_press"):
             assert self.target is not None
             return f"{act} {self.target.describe()}"
         if act == "drag":

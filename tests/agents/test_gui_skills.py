@@ -18,12 +18,14 @@ from agentlab.agents.gui_actions import GuiChoices, GuiScreen, carry_out, parse_
 from agentlab.agents.gui_skills import (
     GuiSkill,
     ground_label,
+    hour_of,
     late_labels,
     SkillDemo,
     learn_library,
     learn_skill,
     load_demos,
     load_skills,
+    replay_phone,
     skills_dir,
     skills_listing,
 )
@@ -490,3 +492,41 @@ def test_the_same_grounded_call_in_other_words_does_not_run_twice(fake_adb, tmp_
     steps = [s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill")]
     assert [s.info["call"] for s in steps] == ['toggle_alarm("12:00 Lunch")', 'toggle_alarm("12:00 Lunch")']
     assert "already ran to its end" in steps[1].info["skill_error"]
+
+
+def test_a_phone_replay_long_presses_spins_a_picker_and_scrolls_a_row_into_view(fake_adb, tmp_path: Path) -> None:
+    """The phone's own steps on the fake device: the fifth alarm (below the list's fold) is scrolled
+    into view and long-pressed, Delete taps it away; a new alarm's hour picker is spun the short way
+    round to "9 pm" (swiped a notch at a time); a desktop replay refuses both steps in one line."""
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.gui_replay import GuiReplayError, replay
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    assert [a.label for a in app.alarms][-1] == "Sleep"
+    steps = [GuiStep.model_validate(s) for s in [
+        {"click": {"role": "android.widget.Button", "name": "Alarms"}},
+        {"long_press": {"role": "android.widget.LinearLayout", "contains": "Sleep"}},
+        {"click": {"role": "android.widget.Button", "name": "Delete"}},
+        {"click": {"role": "android.widget.Button", "name": "Add alarm"}},
+        {"type": "Dentist", "into": {"role": "android.widget.EditText"}},
+        {"spin": {"role": "android.widget.NumberPicker"}, "value": "9 pm"},
+        {"click": {"role": "android.widget.Button", "name": "Save"}}]]
+    assert steps[5].describe() == "spin android.widget.NumberPicker to '9 pm'"
+    sent, _ = replay_phone(env, steps)
+    calls = [a.to_call() for a in sent]
+    assert any(c.startswith("long_press(") for c in calls) and any(c.startswith("swipe(") for c in calls)
+    assert [(a.hour, a.label) for a in app.alarms] == [(7, "Wake up"), (8, "Gym"), (12, "Lunch"), (18, "Call mom"), (21, "Dentist")]
+    assert sum(c.endswith('"down", "short")') for c in calls) == 24 - (21 - 7)  # from 07, the short way: down past 00
+    with pytest.raises(GuiReplayError, match="a desktop cannot long-press"):
+        replay(env, [steps[1]])  # type: ignore[arg-type]
+    with pytest.raises(InvalidActionError, match="holds no number"):
+        replay_phone(env, [GuiStep.model_validate({"click": {"role": "android.widget.Button", "name": "Add alarm"}}),
+                           GuiStep.model_validate({"spin": {"role": "android.widget.NumberPicker"}, "value": "noon"})])
+    with pytest.raises(ValueError, match="'spin' and 'value' go together"):
+        GuiStep.model_validate({"spin": {"role": "android.widget.NumberPicker"}})
+
+
+@pytest.mark.parametrize(("value", "hour"), [("09:00", 9), ("9 pm", 21), ("12 am", 0), ("12 p.m.", 12), ("07", 7), ("noon", None)])
+def test_the_number_a_picker_spins_to(value: str, hour: int | None) -> None:
+    assert hour_of(value) == hour
