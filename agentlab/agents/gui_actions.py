@@ -43,7 +43,7 @@ from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
-from agentlab.agents.gui_skills import GuiSkill, first_target, run_skill
+from agentlab.agents.gui_skills import GuiSkill, first_target, fits_shape, run_skill, value_shape
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.slots import combine_priors, request_values, said_words, shared_words, word_prior
 
@@ -288,7 +288,11 @@ class GuiChoices:
         if p.kind == "element":
             return self.editable if op.name == "type" else self.elements
         if p.kind == "text":
-            return self.texts
+            sk = self.skill(op.name)
+            shape = sk.shapes.get(p.name) if sk is not None else None
+            if shape is None or self.texts is None or sk is None:
+                return self.texts
+            return tuple(v for v in self.texts if fits_shape(v, shape) and not _names_app(v, sk.app))
         if p.kind == "key":
             return self.keys
         if p.kind == "direction":
@@ -352,6 +356,13 @@ class GuiChoices:
                 ground = word_prior(labels, self.request, GROUNDING_WEIGHT) if labels else None
                 if ground is not None:
                     arg_prior += ((op.name, i, tuple((repr(c), v) for c, v in zip(labels, ground))),)
+            sk = self.skill(op.name)
+            for i, p in enumerate(op.params):  # a skill's typed value: the request's name for it
+                shape = sk.shapes.get(p.name) if sk is not None and p.kind == "text" else None
+                given = [str(v) for v in self.values(op, p) or ()] if shape else []
+                named = _value_prior(given, self.request, str(shape)) if given else None
+                if named is not None:
+                    arg_prior += ((op.name, i, tuple((repr(c), v) for c, v in zip(given, named))),)
         weights = {n: self.op_weight(n) for n in tools}
         top = max(weights.values())
         norm = top + math.log(sum(math.exp(w - top) for w in weights.values()))
@@ -578,3 +589,42 @@ def carry_out(env: Env, call: GuiCall, screen: GuiScreen, skills: Sequence[GuiSk
         out.result = env.step(step)
         out.actions.append(step)
     return out
+
+
+#: words after which a request gives a thing its name ("an alarm called Flight", "label it Gym")
+NAMING_CUES = ("called", "named", "labelled", "labeled", "titled", "call it", "name it", "label it", "title it")
+#: words a name does not run on into ("Yoga class at 18:00": the name ends before "at")
+_NAME_ENDS = frozenset({"at", "in", "on", "for", "and", "from", "to", "with", "of", "by", "please", "then", "but"})
+
+
+def _names_app(value: str, app: str) -> bool:
+    """Whether ``value`` is only the application's own name ("Clock", "Clock app"): never an
+    argument of one of its skills."""
+    words = set(re.findall(r"[a-z0-9]+", value.lower()))
+    return bool(words) and words <= {app.lower(), "app"}
+
+
+def _value_prior(values: list[str], request: str, shape: str) -> tuple[float, ...] | None:
+    """A log-prior over a skill's typed-text candidates (:data:`GROUNDING_WEIGHT` nats for each):
+    a ``words`` one the request *names* (right after a naming word, :data:`NAMING_CUES`, and ending
+    where the sentence moves on: punctuation, its end, or a word such as "at"); a numeric one
+    written as its demonstration's value was (``"09:00"`` for an hour learned from "15:00", not
+    ``"00"``). None when no candidate gets anything. A language rule, set before any measurement."""
+    out = []
+    for v in values:
+        score = 0.0
+        if shape == "words":
+            if set(re.findall(r"[a-z]+", v.lower())) & _NAME_ENDS:  # "Dentist in the Clock app" runs on
+                out.append(score)
+                continue
+            for m in re.finditer(r"(?<![\w])" + re.escape(v) + r"(?![\w])", request):  # as written: "Flight", not "flight"
+                before = request[:m.start()].rstrip().lower()
+                after = request[m.end():].lstrip().lower()
+                next_word = re.match(r"[a-z]+", after)
+                ends = not after or not after[0].isalnum() or (next_word is not None and next_word.group(0) in _NAME_ENDS)
+                if ends and any(before.endswith(c) for c in NAMING_CUES):
+                    score = GROUNDING_WEIGHT
+        elif value_shape(v) == shape:
+            score = GROUNDING_WEIGHT
+        out.append(score)
+    return tuple(out) if any(out) else None

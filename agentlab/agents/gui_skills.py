@@ -112,6 +112,10 @@ class GuiSkill(BaseModel):
     #: label) -> that element's role: on a screen they are chosen among the labels of its marks of
     #: that role, since the request rarely writes a label as the page does ("the Events page")
     on_screen: dict[str, str] = Field(default_factory=dict)
+    #: each typed-text parameter's shape as its demonstration's value had it (:func:`value_shape`:
+    #: ``"dd:dd"`` for "15:00", ``"words"`` for "Bake bread"): a call's argument is drawn among the
+    #: request's values of the same kind, so an hour is not filled with a name nor a label with a time
+    shapes: dict[str, str] = Field(default_factory=dict)
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.params)})"
@@ -228,8 +232,31 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
             raise ConfigError(f"skill {demo.skill}: parameter {name}'s value {value!r} is in no step of the "
                               "demonstration", where=where)
     learned = [GuiStep.model_validate(d) for d in dumped]
-    return GuiSkill(name=demo.skill, doc=demo.doc, app=demo.app, params=list(demo.params), steps=learned,
-                    learned_from=demo.task.instruction, on_screen=_first_target_labels(learned))
+    on_screen = _first_target_labels(learned)
+    skill = GuiSkill(name=demo.skill, doc=demo.doc, app=demo.app, params=list(demo.params), steps=learned,
+                     learned_from=demo.task.instruction, on_screen=on_screen)
+    late = {p for _, p in late_labels(skill)}
+    skill.shapes = {p: value_shape(v) for p, v in demo.params.items() if p not in on_screen and p not in late}
+    return skill
+
+
+#: a value of digits and separators, with an optional am/pm: a time, an hour, a number
+_NUMERIC = re.compile(r"\d[\d:.,/\s-]*(?:\s*[ap]\.?m\.?)?", re.IGNORECASE)
+
+
+def value_shape(value: str) -> str:
+    """A value's kind, as a skill's parameter learns it from its demonstration: a numeric value's
+    digits replaced by ``d`` (``"15:00"`` -> ``"dd:dd"``, ``"7"`` -> ``"d"``), anything else ``"words"``."""
+    v = value.strip()
+    return re.sub(r"\d", "d", v) if _NUMERIC.fullmatch(v) else "words"
+
+
+def fits_shape(value: str, shape: str) -> bool:
+    """Whether a request's value may fill a parameter of ``shape``: a ``words`` one takes any value
+    that is not only a number ("Q3 report" can be a name; "09:00" cannot); a numeric one takes any
+    (an hour may be given as "alarm at 9", whose first number is read; its prior prefers the
+    demonstration's way of writing it, :func:`value_shape`)."""
+    return shape != "words" or _NUMERIC.fullmatch(value.strip()) is None
 
 
 def _first_target_labels(steps: Sequence[GuiStep]) -> dict[str, str]:
@@ -455,8 +482,10 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
             role = template.role
             obs = _screen_with(env, role, phone)
             if find(obs, target) is None:
-                label = ground_label([e.text for e in obs.elements if role is None or e.role == role],
-                                     values[param], request)
+                shown = [e.text for e in obs.elements if role is None or e.role == role]
+                label = ground_label(shown, values[param], request)
+                if label is None and phone:  # a list's rows below its fold are labels too (the fifth alarm)
+                    label = ground_label(shown + _list_labels(env, obs, role, sent), values[param], request)
                 if label is not None and label != values[param]:
                     grounded[param] = label
                     values[param] = label
@@ -588,6 +617,29 @@ def _reveal(env: Any, obs: Any, target: Any, sent: list[Any]) -> Any:
             if [e.text for e in obs.elements] == before:  # the list's end: nothing moved
                 break
     return obs
+
+
+def _list_labels(env: Any, obs: Any, role: str | None, sent: list[Any]) -> list[str]:
+    """The labels of ``role`` a phone list holds below its fold: it is swiped up (later rows) until
+    nothing moves, collecting them, then back to its top; [] when the screen has no list."""
+    from agentlab.envs.actions.phone import Swipe
+
+    labels: list[str] = []
+    moved = 0
+    for direction in ("up", "down"):
+        for _ in range(MAX_REVEAL_SWIPES if direction == "up" else moved):
+            lists = [e for e in obs.elements if e.role.rsplit(".", 1)[-1] in _LIST_ROLES]
+            if not lists:
+                return labels
+            before = [e.text for e in obs.elements]
+            action = Swipe(lists[0].id, direction, "medium")
+            obs = env.step(action).observation
+            sent.append(action)
+            if [e.text for e in obs.elements] == before:
+                break
+            moved += direction == "up"
+            labels += [e.text for e in obs.elements if role is None or e.role == role]
+    return labels
 
 
 def hour_of(value: str) -> int | None:

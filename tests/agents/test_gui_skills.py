@@ -384,7 +384,7 @@ def test_the_documents_of_a_skills_first_element_ground_the_skill() -> None:
     """On the clock's home screen the Settings button's learned document ("Opens a screen showing:
     ..., Dark theme") tells the grammar's prior that "the dark theme" is toggle_setting's, not
     toggle_alarm's (whose line says "switch", "Clock", "app" as much)."""
-    clock = tuple(load_skills("clock"))
+    clock = tuple(s for s in load_skills("clock") if s.name.startswith("toggle_"))  # the two switches this is about
     home = GuiScreen.of(Observation(screenshot=None, elements=[
         Element(1, (0, 0, 90, 20), "android.widget.Button", "Alarms", None, True),
         Element(2, (0, 30, 90, 50), "android.widget.Button", "Settings", None, True)]), 50)
@@ -530,3 +530,56 @@ def test_a_phone_replay_long_presses_spins_a_picker_and_scrolls_a_row_into_view(
 @pytest.mark.parametrize(("value", "hour"), [("09:00", 9), ("9 pm", 21), ("12 am", 0), ("12 p.m.", 12), ("07", 7), ("noon", None)])
 def test_the_number_a_picker_spins_to(value: str, hour: int | None) -> None:
     assert hour_of(value) == hour
+
+
+def test_a_skills_typed_values_are_drawn_by_the_shape_its_demonstration_gave_them() -> None:
+    """add_alarm learned "Bake bread" as a label (words) and "15:00" as its hour (dd:dd): on another
+    request the label may not be a bare number nor the app's own name, and the prior favours the
+    value the request names ("called Flight", "labelled Yoga class at": the name ends before "at")
+    and the hour written as the demonstration wrote it ("05:00", not "00")."""
+    from PIL import Image
+
+    from agentlab.agents.gui_skills import fits_shape, value_shape
+
+    assert (value_shape("15:00"), value_shape("7"), value_shape("9 pm"), value_shape("Bake bread"), value_shape("C3")) == \
+        ("dd:dd", "d", "d pm", "words", "words")
+    assert fits_shape("Q3 report", "words") and not fits_shape("09:00", "words") and fits_shape("alarm at 9", "dd:dd")
+    skill = next(s for s in load_skills("clock") if s.name == "add_alarm")
+    assert skill.params == ["label", "hour"] and skill.shapes == {"label": "words", "hour": "dd:dd"}
+    els = [Element(1, (0, 0, 9, 9), "android.widget.Button", "Alarms", None, True)]
+    obs = Observation(screenshot=Image.new("RGB", (10, 10)), elements=els)
+    for request, label, hour in [("I have an early flight, so please add an alarm for 05:00 and call it Flight.", "Flight", "05:00"),
+                                 ("Make a new alarm labelled Yoga class at 18:00.", "Yoga class", "18:00")]:
+        ch = GuiChoices.build(GuiScreen(obs, els), request, phone=True, skills=[skill])
+        labels = ch.values(ch.op("add_alarm"), ch.op("add_alarm").params[0])  # type: ignore[union-attr]
+        assert labels and not any(v in ("05:00", "18:00", "Clock", "00") for v in labels)
+        favoured = {i: [c for c, w in pr if w > 0] for name, i, pr in ch.grammar().arg_prior if name == "add_alarm"}
+        assert favoured == {0: [repr(label)], 1: [repr(hour)]}, favoured
+
+
+def test_add_and_delete_alarm_skills_replay_on_the_fake_device(fake_adb, tmp_path: Path) -> None:
+    """The typed deploy (scripted model) calls the clock's add_alarm and delete_alarm, learned from
+    demonstrations on synthesized requests: the new alarm is saved at its hour with its label, and
+    the Sleep alarm, the fifth row below the list's fold, is scrolled to, held and deleted; the
+    model's "labelled Sleep" is grounded on the row the request names."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    llm = ScriptedChat(["add_alarm('Dentist', '09:00')", "done()"], Capabilities(plan_grammar=True))
+    res = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False)).deploy(
+        env, "Add a new alarm at 09:00 labelled Dentist in the Clock app.", tmp_path / "ep")
+    assert res.status == "done" and (app.alarms[-1].hour, app.alarms[-1].label, app.alarms[-1].enabled) == (9, "Dentist", True)
+    step = next(s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill"))
+    assert step.info["call"] == 'add_alarm("Dentist", "09:00")' and len(step.info["expanded"]) == 2 + 2 + 2 + 1  # 2 swipes: 07 -> 09
+    app.stack = ["home"]
+    llm = ScriptedChat(["delete_alarm('labelled Sleep')", "done()"], Capabilities(plan_grammar=True))
+    AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False)).deploy(
+        env, "Delete the alarm labelled Sleep (22:00) from the Clock app; keep all the others.", tmp_path / "ep2")
+    assert [a.label for a in app.alarms] == ["Wake up", "Gym", "Lunch", "Call mom", "Dentist"]
+    step = next(s for s in load_trajectory(tmp_path / "ep2").steps if s.info.get("skill"))
+    assert step.info["grounded"] == {"alarm": "22:00 Sleep"}
