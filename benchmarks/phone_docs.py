@@ -21,7 +21,7 @@ some is resumed (``exec --resume``). Nothing here reads a task's evaluator: ``ag
 judges, this script reads its rows.
 
     python benchmarks/phone_docs.py [--out runs/phone_docs] [--arms raw,typed,typed-docs,typed-skills,typed-docs-skills]
-        [--max-steps 6] [--max-new-tokens 256] [--llm-config FILE] [--results FILE]
+        [--tasks FOLDER] [--max-steps 6] [--max-new-tokens 256] [--llm-config FILE] [--results FILE]
 """
 
 from __future__ import annotations
@@ -93,11 +93,16 @@ class Arm:
                 f"{', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))} |")
 
 
-def clock_tasks() -> list[Path]:
-    """The clock task files of the package's tasks folder."""
+def clock_tasks(folder: Path | None = None) -> list[Path]:
+    """The clock task files of ``folder`` (default: the package's tasks folder, whose clock tasks
+    are ``clock-*.json``; another folder, such as the blind ``data/tasks_phone_heldout``: its
+    phone tasks whose domain is the clock)."""
     from agentlab.tasks.spec import tasks_dir
 
-    return sorted(tasks_dir().glob("clock-*.json"))
+    if folder is None:
+        return sorted(tasks_dir().glob("clock-*.json"))
+    return sorted(f for f in folder.glob("*.json")
+                  if (d := json.loads(f.read_text("utf-8"))).get("env") == "phone" and d.get("domain") == "clock")
 
 
 def run_arm(name: str, tasks: Path, ids: set[str], out: Path, docs: Path, args: argparse.Namespace) -> Arm:
@@ -176,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "phone_docs", help="run folder root (one exec folder per arm)")
     ap.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
+    ap.add_argument("--tasks", type=Path, default=None, help="a folder of clock tasks (default: data/tasks' clock-*.json; "
+                    "the blind set: data/tasks_phone_heldout)")
     ap.add_argument("--max-steps", type=int, default=6)
     ap.add_argument("--max-new-tokens", type=int, default=256)
     ap.add_argument("--llm-config", type=Path, default=None, help="YAML LLM config (default: embedded SmolLM2-135M)")
@@ -193,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (docs / PACKAGE).is_dir():
         return usage_error(f"no documents in {docs / PACKAGE}: run `agentlab agent survey --fake` first")
     out: Path = args.out.resolve()
-    files = clock_tasks()
+    files = clock_tasks(args.tasks)
+    if not files:
+        return usage_error(f"--tasks: no clock task in {args.tasks}")
     tasks = out / "tasks"
     tasks.mkdir(parents=True, exist_ok=True)
     for f in files:  # the exec runs read a copy of the package's clock tasks, nothing else
@@ -207,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
 
     model = next((str(r.get("model_id")) for a in results for r in a.rows if r.get("model_id")), "?")
     body = [
-        f"Model: `{model}`; {len(ids)} clock tasks on the fake phone (`agentlab exec --router gt --max-steps "
+        f"Model: `{model}`; {len(ids)} clock tasks"
+        + (f" of `{args.tasks}`" if args.tasks is not None else " of `data/tasks`")
+        + f" on the fake phone (`agentlab exec --router gt --max-steps "
         f"{args.max_steps} --max-new-tokens {args.max_new_tokens}`), one episode per task and arm; run folders "
         f"under `{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}`.",
         "",
