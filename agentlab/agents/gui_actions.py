@@ -228,11 +228,16 @@ class GuiChoices:
     #: ("Opens a screen showing: Vibrate, Dark theme" for the clock's Settings button): what the
     #: app's exploration saw behind the skill, which grounds the skill on the request's words too
     skill_notes: tuple[tuple[str, str], ...] = ()
+    #: skill name -> log-prior (nats, the best skill at 0) from the app's fitted skill prior
+    #: (``data/gui_priors/<app>``, :mod:`agentlab.selfinstruct.calls.gui`): which skill the request
+    #: (or the ask now due) wants, learned from synthesized pairs whose calls replayed
+    skill_bias: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
               docs: Mapping[int, str] | None = None, no_push: Collection[int] = (),
-              skills: Sequence[GuiSkill] = (), end_push: float = 0.0, finished: Collection[str] = ()) -> GuiChoices:
+              skills: Sequence[GuiSkill] = (), end_push: float = 0.0, finished: Collection[str] = (),
+              skill_bias: Mapping[str, float] | None = None) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
         URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing.
 
@@ -255,7 +260,7 @@ class GuiChoices:
                 notes.append((sk.name, docs[mark.id]))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
                    grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
-                   tuple(screen.marks), end_push, frozenset(finished), tuple(notes))
+                   tuple(screen.marks), end_push, frozenset(finished), tuple(notes), tuple((skill_bias or {}).items()))
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -326,14 +331,15 @@ class GuiChoices:
     def op_weight(self, name: str) -> float:
         """An operation's log-weight before renormalising: :data:`OP_PRIOR`'s, or a skill's
         :data:`SKILL_PRIOR` plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name, its
-        line or the learned document of its first element (:attr:`skill_notes`) says."""
+        line or the learned document of its first element (:attr:`skill_notes`) says, plus the
+        fitted skill prior's log-weight (:attr:`skill_bias`)."""
         if name in OP_PRIOR:
             return math.log(OP_PRIOR[name]) + (self.end_push if name == "done" else 0.0)
         sk = self.skill(name)
         said = said_words(self.request)
         note = dict(self.skill_notes).get(name, "")
         shared = shared_words(f"{name.replace('_', ' ')} {sk.doc if sk else ''} {note}", said)
-        return math.log(SKILL_PRIOR) + SKILL_GROUNDING_WEIGHT * shared
+        return math.log(SKILL_PRIOR) + SKILL_GROUNDING_WEIGHT * shared + dict(self.skill_bias).get(name, 0.0)
 
     def grammar(self, *, allow_end: bool = True, max_text_tokens: int = 24) -> CallGrammar:
         """One call of :meth:`ops`, each argument one of its candidates as written in a call

@@ -45,6 +45,7 @@ SUBCOMMANDS: list[tuple[str, str]] = [
     ("exec", "agentlab.cli.execute:exec_tasks"),
     ("desktop", "agentlab.envs.desktop_cli"),
     ("selfinstruct", "agentlab.selfinstruct.cli:selfinstruct"),
+    ("skill-prior", "agentlab.cli.skill_prior:skill_prior"),
     ("view", "agentlab.viz.cli:view"),
     ("report", "agentlab.viz.cli:report"),
     ("compare", "agentlab.viz.cli:compare"),

@@ -75,6 +75,13 @@ class AppAgentConfig(BaseModel):
     #: typed deployment on a desktop offers the app's learned skills (``data/skills/<app>.json``,
     #: :mod:`agentlab.agents.gui_skills`) beside the GUI operations
     skills: bool = Field(True, description="typed deployment: offer the app's learned skills")
+    #: the app's skill prior (``data/gui_priors/<app>``, fitted on synthesized pairs whose skill
+    #: calls replayed: ``agentlab skill-prior``): ``auto`` uses it when it exists, ``none`` never,
+    #: anything else is a prior folder
+    skill_prior: str = Field("auto", description="typed deployment: auto | none | a skill prior folder")
+    #: its exponent in the product with the model's choice of skill: 2, set before any run (the
+    #: toolkits' 5 was chosen on a development set; this is not tuned on any task)
+    skill_prior_weight: float = Field(2.0, ge=0.0)
 
 
 @dataclass

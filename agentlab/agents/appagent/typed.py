@@ -26,7 +26,7 @@ import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from agentlab.agents.appagent.core import EpisodeResult, NullRecorder, block
+from agentlab.agents.appagent.core import AppAgentConfig, EpisodeResult, NullRecorder, block
 from agentlab.agents.appagent.docs_store import DocStore
 from agentlab.agents.gui_actions import (
     DONE_AFTER_SKILLS,
@@ -123,6 +123,43 @@ class ScreenDocs:
         return self._stores[package]
 
 
+def skill_biases(cfg: AppAgentConfig, skills: tuple[GuiSkill, ...], texts: list[str]) -> list[dict[str, float]]:
+    """The app's fitted skill prior (``cfg.skill_prior``) read on each of ``texts`` (the request,
+    then each of its asks): skill -> ``weight * log p``, renormalised over the app's skills, the
+    best at 0. [] when there are no skills, the prior is off, or the app has none."""
+    if not skills or cfg.skill_prior == "none" or cfg.skill_prior_weight == 0 or not texts:
+        return []
+    from pathlib import Path
+
+    from agentlab.llm.similarity import default_encoder
+    from agentlab.paths import data_dir
+    from agentlab.toolkits.prior import CARD, ToolPrior
+
+    folder = data_dir() / "gui_priors" / cfg.app if cfg.skill_prior == "auto" else Path(cfg.skill_prior).expanduser()
+    if cfg.skill_prior == "auto" and not (folder / CARD).is_file():
+        return []
+    prior = ToolPrior.load(folder)  # a missing or corrupt one named (ConfigError) when asked for by path
+    encoder = default_encoder()
+    if prior.encoder != encoder.model_id:
+        raise ConfigError(f"{folder}: the skill prior was fitted on {prior.encoder}, not {encoder.model_id}")
+    out = []
+    for vector in encoder.encode(texts):
+        bias = prior.log_bias(vector, [s.name for s in skills], cfg.skill_prior_weight)
+        top = max(bias.values())
+        out.append({k: v - top for k, v in bias.items()})
+    return out
+
+
+def _due(biases: list[dict[str, float]], ran: int, asks: int) -> dict[str, float] | None:
+    """The bias for the step now: the ask due next (the ``ran``-th piece) when the request has
+    several, else the whole request's."""
+    if not biases:
+        return None
+    if asks > 1 and ran < asks:
+        return biases[1 + ran]
+    return biases[0]
+
+
 def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecorder | NullRecorder) -> EpisodeResult:
     """Carry ``task`` out with typed GUI actions, recording into ``rec`` (see the module docstring)."""
     cfg = agent.config
@@ -133,7 +170,9 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     #: marks whose click flipped a switch in this episode: grounding does not push them again
     flipped: set[MarkKey] = set()
     skills = tuple(load_skills(cfg.app)) if cfg.skills else ()
-    asks = len(split_pieces(task)) if skills else 0
+    pieces = split_pieces(task) if skills else []
+    asks = len(pieces)
+    biases = skill_biases(cfg, skills, [task, *pieces])
     finished: list[str] = []  #: skill calls that ran to their end (as called and as grounded): never again
     skills_ran = 0  #: how many: once they cover the request's asks, done() is favoured
     with agent.episode(rec):
@@ -147,7 +186,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
                                        end_push=DONE_AFTER_SKILLS if skills and skills_ran >= asks else 0.0,
-                                       finished=finished)
+                                       finished=finished, skill_bias=_due(biases, skills_ran, asks))
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
             act = _Act(env, screen, skills, task, finished)

@@ -1,0 +1,58 @@
+"""Synthesized (request -> skill call) pairs for the clock's GUI specialist (issue #40): each call is
+replayed on its own start state on the fake device and kept only when the end state is the asked
+one; the skill prior fitted on them is read by the typed deployment, per ask."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentlab.selfinstruct.calls.gui import build_skill_prior, clock_device, clock_drafts, replay_draft
+
+
+def test_every_skill_gets_drafts_that_replay_and_a_wrong_expectation_is_caught() -> None:
+    drafts = clock_drafts(8, seed=3)
+    assert {d.skill for d in drafts} == {"toggle_alarm", "toggle_setting", "delete_alarm", "add_alarm"}
+    with clock_device() as (env, app):
+        assert all(replay_draft(env, app, d).ok for d in drafts), [replay_draft(env, app, d).why for d in drafts]
+        bad = drafts[3]  # an add_alarm draft whose expected hour is off by one
+        assert bad.skill == "add_alarm"
+        bad.expected["alarms"][-1]["hour"] = (bad.expected["alarms"][-1]["hour"] + 1) % 24
+        r = replay_draft(env, app, bad)
+        assert not r.ok and "differs" in r.why
+
+
+def test_the_prior_is_fitted_on_the_kept_pairs_and_records_where_they_came_from(tmp_path: Path) -> None:
+    card = build_skill_prior("clock", 12, seed=5, out=tmp_path / "prior", pairs_out=tmp_path / "pairs.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+    assert card["examples"] == len(rows) > 0 and card["drafts"] == 12 and card["pairs_sha256"]
+    assert all(r["max_cosine"] <= card["max_cosine"] and r["reply"].startswith(r["skill"] + "(") for r in rows)
+    assert set(json.loads((tmp_path / "prior" / "prior.json").read_text())["names"]) <= {
+        "toggle_alarm", "toggle_setting", "delete_alarm", "add_alarm"}
+    from agentlab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no .* generator for app 'calc'"):
+        build_skill_prior("calc", 4)
+
+
+def test_the_typed_deployment_reads_the_shipped_prior_per_ask_and_a_corrupt_one_is_one_line(tmp_path: Path) -> None:
+    from agentlab.agents.appagent.core import AppAgentConfig
+    from agentlab.agents.appagent.typed import _due, skill_biases
+    from agentlab.agents.gui_skills import load_skills
+    from agentlab.errors import ConfigError
+
+    skills = tuple(load_skills("clock"))
+    cfg = AppAgentConfig(app="clock")
+    texts = ["Please get rid of the Tennis alarm and make a new alarm called Tea at 16:00.",
+             "Please get rid of the Tennis alarm", "make a new alarm called Tea at 16:00"]
+    whole, first, second = skill_biases(cfg, skills, texts)
+    assert max(first.values()) == 0.0 and first["delete_alarm"] == 0.0
+    assert second["add_alarm"] == 0.0
+    assert _due([whole, first, second], 0, 2) is first and _due([whole, first, second], 1, 2) is second
+    assert _due([whole, first, second], 2, 2) is whole and _due([], 0, 1) is None
+    assert skill_biases(AppAgentConfig(app="clock", skill_prior="none"), skills, texts) == []
+    (tmp_path / "prior.json").write_text("{not json")
+    with pytest.raises(ConfigError):
+        skill_biases(AppAgentConfig(app="clock", skill_prior=str(tmp_path)), skills, texts)
