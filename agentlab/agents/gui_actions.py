@@ -297,7 +297,8 @@ class GuiChoices:
             shape = sk.shapes.get(p.name) if sk is not None else None
             if shape is None or self.texts is None or sk is None:
                 return self.texts
-            return tuple(v for v in self.texts if fits_shape(v, shape) and not _names_app(v, sk.app))
+            return tuple(v for v in self.texts if fits_shape(v, shape) and not _names_app(v, sk.app)
+                         and not (shape == "words" and _says_only_the_skill(v, sk)))
         if p.kind == "key":
             return self.keys
         if p.kind == "direction":
@@ -608,6 +609,21 @@ def _names_app(value: str, app: str) -> bool:
     argument of one of its skills."""
     words = set(re.findall(r"[a-z0-9]+", value.lower()))
     return bool(words) and words <= {app.lower(), "app"}
+
+
+def _says_only_the_skill(value: str, skill: GuiSkill) -> bool:
+    """Whether ``value``'s words are all the skill's own (its name's, its line's: "alarm" or
+    "labelled" for ``add_alarm``, whose line says "alarm" and "label"): a name given to a thing is
+    not the thing's kind. The embedded model filled add_alarm's label with "alarm" for "Add a new
+    alarm at 09:00 labelled Dentist" (a development task)."""
+    from agentlab.agents.gui_skills import _stems
+
+    own = _stems(f"{skill.name.replace('_', ' ')} {skill.doc} {skill.app}")
+    words = _stems(value)
+    ends = [w for w in (value.split()[:1] + value.split()[-1:]) if _stems(w)]
+    # and a run of the request that starts or ends on one ("labelled Dentist", "Dentist in the
+    # Clock"): the name is the tighter run inside it, which is a candidate too
+    return bool(words) and (words <= own or any(_stems(w) <= own for w in ends))
 
 
 def _value_prior(values: list[str], request: str, shape: str) -> tuple[float, ...] | None:

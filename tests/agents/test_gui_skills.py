@@ -553,6 +553,8 @@ def test_a_skills_typed_values_are_drawn_by_the_shape_its_demonstration_gave_the
         ch = GuiChoices.build(GuiScreen(obs, els), request, phone=True, skills=[skill])
         labels = ch.values(ch.op("add_alarm"), ch.op("add_alarm").params[0])  # type: ignore[union-attr]
         assert labels and not any(v in ("05:00", "18:00", "Clock", "00") for v in labels)
+        # nor the skill's own words, alone or at a run's edge ("alarm", "labelled Yoga")
+        assert not any(v in ("alarm", "labelled", "labelled Yoga", "alarm labelled Yoga class") for v in labels)
         favoured = {i: [c for c, w in pr if w > 0] for name, i, pr in ch.grammar().arg_prior if name == "add_alarm"}
         assert favoured == {0: [repr(label)], 1: [repr(hour)]}, favoured
 
