@@ -11,7 +11,8 @@ SmolLM2-135M) under five arms, each one ``agentlab exec`` run folder under ``--o
   prompt and grounding the request on the marks (``DOC_GROUNDING_WEIGHT``); no skills;
 * ``typed-skills`` -- typed GUI actions and the clock app's skills learned from demonstrations on
   synthesized requests (``data/skills/clock.json``, :mod:`agentlab.agents.gui_skills`), no documents;
-* ``typed-docs-skills`` -- both.
+* ``typed-docs-skills`` -- both (and the app's skill prior, ``data/gui_priors/clock``, when it ships);
+* ``typed-docs-skills-noprior`` -- both, the skill prior off (``skill_prior=none``): its ablation.
 
 Before the arms, the survey is run again into ``<out>/survey-docs`` (timed) and compared with the
 shipped documents: the measured arm uses what the survey writes today. Per arm: ExecutionAcc with
@@ -48,11 +49,13 @@ ARMS: dict[str, tuple[str, ...]] = {
     "typed-docs": ("actions=typed", "use_docs=true", "docs_dir={docs}", "skills=false"),
     "typed-skills": ("actions=typed", "use_docs=false", "skills=true"),
     "typed-docs-skills": ("actions=typed", "use_docs=true", "docs_dir={docs}", "skills=true"),
+    "typed-docs-skills-noprior": ("actions=typed", "use_docs=true", "docs_dir={docs}", "skills=true", "skill_prior=none"),
 }
 LABELS = {"raw": "raw actions, no documents (AppAgent baseline)", "typed": "typed actions, no documents",
           "typed-docs": "typed actions + surveyed documents",
           "typed-skills": "typed actions + the app's learned skills",
-          "typed-docs-skills": "typed actions + surveyed documents + learned skills"}
+          "typed-docs-skills": "typed actions + surveyed documents + learned skills (+ the skill prior where one ships)",
+          "typed-docs-skills-noprior": "typed actions + surveyed documents + learned skills, no skill prior"}
 
 
 @dataclass
