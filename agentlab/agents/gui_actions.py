@@ -315,7 +315,11 @@ class GuiChoices:
         screen (:func:`~agentlab.agents.gui_skills.first_target`); ``allow_end=False`` (an episode's first step, when
         nothing is done yet) leaves out ``done`` and ``fail``."""
         out = []
-        shown = [s for s in self.skills if (t := first_target(s)) is None or any(t.matches(e.role, e.text) for e in self.marks)]
+        # a phone skill is offered on every screen of its app: it first goes Back to the screen its
+        # first element is on (run_skill); after one skill the clock app sat on its alarm list,
+        # where no skill was offered and the model clicked instead of the second ask's skill
+        shown = [s for s in self.skills if self.phone or (t := first_target(s)) is None
+                 or any(t.matches(e.role, e.text) for e in self.marks)]
         # the best-grounded skill first: a 135M model leans to the first of a list's names (it
         # called the clock's first skill, toggle_alarm, for the dark theme with the Settings
         # button's document saying "Dark theme"); ties keep the library's order

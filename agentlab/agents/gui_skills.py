@@ -474,6 +474,8 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
     values = {k: str(v) for k, v in args.items()}
     start = 0
     try:
+        if phone:
+            _back_to(env, skill.steps_for(values)[0], sent, skill.name)
         for k, param in late_labels(skill):
             run(skill.steps_for(values)[start:k])
             start = k
@@ -498,6 +500,32 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
     info: dict[str, Any] = {"skill": skill.name, "call": call_text(skill, values),
                             **({"grounded": grounded} if grounded else {})}
     return sent, StepResult(observation=env.observe(), done=False, info=info)
+
+
+#: how many times a phone skill presses Back looking for the screen its first element is on
+MAX_BACKS = 4
+
+
+def _back_to(env: Any, first: GuiStep, sent: list[Any], name: str) -> None:
+    """Press Back until the element ``first`` acts on shows (a phone skill called from deeper in
+    its app: the clock's alarm list after another skill); at most :data:`MAX_BACKS` times, and
+    never when the screen already shows it or shows no element at all. Never found: one line."""
+    from agentlab.envs.actions.phone import Back
+    from agentlab.envs.gui_replay import find
+    from agentlab.errors import InvalidActionError
+
+    target = first.target
+    if target is None:
+        return
+    obs = env.observe()
+    for _ in range(MAX_BACKS):
+        if find(obs, target) is not None or not obs.elements:
+            return
+        action = Back()
+        obs = env.step(action).observation
+        sent.append(action)
+    if find(obs, target) is None:
+        raise InvalidActionError(f"{name}: its first element ({target.describe()}) is on no screen Back leads to")
 
 
 def _screen_with(env: Any, role: str | None, phone: bool, timeout_s: float = 3.0, poll_s: float = 0.3) -> Any:

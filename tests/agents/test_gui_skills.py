@@ -312,8 +312,10 @@ def test_a_skill_is_offered_only_where_its_first_element_is_and_labels_match_by_
         Element(1, (0, 0, 90, 20), "android.widget.Switch", "Dark theme", None, True)]), 50)
     request = "Switch the Clock app to its dark theme."
     assert {"toggle_setting", "toggle_alarm"} <= set(GuiChoices.build(home, request, phone=True, skills=tuple(clock.values())).grammar().tools)
-    # on the settings page neither skill's first button is there: only the screen's own actions
-    assert not {"toggle_setting", "toggle_alarm"} & set(GuiChoices.build(settings, request, phone=True, skills=tuple(clock.values())).grammar().tools)
+    # on the settings page neither skill's first button is there: a desktop offers only the screen's
+    # own actions; a phone offers its app's skills everywhere (the skill goes Back to its first element)
+    assert not {"toggle_setting", "toggle_alarm"} & set(GuiChoices.build(settings, request, skills=tuple(clock.values())).grammar().tools)
+    assert {"toggle_setting", "toggle_alarm"} <= set(GuiChoices.build(settings, request, phone=True, skills=tuple(clock.values())).grammar().tools)
     switch = clock["toggle_setting"].steps_for({"setting": "theme"})[1].wait
     assert switch is not None and switch.matches("android.widget.Switch", "Dark theme")
     assert not switch.matches("android.widget.Switch", "Themes") and not switch.matches("android.widget.Button", "Dark theme")
@@ -427,7 +429,8 @@ def test_done_is_favoured_once_a_skill_ran_for_each_ask(fake_adb, tmp_path: Path
     from agentlab.llm.testing import ScriptedChat
 
     env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
-    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_retries=0)
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_retries=0,
+                         stop_after_skills=False)
     llm = ScriptedChat(["toggle_setting('dark theme')", "done()"], Capabilities(plan_grammar=True))
     assert AppAgent(llm, cfg).deploy(env, "Switch the Clock app to its dark theme.", None).status == "done"
     after = dict(llm.params[1].grammar.name_prior)
@@ -453,7 +456,8 @@ def test_a_skill_call_that_ran_to_its_end_is_not_run_again(fake_adb, tmp_path: P
     # the skill, then back to the home screen (Navigate up), then the same skill again: refused
     llm = ScriptedChat(["toggle_setting('dark theme')", "click(1)", "toggle_setting('dark theme')", "done()"],
                        Capabilities(plan_grammar=True))
-    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4)
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4,
+                         stop_after_skills=False)
     res = AppAgent(llm, cfg).deploy(env, "Switch the Clock app to its dark theme.", None)
     assert (res.status, res.steps, app.dark) == ("done", 2, True), res
     assert "already ran to its end in this episode" in llm.prompts[3][-1].content
@@ -486,7 +490,8 @@ def test_the_same_grounded_call_in_other_words_does_not_run_twice(fake_adb, tmp_
     lunch = next(a for a in app.alarms if a.label == "Lunch")
     llm = ScriptedChat(["toggle_alarm('deleting')", "click(1)", "toggle_alarm('Lunch alarm')", "done()"],
                        Capabilities(plan_grammar=True))
-    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4)
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4,
+                         stop_after_skills=False)
     res = AppAgent(llm, cfg).deploy(env, "Turn off the 12:00 Lunch alarm without deleting it.", tmp_path / "ep")
     assert res.status == "done" and lunch.enabled is False  # switched once, not back
     steps = [s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill")]
@@ -585,3 +590,32 @@ def test_add_and_delete_alarm_skills_replay_on_the_fake_device(fake_adb, tmp_pat
     assert [a.label for a in app.alarms] == ["Wake up", "Gym", "Lunch", "Call mom", "Dentist"]
     step = next(s for s in load_trajectory(tmp_path / "ep2").steps if s.info.get("skill"))
     assert step.info["grounded"] == {"alarm": "22:00 Sleep"}
+
+
+def test_a_phone_episode_ends_once_every_ask_had_its_skill_and_a_skill_goes_back_to_its_screen(fake_adb, tmp_path: Path) -> None:
+    """After a skill ran to its end for each ask the phone episode is done without asking the model
+    again (the trajectory says why); a skill that stopped on the way does not end it. A skill called
+    from the alarm list, where its Settings button is not, first goes Back to the home screen."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.agents.appagent.typed import AUTO_DONE
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_retries=0)
+    llm = ScriptedChat(["toggle_setting('dark theme')", "click(1)"], Capabilities(plan_grammar=True))
+    res = AppAgent(llm, cfg).deploy(env, "Switch the Clock app to its dark theme.", tmp_path / "ep")
+    assert (res.status, res.steps, res.llm_calls, app.dark) == ("done", 1, 1, True)
+    assert load_trajectory(tmp_path / "ep").steps[-1].info.get("auto_done") == AUTO_DONE
+    app.stack = ["home", "alarms"]  # deeper in the app: the skill presses Back first
+    llm = ScriptedChat(["toggle_setting('Vibrate')"], Capabilities(plan_grammar=True))
+    res = AppAgent(llm, cfg).deploy(env, "Turn vibration off in the Clock app.", tmp_path / "ep2")
+    step = next(s for s in load_trajectory(tmp_path / "ep2").steps if s.info.get("skill"))
+    assert res.status == "done" and app.vibrate is False and step.info["expanded"][0] == "back()"
+    app.stack = ["home"]
+    llm = ScriptedChat(["toggle_setting('night mode')", "fail('no such setting')"], Capabilities(plan_grammar=True))
+    res = AppAgent(llm, cfg).deploy(env, "Turn on night mode.", None)
+    assert res.status == "failed" and res.llm_calls == 2  # the stopped skill did not end the episode

@@ -82,6 +82,10 @@ class AppAgentConfig(BaseModel):
     #: its exponent in the product with the model's choice of skill: 2, set before any run (the
     #: toolkits' 5 was chosen on a development set; this is not tuned on any task)
     skill_prior_weight: float = Field(2.0, ge=0.0)
+    #: a phone episode ends once every ask of the request had a skill run to its end (a phone app
+    #: keeps what a skill did); false: the model says when it is done (``DONE_AFTER_SKILLS`` still
+    #: favours done() then)
+    stop_after_skills: bool = Field(True, description="typed phone deployment: end once every ask had a skill")
 
 
 @dataclass

@@ -123,6 +123,10 @@ class ScreenDocs:
         return self._stores[package]
 
 
+#: why a phone episode ended without the model's done(): the trajectory says so
+AUTO_DONE = "every ask of the request had a skill run to its end"
+
+
 def skill_biases(cfg: AppAgentConfig, skills: tuple[GuiSkill, ...], texts: list[str]) -> list[dict[str, float]]:
     """The app's fitted skill prior (``cfg.skill_prior``) read on each of ``texts`` (the request,
     then each of its asks): skill -> ``weight * log p``, renormalised over the app's skills, the
@@ -237,6 +241,15 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                              **({"not_pushed": sorted(no_push)} if no_push else {}),
                              **({"skill": call.name} if choices.skill(call.name) else {}), **carried.result.info})
             obs = carried.result.observation
+            if (cfg.stop_after_skills and phone and skills and asks and skills_ran >= asks
+                    and not carried.result.info.get("skill_error")):
+                # every ask had a skill run to its end: a phone app keeps what a skill did (no save to
+                # ask for), and the embedded model, offered done() with DONE_AFTER_SKILLS nats, went
+                # on clicking instead (the development clock tasks: deleting Sleep, the Yoga alarm)
+                status = "done"
+                rec.record(obs, env.actions.terminal(), action_text="done()", done=True,
+                           reflection="; ".join(done_so_far), info={"gui_call": "done()", "auto_done": AUTO_DONE})
+                break
         summary = "; ".join(done_so_far) or "nothing yet"
         if status not in ("done",) and not (status == "failed" and error and error.startswith("the agent gave up")):
             rec.record(obs, None, done=True, error=error, reflection=summary)
