@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from agentlab.llm.similarity import SentenceEncoder
 
 #: the evaluation task folders (relative to the data folder): nothing trains near their instructions
-EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2", "tasks_desktop_heldout", "tasks_phone_heldout")
+EVAL_SETS = ("tasks", "tasks_heldout", "tasks_heldout_v2", "tasks_desktop_heldout", "tasks_phone_heldout",
+             "tasks_phone_heldout_v2")
 #: the blind request sets (``data/requests/*.jsonl``, a ``request`` per line): never training data either
 EVAL_REQUESTS = "requests"
 #: MiniLM cosine above which a request counts as a near-copy of an evaluation instruction
