@@ -18,7 +18,8 @@ def test_appagent_runner_deploys_on_the_phone(fake_adb, scripted, tmp_path) -> N
     cls = agent_class(doc.runner)
     llm = scripted(["Action: tap(2)\nSummary: opened settings", "Action: tap(2)\nSummary: vibration off",
                     "Action: FINISH\nSummary: done"])
-    runner = Solo(cls(doc, {"docs_dir": str(tmp_path / "docs")}), llm)
+    assert cls(doc, {}).config.actions == "typed"  # a phone specialist's default: typed GUI calls (and the app's skills)
+    runner = Solo(cls(doc, {"docs_dir": str(tmp_path / "docs"), "actions": "raw"}), llm)  # AppAgent's own replies: the ablation
     assert isinstance(runner.agent, Agent) and runner.agent.config.app == "clock"
     rec = TrajectoryRecorder(tmp_path / "ep", task="turn off vibration")
     res = runner.run(AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01), "turn off vibration", rec, 5)

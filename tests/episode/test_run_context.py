@@ -17,9 +17,9 @@ from agentlab.record.row import EpisodeRow
 from agentlab.teams import base as teams
 from agentlab.envs.trajectory import TrajectoryRecorder, load_trajectory
 
-SOLVE_VIBRATE = ["Observation: the home screen\nThought: vibration is in the settings\nAction: tap(2)\nSummary: opened Settings",
-                 "Observation: settings\nThought: the first switch is Vibrate\nAction: tap(2)\nSummary: vibration off",
-                 "Observation: Vibrate is off\nThought: done\nAction: FINISH\nSummary: vibration is off"]
+#: the phone specialists reply with typed GUI calls by default (the raw sectioned replies of
+#: AppAgent are the ``actions: raw`` ablation): Settings, the Vibrate switch, done
+SOLVE_VIBRATE = ["click(2)", "click(2)", "done()"]
 
 
 def test_two_meters_over_one_backend_count_only_their_own_calls(scripted) -> None:

@@ -83,7 +83,7 @@ def test_a_phone_episode_shows_each_screenshot_with_a_visible_tap_marker(site: P
     page = _page(site, PHONE)
     dom = dump_dom(page)
     assert dom.count('class="agentlab-step"') >= 2  # tap(2), tap(2), then the final screen
-    assert "tap element 2" in dom and "the first switch is Vibrate" in dom  # the action and the model's thought
+    assert "tap element 2" in dom and "click(2)" in dom  # the action and the model's typed call
     images = sorted((site / "episodes" / PHONE).glob("*.png"))
     assert len(images) >= 2 and _marker_pixels(Image.open(images[0])) > 200  # the ring and the box drawn on the screenshot
     shot = screenshot(page, tmp_path / "phone.png", width=1200, height=1400)

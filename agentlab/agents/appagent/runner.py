@@ -31,7 +31,7 @@ class AppAgentRunner:
 
     env_kind: ClassVar[str] = "phone"
     #: :class:`AppAgentConfig` values of this runner that a document's ``runner_options`` may override
-    defaults: ClassVar[Mapping[str, Any]] = {}
+    defaults: ClassVar[Mapping[str, Any]] = {"actions": "typed"}
 
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         raw = {"app": document.domain, **self.defaults, **dict(options or {})}
