@@ -95,6 +95,7 @@ def _check_gui(paths: list[Path], out: Path | None, device: str = "fake") -> int
 
     from agentlab.agents.gui_skills import check_phone_gui
     from agentlab.envs.gui_replay import check_task_gui, replays
+    from agentlab.tasks.env_kinds import ENV_KINDS
     from agentlab.errors import DataError
     from agentlab.tasks.spec import load_task
 
@@ -107,7 +108,7 @@ def _check_gui(paths: list[Path], out: Path | None, device: str = "fake") -> int
             failed += 1
             typer.echo(f"FAIL {exc}")
             continue
-        phone = task.env == "phone" and bool(task.gui_solution)
+        phone = ENV_KINDS[task.env].device_paths and bool(task.gui_solution)  # replayed on a device
         if not (phone or replays(task)):
             continue
         folder = root / task.id
