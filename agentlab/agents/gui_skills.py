@@ -569,8 +569,10 @@ def replay_phone(env: Any, steps: Sequence[GuiStep], *, label: str = "skill", po
     def until(target: Any, present: bool, timeout_s: float) -> Any:
         deadline = time.monotonic() + min(timeout_s, PHONE_WAIT_S)
         seen = env.observe()
+        revealed = not present  # the list is scrolled through once, not on every poll
         while (find(seen, target) is not None) != present and time.monotonic() < deadline:
-            if present:
+            if not revealed:
+                revealed = True
                 seen = _reveal(env, seen, target, sent)
                 if find(seen, target) is not None:
                     break

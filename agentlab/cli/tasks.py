@@ -86,8 +86,9 @@ def check(folder: Path | None = typer.Option(None, "--dir", help="Task folder (d
 
 
 def _check_gui(paths: list[Path], out: Path | None, device: str = "fake") -> int:
-    """``tasks check --gui``: each desktop task opened under its own private Xvfb, its start
-    state scored, its GUI solution replayed, its applications closed, its end state scored.
+    """``tasks check --gui``: each desktop task opened under its own private Xvfb (each phone task
+    with a GUI solution on ``device``), its start state scored, its GUI solution replayed, its
+    applications closed, its end state scored.
     A failing task names its step and keeps its episode folder (screen included); the check
     goes on with the next task. The exit status (1 if any failed)."""
     import shutil

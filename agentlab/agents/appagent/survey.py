@@ -456,9 +456,8 @@ class SignedDesktop:
 
     def _signed(self, obs: Observation) -> Observation:
         if self.folder and self._where is not None:
-            where = self._where
             obs = dataclasses.replace(obs, elements=[
-                dataclasses.replace(e, text=where.sub("<files>", e.text)) if self.folder in e.text else e
+                dataclasses.replace(e, text=self._where.sub("<files>", e.text)) if self.folder in e.text else e
                 for e in obs.elements])
         pairs = frozenset(f"{e.role}|{e.text.strip()}" for e in obs.elements)
         same = next((s for s in self._seen if len(s ^ pairs) <= SAME_SCREEN_SLACK), None)
