@@ -9,6 +9,8 @@ Desktop tasks carried out by their gold agent (``--router gt``) with the configu
   (``data/skills/<app>.json``, :mod:`agentlab.agents.gui_skills`) and its explored element documents
   (``data/docs/<app>/``, ``agentlab agent survey``) when it has them;
 * ``typed-skills-nodocs`` -- the same with ``-O use_docs=false`` (the documents' ablation);
+* ``typed-skills-nosave`` -- the same with ``-O save_on_end=false`` (saving left to the model: the finishing skill's ablation);
+* ``typed-skills-noprior`` -- the same with ``-O skill_prior=none`` (the app's skill prior's ablation);
 * ``default``       -- no options: what a desktop specialist does by default (its files first when its
   toolkit can act on them, else the GUI, typed with skills).
 
@@ -18,7 +20,7 @@ typed calls were skill calls, and the route taken; per task: success in each arm
 Nothing here reads a task's evaluator: ``agentlab exec`` judges, this script reads its rows.
 
     python benchmarks/gui_route.py [--tasks data/tasks] [--only web-g-] [--out runs/gui_route] [--quick]
-        [--arms raw,typed,typed-skills,typed-skills-nodocs,default] [--max-steps 4] [--max-new-tokens 256] [--llm-config FILE]
+        [--arms raw,typed,typed-skills,typed-skills-nodocs,typed-skills-nosave,typed-skills-noprior,default] [--max-steps 4] [--max-new-tokens 256] [--llm-config FILE]
 """
 
 from __future__ import annotations
@@ -39,11 +41,16 @@ ARMS: dict[str, tuple[str, ...]] = {
     "typed": ("route=gui", "actions=typed", "skills=false"),
     "typed-skills": ("route=gui", "actions=typed", "skills=true"),
     "typed-skills-nodocs": ("route=gui", "actions=typed", "skills=true", "use_docs=false"),
+    "typed-skills-nosave": ("route=gui", "actions=typed", "skills=true", "save_on_end=false"),
+    "typed-skills-noprior": ("route=gui", "actions=typed", "skills=true", "skill_prior=none"),
     "default": (),
 }
 LABELS = {"raw": "GUI, raw actions (AppAgent's space)", "typed": "GUI, typed actions",
           "typed-skills": "GUI, typed actions + app skills (+ element documents where the app has them)",
-          "typed-skills-nodocs": "GUI, typed actions + app skills, no documents", "default": "default (files first, else GUI typed + skills)"}
+          "typed-skills-nodocs": "GUI, typed actions + app skills, no documents",
+          "typed-skills-nosave": "GUI, typed actions + app skills, the app not saved at the end (saving left to the model)",
+          "typed-skills-noprior": "GUI, typed actions + app skills, no skill prior",
+          "default": "default (files first, else GUI typed + skills)"}
 
 
 @dataclass

@@ -75,6 +75,10 @@ class SkillDemo(BaseModel):
     #: which steps of the task's ``gui_solution`` are the skill (``[start, end)``; default all): the
     #: rest complete the task so its end state can be checked (a field typed, then a form sent)
     span: tuple[int, int] | None = None
+    #: the skill keeps the application's work (a save in the file's own format, GIMP's overwrite):
+    #: the typed deployment runs it once before an episode that changed something ends, when the
+    #: model has not (:attr:`GuiSkill.finishes`)
+    finishes: bool = False
     task: ExecTask
     source: str | None = Field(None, exclude=True)
 
@@ -116,6 +120,11 @@ class GuiSkill(BaseModel):
     #: ``"dd:dd"`` for "15:00", ``"words"`` for "Bake bread"): a call's argument is drawn among the
     #: request's values of the same kind, so an hour is not filled with a name nor a label with a time
     shapes: dict[str, str] = Field(default_factory=dict)
+    #: it saves the app's work (taught by a demonstration marked ``finishes``): a person's edit of
+    #: a document is kept only once it is saved, and a request rarely repeats "save" for every
+    #: edit, so the deployment saves once at the end instead of leaving it to the model
+    #: (``AppAgentConfig.save_on_end``)
+    finishes: bool = False
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.params)})"
@@ -234,7 +243,9 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
     learned = [GuiStep.model_validate(d) for d in dumped]
     on_screen = _first_target_labels(learned)
     skill = GuiSkill(name=demo.skill, doc=demo.doc, app=demo.app, params=list(demo.params), steps=learned,
-                     learned_from=demo.task.instruction, on_screen=on_screen)
+                     learned_from=demo.task.instruction, on_screen=on_screen, finishes=demo.finishes)
+    if demo.finishes and demo.params:
+        raise ConfigError(f"skill {demo.skill}: a finishing skill (a save) takes no parameters", where=where)
     late = {p for _, p in late_labels(skill)}
     skill.shapes = {p: value_shape(v) for p, v in demo.params.items() if p not in on_screen and p not in late}
     return skill
@@ -324,6 +335,12 @@ def load_skills(app: str, folder: Path | None = None) -> list[GuiSkill]:
     except (json.JSONDecodeError, ValidationError, KeyError, TypeError) as exc:
         raise ConfigError(f"not a skill library ({type(exc).__name__}); run `agentlab skills learn` again",
                           where=str(path)) from None
+
+
+def finishing_skill(skills: Sequence[GuiSkill]) -> GuiSkill | None:
+    """The app's skill that keeps its work (:attr:`GuiSkill.finishes`), or None (a phone app, a
+    browser, a mail client: what they do is kept as it happens)."""
+    return next((s for s in skills if s.finishes), None)
 
 
 def skills_listing(skills: Sequence[GuiSkill]) -> str:

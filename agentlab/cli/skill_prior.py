@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 
-def skill_prior(app: str = typer.Option("clock", "--app", help="the application (only the phone's clock app has a generator)"),
+def skill_prior(app: str = typer.Option("clock", "--app", help="the application: clock (pairs replayed on the fake device) or a desktop app with request templates (data/gui_priors/templates)"),
                 n: int = typer.Option(240, "--n", min=4, help="synthesized requests (replayed; the failing and near-evaluation ones are dropped)"),
                 seed: int = typer.Option(0, "--seed"),
                 out: Path | None = typer.Option(None, "--out", help="the prior's folder (default data/gui_priors/<app>)"),

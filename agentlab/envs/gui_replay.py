@@ -199,9 +199,11 @@ def check_task_gui(task: ExecTask, folder: Path, options: TaskEnvOptions | None 
     the task or its solution, so the check starts again from scratch in a fresh folder beside
     ``folder``, up to ``crash_retries`` times; every crash is kept in :attr:`GuiCheck.crashes` and
     printed in its line. Any other failure (a step that cannot be carried out, a wrong end state,
-    an application that exits normally) is not retried."""
+    an application that exits normally) is not retried. A ``folder`` an earlier check left files
+    in is not reused (its files would be this check's start state, and an application's recovery
+    dialog its first screen): the check runs in the first fresh sibling (``<folder>-2``, ...)."""
     crashes: list[str] = []
-    attempt = folder
+    attempt = fresh_folder(folder)
     for n in range(crash_retries + 1):
         check, crash = _check_once(task, attempt, options, on_step)
         if crash is None or n == crash_retries:
@@ -209,8 +211,19 @@ def check_task_gui(task: ExecTask, folder: Path, options: TaskEnvOptions | None 
             return check
         log.warning("%s: %s; starting the check again in a fresh folder", task.id, crash)
         crashes.append(crash)
-        attempt = folder.with_name(f"{folder.name}-after-crash-{n + 1}")
+        attempt = fresh_folder(folder.with_name(f"{folder.name}-after-crash-{n + 1}"))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def fresh_folder(folder: Path) -> Path:
+    """``folder`` when it does not exist or is empty, else the first ``<folder>-N`` (N = 2, 3, ...)
+    that does not exist: a check never starts on what an earlier one left."""
+    if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+        return folder
+    n = 2
+    while folder.with_name(f"{folder.name}-{n}").exists():
+        n += 1
+    return folder.with_name(f"{folder.name}-{n}")
 
 
 def _crashed(apps: list[subprocess.Popen[bytes]], names: list[str]) -> str | None:

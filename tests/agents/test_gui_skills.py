@@ -100,6 +100,38 @@ def test_a_skill_may_not_shadow_a_gui_operation_and_is_called_with_its_own_argum
         skill.steps_for({"row": "3"})
 
 
+def test_a_save_is_a_finishing_skill_and_takes_no_parameters() -> None:
+    """A demonstration marked ``finishes`` teaches the app's save (the deployment runs it once at
+    the end); one with parameters would not know what to fill them with, so it is refused."""
+    from agentlab.agents.gui_skills import finishing_skill
+
+    demo = _demo("In stock.xlsx, put 42 into cell C3 and save it.", CALC_STEPS, {}, span=(2, 3), skill="save_it")
+    saver = learn_skill(demo.model_copy(update={"finishes": True}))
+    setter = learn_skill(_demo("In stock.xlsx, put 42 into cell C3 and save it.", CALC_STEPS, {"cell": "C3"}, span=(0, 1)))
+    assert finishing_skill([setter, saver]) is saver and finishing_skill([setter]) is None
+    with pytest.raises(ConfigError, match="takes no parameters"):
+        learn_skill(_demo("Put 42 in C3", CALC_STEPS, {"cell": "C3"}, span=(0, 1)).model_copy(update={"finishes": True}))
+    # the shipped libraries: each document app has exactly one, the others none
+    savers = {app: [s.name for s in load_skills(app) if s.finishes] for app in ("calc", "writer", "impress", "gimp", "chrome", "clock")}
+    assert savers == {"calc": ["save_keep_format"], "writer": ["save_keep_word_format"],
+                      "impress": ["save_keep_pptx_format"], "gimp": ["overwrite_image"], "chrome": [], "clock": []}
+
+
+@pytest.mark.parametrize("request_,finishing,asks", [
+    ("In budget.xlsx, type Total into A4 and 60 into B4, then save the file keeping the .xlsx format.", True, 2),
+    ("In budget.xlsx, type Total into A4 and 60 into B4, then save the file keeping the .xlsx format.", False, 3),
+    ("Fix that word in the document and save it as .docx (Word format). Change nothing else.", True, 1),
+    ("Save the workbook.", True, 1),  # never fewer than one
+    ("Delete my Karate alarm and keep all the others.", False, 2),
+])
+def test_a_piece_that_only_asks_to_save_or_keep_is_not_an_operation_when_the_app_saves(request_, finishing, asks) -> None:  # type: ignore[no-untyped-def]
+    from agentlab.agents.appagent.typed import operation_pieces
+    from agentlab.tasks.requests import split_pieces
+
+    kept = operation_pieces(split_pieces(request_), finishing)
+    assert len(kept) == asks and all(p in split_pieces(request_) for p in kept)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(string.ascii_letters + string.digits, min_size=2, max_size=8), min_size=1, max_size=3,
                 unique_by=str.lower))

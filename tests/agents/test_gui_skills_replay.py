@@ -71,4 +71,34 @@ def test_spreadsheet_skills_set_another_cell_and_save_keeping_the_format(tmp_pat
                                        envs=TaskEnvOptions(app_start_timeout_s=240)))
     assert row["error"] is None, row["error"]
     assert (row["success"], row["route"]) == (True, "gui"), row
+    # the model's save_keep_format() is not asked for: the app saves once its one operation ran
     assert _skill_steps(tmp_path, row) == ['set_cell("B4", "99")', "save_keep_format()"]
+    assert [s.info.get("auto_finish") for s in load_trajectory(tmp_path / row["trajectory"]).steps if s.info.get("skill")] == [
+        None, "save_keep_format"]
+
+
+def test_a_spreadsheet_edit_the_model_never_saves_is_saved_as_the_episode_ends(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
+    """The request's one operation ran as a skill and the model said nothing of saving: the app's
+    finishing skill (its save in the file's own format) runs once and the episode ends; with
+    ``save_on_end`` off the same edit stays in the window and the file is judged unchanged."""
+    _needs("soffice")
+    evaluator = {"func": "number_close", "result": {"type": "xlsx_cell", "path": "stock.xlsx", "sheet": "Stock", "cell": "B4"},
+                 "expected": {"type": "literal", "value": 77}}
+    task = _demo_task("set_cell", id="skill-use-b4-unsaved", instruction="Put 77 into B4 of stock.xlsx.",
+                      evaluator=json.loads(json.dumps(evaluator)))
+    for save_on_end, solved in ((True, True), (False, False)):
+        out = tmp_path / str(save_on_end)
+        llm = ScriptedChat(["set_cell('B4', '77')", "done()"], Capabilities(plan_grammar=True))
+        row = run_task(task, pool=pool, llm=llm, out_dir=out, agent="CalcAgent",
+                       options=ExecOptions(max_steps=3, runner_options={"route": "gui", "save_on_end": save_on_end},
+                                           envs=TaskEnvOptions(app_start_timeout_s=240)))
+        assert row["error"] is None, row["error"]
+        assert (row["success"], row["status"]) == (solved, "done"), row
+        steps = load_trajectory(out / row["trajectory"]).steps
+        finishes = [s.info["gui_call"] for s in steps if s.info.get("auto_finish")]
+        assert finishes == (["save_keep_format()"] if save_on_end else [])
+        # with the save the episode ended on its own once the ask had its skill; without, the model said done()
+        assert len(llm.prompts) == (1 if save_on_end else 2)
+        # the save is the deployment's: the model is not offered it (it is, with save_on_end off)
+        grammar = llm.params[0].grammar
+        assert grammar is not None and ("save_keep_format" in grammar.tools) is not save_on_end

@@ -33,8 +33,8 @@ def test_the_prior_is_fitted_on_the_kept_pairs_and_records_where_they_came_from(
         "toggle_alarm", "toggle_setting", "delete_alarm", "add_alarm"}
     from agentlab.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="no .* generator for app 'calc'"):
-        build_skill_prior("calc", 4)
+    with pytest.raises(ConfigError, match="no .* generator for app 'vlc'"):
+        build_skill_prior("vlc", 4)  # one skill, no templates
 
 
 def test_the_typed_deployment_reads_the_shipped_prior_per_ask_and_a_corrupt_one_is_one_line(tmp_path: Path) -> None:
@@ -56,3 +56,54 @@ def test_the_typed_deployment_reads_the_shipped_prior_per_ask_and_a_corrupt_one_
     (tmp_path / "prior.json").write_text("{not json")
     with pytest.raises(ConfigError):
         skill_biases(AppAgentConfig(app="clock", skill_prior=str(tmp_path)), skills, texts)
+
+
+# -- a desktop app's pairs: from templates, checked as the grammar would call them ----------------
+def test_desktop_pairs_name_a_learned_skill_with_request_values_of_its_shapes() -> None:
+    import re
+
+    from agentlab.agents.gui_skills import fits_shape, load_skills
+    from agentlab.selfinstruct.calls.gui_templates import desktop_drafts
+
+    for app in ("calc", "writer", "impress", "gimp", "os", "thunderbird", "chrome"):
+        library = {s.name: s for s in load_skills(app)}
+        pairs, skipped = desktop_drafts(app, 24, seed=1)
+        assert len(pairs) == 24 and {p["skill"] for p in pairs} <= set(library)
+        # the skills of the library without templates are named, never silently missing
+        assert set(library) - {p["skill"] for p in pairs} <= set(skipped), app
+        for p in pairs:
+            skill = library[p["skill"]]
+            assert sorted(p["args"]) == sorted(skill.params)
+            for name, value in p["args"].items():
+                if name not in skill.on_screen:
+                    assert re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", p["request"], re.I), p
+                if name in skill.shapes:
+                    assert fits_shape(value, skill.shapes[name]), p
+        assert desktop_drafts(app, 24, seed=1)[0] == pairs  # a seed is a pair set
+
+
+def test_bad_desktop_templates_are_one_line_naming_the_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from agentlab.errors import ConfigError
+    from agentlab.selfinstruct.calls import gui_templates
+
+    monkeypatch.setattr(gui_templates, "templates_dir", lambda: tmp_path)
+    (tmp_path / "calc.yaml").write_text("pools: {cell: [A1]}\nskills:\n  set_cell:\n    args: {cell: '{cell}'}\n"
+                                        "    requests: ['Put {value} in {cell}.']\n")
+    with pytest.raises(ConfigError, match=r"slot \{value\} has no pool") as exc:
+        gui_templates.desktop_drafts("calc", 4)
+    assert "calc.yaml" in str(exc.value)
+    (tmp_path / "calc.yaml").write_text("pools: {cell: [A1], value: ['7']}\nskills:\n  set_cell:\n    args: {cell: '{cell}'}\n"
+                                        "    requests: ['Put {value} in {cell}.']\n")
+    with pytest.raises(ConfigError, match=r"the templates fill \(cell\) but the skill takes \(cell, value\)"):
+        gui_templates.desktop_drafts("calc", 4)
+    (tmp_path / "calc.yaml").write_text("pools: [")
+    with pytest.raises(ConfigError, match="not a request template file"):
+        gui_templates.desktop_drafts("calc", 4)
+
+
+def test_a_desktop_prior_is_fitted_on_template_pairs_and_says_they_were_not_replayed(tmp_path: Path) -> None:
+    card = build_skill_prior("calc", 16, seed=2, out=tmp_path / "prior", pairs_out=tmp_path / "pairs.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+    assert card["examples"] == len(rows) > 0 and card["replayed"].startswith("no")
+    assert card["generator"].endswith("desktop_drafts") and card["left_out_failed_replay"] == {}
+    assert {r["skill"] for r in rows} <= {"set_cell", "save_keep_format", "rename_sheet", "delete_row", "fill_down"}

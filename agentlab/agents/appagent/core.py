@@ -82,10 +82,15 @@ class AppAgentConfig(BaseModel):
     #: its exponent in the product with the model's choice of skill: 2, set before any run (the
     #: toolkits' 5 was chosen on a development set; this is not tuned on any task)
     skill_prior_weight: float = Field(2.0, ge=0.0)
-    #: a phone episode ends once every ask of the request had a skill run to its end (a phone app
-    #: keeps what a skill did); false: the model says when it is done (``DONE_AFTER_SKILLS`` still
+    #: an episode ends once every ask of the request had a skill run to its end (a phone app, a
+    #: browser's settings, a mail folder keep what a skill did; a document is saved first, see
+    #: ``save_on_end``); false: the model says when it is done (``DONE_AFTER_SKILLS`` still
     #: favours done() then)
-    stop_after_skills: bool = Field(True, description="typed phone deployment: end once every ask had a skill")
+    stop_after_skills: bool = Field(True, description="typed deployment: end once every ask had a skill")
+    #: a desktop app with a finishing skill (its save, :attr:`~agentlab.agents.gui_skills.GuiSkill.finishes`)
+    #: runs it once before an episode that changed something ends, unless the model just did; false:
+    #: saving is left to the model (the ablation)
+    save_on_end: bool = Field(True, description="typed desktop deployment: save with the app's finishing skill at the end")
 
 
 @dataclass

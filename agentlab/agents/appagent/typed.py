@@ -23,6 +23,7 @@ folder after the package, while a pool document names its app by domain, ``clock
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ from agentlab.agents.gui_actions import (
     constraint,
     parse_gui_reply,
 )
-from agentlab.agents.gui_skills import GuiSkill, load_skills
+from agentlab.agents.gui_skills import GuiSkill, finishing_skill, load_skills, run_skill
 from agentlab.dialogue.ask import Attempt
 from agentlab.envs.actions.phone import PHONE
 from agentlab.envs.base import Element, Env, Observation
@@ -123,8 +124,40 @@ class ScreenDocs:
         return self._stores[package]
 
 
-#: why a phone episode ended without the model's done(): the trajectory says so
+#: why an episode ended without the model's done(): the trajectory says so
 AUTO_DONE = "every ask of the request had a skill run to its end"
+
+#: a piece of a request that only asks to keep the work ("then save the file keeping the .xlsx
+#: format", "and overwrite logo.png") or to leave things alone ("Change nothing else."): no
+#: operation of its own, so not an ask a skill must carry out when the app saves at the end
+_NOT_AN_ASK = re.compile(r"^\W*(?:(?:and|then|please|also|finally)\W+)*(?:save|overwrite|re-?save|store|keep|leave|"
+                         r"change nothing|do not|don't|dont|nothing else)\b", re.IGNORECASE)
+
+
+def operation_pieces(pieces: list[str], finishing: bool) -> list[str]:
+    """The pieces of a request that ask for an operation (never none of a non-empty request): with
+    a finishing skill (the app saves at the end) a piece that only asks to save, keep or leave
+    something is not one."""
+    if not finishing:
+        return pieces
+    return [p for p in pieces if not _NOT_AN_ASK.match(p)] or pieces[:1]
+
+
+def _finish(env: Env, skill: GuiSkill, task: str, obs: Observation,
+            rec: TrajectoryRecorder | NullRecorder) -> tuple[Observation, bool]:
+    """Run the app's finishing skill (its save) as the episode ends, recording it as a step of its
+    own (``auto_finish``); (the screen after it, whether it ran to its end). A save that cannot
+    run is recorded and the episode still ends: what the model did is judged as it stands."""
+    call = f"{skill.name}()"
+    try:
+        sent, result = run_skill(env, skill, {}, task)
+    except InvalidActionError as exc:
+        rec.record(obs, None, action_text=call, error=f"saving at the end: {exc.message}", save_images=False,
+                   info={"gui_call": call, "auto_finish": skill.name})
+        return obs, False
+    rec.record(obs, sent[-1] if sent else None, action_text=call,
+               info={"gui_call": call, "auto_finish": skill.name, "expanded": [a.to_call() for a in sent], **result.info})
+    return result.observation, not result.info.get("skill_error")
 
 
 def skill_biases(cfg: AppAgentConfig, skills: tuple[GuiSkill, ...], texts: list[str]) -> list[dict[str, float]]:
@@ -174,11 +207,23 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     #: marks whose click flipped a switch in this episode: grounding does not push them again
     flipped: set[MarkKey] = set()
     skills = tuple(load_skills(cfg.app)) if cfg.skills else ()
-    pieces = split_pieces(task) if skills else []
-    asks = len(pieces)
+    #: the app's save (a desktop document app): the deployment runs it once at the end, so the
+    #: model is not offered it (the embedded model called Calc's save first, then clicked about)
+    saver = finishing_skill(skills) if cfg.save_on_end and not phone else None
+    skills = tuple(s for s in skills if s is not saver)
+    pieces = operation_pieces(split_pieces(task), saver is not None) if skills else []
+    asks = len(pieces)  #: the asks that are operations (a save is the saver's)
     biases = skill_biases(cfg, skills, [task, *pieces])
     finished: list[str] = []  #: skill calls that ran to their end (as called and as grounded): never again
-    skills_ran = 0  #: how many: once they cover the request's asks, done() is favoured
+    skills_ran = 0  #: how many: once they cover the asks, done() is favoured
+    unsaved = False  #: something was done in the app (its save then runs at the end)
+
+    def save_now(obs: Observation) -> Observation:
+        nonlocal unsaved
+        if saver is None or not unsaved:
+            return obs
+        obs, unsaved = _finish(env, saver, task, obs, rec)[0], False
+        return obs
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
@@ -220,6 +265,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             if call.terminal:
                 gave_up = call.name == "fail"
                 status, error = ("failed", f"the agent gave up: {call.args.get('reason', '')}") if gave_up else ("done", None)
+                if not gave_up:
+                    obs = save_now(obs)
                 rec.record(obs, env.actions.terminal(), action_text=reply, done=True, error=error,
                            reflection="; ".join(done_so_far), info={"gui_call": call.render()})
                 break
@@ -234,6 +281,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
                 finished += [call.render(), str(carried.result.info.get("call", call.render()))]
                 skills_ran += 1
+            unsaved = True
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
                 flipped.add(mark_key(screen.mark(call.args["element"])))
             rec.record(obs, last, action_text=reply, reflection="; ".join(done_so_far),
@@ -241,15 +289,19 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                              **({"not_pushed": sorted(no_push)} if no_push else {}),
                              **({"skill": call.name} if choices.skill(call.name) else {}), **carried.result.info})
             obs = carried.result.observation
-            if (cfg.stop_after_skills and phone and skills and asks and skills_ran >= asks
+            if (cfg.stop_after_skills and skills and asks and skills_ran >= asks and choices.skill(call.name)
                     and not carried.result.info.get("skill_error")):
-                # every ask had a skill run to its end: a phone app keeps what a skill did (no save to
-                # ask for), and the embedded model, offered done() with DONE_AFTER_SKILLS nats, went
-                # on clicking instead (the development clock tasks: deleting Sleep, the Yoga alarm)
+                # every ask had a skill run to its end: a phone app keeps what a skill did, a document
+                # app saves it first (save_on_end), and the embedded model, offered done() with
+                # DONE_AFTER_SKILLS nats, went on clicking instead (the development clock tasks:
+                # deleting Sleep, the Yoga alarm)
+                obs = save_now(obs)
                 status = "done"
                 rec.record(obs, env.actions.terminal(), action_text="done()", done=True,
                            reflection="; ".join(done_so_far), info={"gui_call": "done()", "auto_done": AUTO_DONE})
                 break
+        if status == "max_steps" or (status == "failed" and not (error or "").startswith("the agent gave up")):
+            obs = save_now(obs)  # what was done stays done: a person's edits are saved when they stop
         summary = "; ".join(done_so_far) or "nothing yet"
         if status not in ("done",) and not (status == "failed" and error and error.startswith("the agent gave up")):
             rec.record(obs, None, done=True, error=error, reflection=summary)

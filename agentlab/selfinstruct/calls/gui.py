@@ -8,8 +8,9 @@ a request wants, from its MiniLM embedding) on what is left. The typed deploymen
 prior into its choice among the app's skills (:class:`~agentlab.agents.gui_actions.GuiChoices`).
 
 Here for the fake phone's clock app (the replay is a fraction of a second on the in-process
-device, so a few hundred pairs take minutes); a desktop application's pairs would be replayed
-under Xvfb the same way, at 10-30 s each (not built yet). The request templates were written from
+device, so a few hundred pairs take minutes). A desktop application's pairs would replay under
+Xvfb at 10-30 s each: they come from request templates and are checked as the grammar would call
+them instead (:mod:`agentlab.selfinstruct.calls.gui_templates`); the fitting is shared. The request templates were written from
 the skills' own lines, by the author of the blind phone set (``data/tasks_phone_heldout``) after
 that set was committed: a near-copy of any evaluation instruction is dropped
 (:data:`~agentlab.selfinstruct.calls.prior.MAX_COSINE`), but the same person's habits of wording
@@ -200,34 +201,46 @@ def gui_priors_dir() -> Any:
 
 def build_skill_prior(app: str, n: int, *, seed: int = 0, out: Any = None, pairs_out: Any = None,
                       max_cosine: float | None = None) -> dict[str, Any]:
-    """Synthesize ``n`` drafts for ``app``, replay each, drop those that fail or sit near an
-    evaluation instruction, write the kept pairs (``pairs_out``, JSON lines: request, reply, skill,
-    max_cosine) and fit the app's skill prior into ``out``; returns the prior's card.
-
-    Only the clock app has a generator here; another app is one clear line."""
-    import hashlib
+    """Synthesize ``n`` drafts for ``app``, check each (the clock's: replayed on the fake device; a
+    desktop app's: as the grammar would call it, :mod:`~agentlab.selfinstruct.calls.gui_templates`),
+    drop those that fail or sit near an evaluation instruction, write the kept pairs (``pairs_out``,
+    JSON lines: request, reply, skill, max_cosine) and fit the app's skill prior into ``out``;
+    returns the prior's card. An app with no generator is one clear line."""
     import time
-    from pathlib import Path
 
     from tqdm import tqdm
 
     from agentlab.errors import ConfigError
-    from agentlab.fileio import write_jsonl
     from agentlab.llm.similarity import default_encoder
+    from agentlab.selfinstruct.calls.gui_templates import desktop_drafts, has_templates
     from agentlab.selfinstruct.calls.leakage import NearCopyFilter, evaluation_instructions
     from agentlab.selfinstruct.calls.prior import MAX_COSINE
-    from agentlab.toolkits.prior import fit
 
-    if app != "clock":
-        raise ConfigError(f"no (request -> skill call) generator for app {app!r} yet; the clock app has one")
+    if app != "clock" and not has_templates(app):
+        raise ConfigError(f"no (request -> skill call) generator for app {app!r}: the clock app has one, and each "
+                          "app with request templates (data/gui_priors/templates/<app>.yaml)")
     limit = MAX_COSINE if max_cosine is None else max_cosine
     t0 = time.perf_counter()
-    drafts = clock_drafts(n, seed=seed)
     encoder = default_encoder()
-    leakage = NearCopyFilter(encoder, evaluation_instructions(), threshold=1.0).check([d.request for d in drafts])
     kept: list[dict[str, Any]] = []
     failed: dict[str, int] = {}
     near = 0
+    if app != "clock":  # a desktop app: pairs checked as the grammar would call them, not replayed (gui_templates)
+        pairs, skipped = desktop_drafts(app, n, seed=seed)
+        leakage = NearCopyFilter(encoder, evaluation_instructions(), threshold=1.0).check([p["request"] for p in pairs])
+        for p, cos in zip(pairs, leakage.max_cosine):
+            if float(cos) > limit:
+                near += 1
+                continue
+            kept.append({"request": p["request"], "reply": p["reply"], "skill": p["skill"], "app": app,
+                         "max_cosine": round(float(cos), 4)})
+        extra = {"generator": "agentlab.selfinstruct.calls.gui_templates.desktop_drafts",
+                 "replayed": "no: each pair's call is checked as the grammar offers it (the skill, its parameters, "
+                             "request values of the learned shapes); each skill's demonstration replays under "
+                             "`agentlab skills check`", "skills_left_out": skipped}
+        return _fit_and_save(app, kept, n, seed, limit, near, failed, extra, encoder, t0, out, pairs_out)
+    drafts = clock_drafts(n, seed=seed)
+    leakage = NearCopyFilter(encoder, evaluation_instructions(), threshold=1.0).check([d.request for d in drafts])
     with clock_device() as (env, dev_app):
         for d, cos in tqdm(list(zip(drafts, leakage.max_cosine)), desc=f"replaying {app} pairs", unit="pair"):
             if float(cos) > limit:
@@ -240,15 +253,30 @@ def build_skill_prior(app: str, n: int, *, seed: int = 0, out: Any = None, pairs
                 continue
             kept.append({"request": d.request, "reply": d.reply(), "skill": d.skill, "app": app,
                          "max_cosine": round(float(cos), 4), "actions": r.actions})
+    return _fit_and_save(app, kept, n, seed, limit, near, failed,
+                         {"generator": "agentlab.selfinstruct.calls.gui.clock_drafts"}, encoder, t0, out, pairs_out)
+
+
+def _fit_and_save(app: str, kept: list[dict[str, Any]], n: int, seed: int, limit: float, near: int,
+                  failed: dict[str, int], extra: dict[str, Any], encoder: Any, t0: float, out: Any,
+                  pairs_out: Any) -> dict[str, Any]:
+    """Write the kept pairs, fit the prior on them and save it with its card; returns the card."""
+    import hashlib
+    import time
+    from pathlib import Path
+
+    from agentlab.errors import ConfigError
+    from agentlab.fileio import write_jsonl
+    from agentlab.toolkits.prior import fit
+
     if not kept:
-        raise ConfigError(f"{app}: no synthesized pair replayed")
+        raise ConfigError(f"{app}: no synthesized pair was kept")
     pairs_path = Path(pairs_out) if pairs_out is not None else gui_priors_dir() / f"{app}.pairs.jsonl"
     pairs_path.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(pairs_path, kept)
     card = {"encoder": encoder.model_id, "app": app, "pairs": pairs_path.name,
             "pairs_sha256": hashlib.sha256(pairs_path.read_bytes()).hexdigest(), "drafts": n, "seed": seed,
-            "max_cosine": limit, "left_out_near_evaluation": near, "left_out_failed_replay": failed,
-            "generator": "agentlab.selfinstruct.calls.gui.clock_drafts"}
+            "max_cosine": limit, "left_out_near_evaluation": near, "left_out_failed_replay": failed, **extra}
     prior = fit(encoder.encode([p["request"] for p in kept]), [p["skill"] for p in kept], card=card)
     prior.card["build_seconds"] = round(time.perf_counter() - t0, 1)
     prior.save(Path(out) if out is not None else gui_priors_dir() / app)

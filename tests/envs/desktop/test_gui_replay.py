@@ -61,6 +61,20 @@ def test_steps_become_desktop_actions() -> None:
     assert call({"sleep": 1}) is None
 
 
+def test_a_check_never_starts_on_what_an_earlier_one_left(tmp_path: Path) -> None:
+    """A replay's files (an exported image, a recovery file) would be the next check's start state."""
+    from agentlab.envs.gui_replay import fresh_folder
+
+    folder = tmp_path / "calc-set_cell"
+    assert fresh_folder(folder) == folder
+    folder.mkdir()
+    assert fresh_folder(folder) == folder  # empty: nothing left in it
+    (folder / "stock.xlsx").write_bytes(b"x")
+    assert fresh_folder(folder) == tmp_path / "calc-set_cell-2"
+    (tmp_path / "calc-set_cell-2").mkdir()
+    assert fresh_folder(folder) == tmp_path / "calc-set_cell-3"
+
+
 def test_each_new_desktop_application_has_five_gui_solved_tasks() -> None:
     solved = Counter(app for t in load_tasks(tasks_dir()) if t.env == "desktop" and t.gui_solution
                      for app in t.apps)
