@@ -44,10 +44,19 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
-def node_ports() -> list[str]:
-    """The flags that give a node ports of its own (none of Ray's defaults, which another Ray here may hold)."""
-    p = free_ports(7)
+def node_ports(*taken: int) -> list[str]:
+    """The flags that give a node ports of its own (none of Ray's defaults, which another Ray here
+    may hold), its worker port range clear of its other ports and of ``taken`` (the head's own)."""
     lo = free_ports(1)[0]
+    while any(lo < t <= lo + 40 for t in taken):
+        lo = free_ports(1)[0]
+    workers = range(lo + 1, lo + 41)
+    # Ray refuses a node whose component ports fall inside its worker port range ("worker_ports is
+    # trying to use a port number ... used by other components"): ephemeral ports are handed out
+    # close together, so draw again until none does (a CI run failed three cluster tests on it)
+    p = free_ports(7)
+    while any(x in workers for x in p):
+        p = free_ports(7)
     return ["--node-manager-port", str(p[0]), "--object-manager-port", str(p[1]), "--metrics-export-port", str(p[2]),
             "--dashboard-agent-listen-port", str(p[3]), "--dashboard-agent-grpc-port", str(p[4]),
             "--runtime-env-agent-port", str(p[5]), "--min-worker-port", str(lo + 1), "--max-worker-port", str(lo + 40)]
@@ -73,7 +82,8 @@ class LocalCluster:
     def _start(self, ip: str, *args: str) -> None:
         log = open(self.temp / f"node-{len(self.procs)}.log", "wb")  # kept open: the node writes to it
         self.procs.append(subprocess.Popen([RAY, "start", "--block", "--node-ip-address", ip, "--num-cpus",
-                                            str(self.cpus), "--disable-usage-stats", *args, *node_ports()],
+                                            str(self.cpus), "--disable-usage-stats", *args,
+                                            *node_ports(*(int(a) for a in args if a.isdigit()))],
                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            env=self.env, start_new_session=True))
 
