@@ -45,7 +45,7 @@ from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
 from agentlab.agents.gui_skills import GuiSkill, first_target, fits_shape, run_skill, value_shape
 from agentlab.toolkits.grammar import CallGrammar
-from agentlab.toolkits.slots import combine_priors, request_values, said_words, shared_words, word_prior
+from agentlab.toolkits.slots import QUOTED, combine_priors, request_values, said_words, shared_words, word_prior
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,12 @@ DOC_GROUNDING_WEIGHT = 1.0
 #: ``download_link``). Both set by hand before any measurement, as ``OP_PRIOR`` was, and not tuned on tasks
 SKILL_PRIOR = 0.1
 SKILL_GROUNDING_WEIGHT = 1.0
+#: A skill's share when the app has a fitted skill prior (``skill_bias``): level with ``click``. The
+#: fitted prior says which skill the ask wants; one call that carries the whole ask out is then no
+#: less likely than one click. Why: with the save left to the deployment, the embedded model
+#: clicked mark 1 on every step of three development desktop tasks (Calc, GIMP, Writer) whose asks
+#: each had a skill, at SKILL_PRIOR (a skill needed two request words to draw level with a click)
+FITTED_SKILL_PRIOR = OP_PRIOR["click"]
 #: nats added to ``done`` once as many skill calls ran to their end as the request has asks
 #: (:func:`~agentlab.tasks.requests.split_pieces`): a skill carries a whole operation out, so a
 #: one-ask request is then most likely done. Why: the embedded model, its skill done, went on
@@ -239,7 +245,8 @@ class GuiChoices:
               skills: Sequence[GuiSkill] = (), end_push: float = 0.0, finished: Collection[str] = (),
               skill_bias: Mapping[str, float] | None = None) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
-        URLs and paths, quoted phrases, numbers, then runs of its words), free only when it says nothing.
+        URLs and paths, quoted phrases, cell references, file names, numbers, then runs of its
+        words), free only when it says nothing.
 
         ``docs`` (mark number -> its learned documentation) and ``no_push`` (marks grounding must
         not favour) go to :func:`grounding`."""
@@ -250,7 +257,11 @@ class GuiChoices:
         # A desktop's tree is less sure of its fields, so there any mark may be typed into
         editable = tuple(e.id for e in screen.marks if _editable(e, phone)) or (() if phone else ids)
         v = request_values(request)
-        texts = list(dict.fromkeys([*v.urls, *v.spans, *v.numbers]))[:max_texts]
+        # the request's exact values first (its URLs and paths, quoted phrases, cell references, file
+        # names, numbers), then runs of its words: a long request's 40 runs crowded out the cells
+        # A4 and B4 Calc's set_cell needed (a development task: the model then selected menus)
+        quoted = [m.group(2).strip() for m in re.finditer(QUOTED, request) if m.group(2).strip()]
+        texts = list(dict.fromkeys([*v.urls, *quoted, *v.cells, *v.mentioned_files, *v.numbers, *v.spans]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
         notes = []
         for sk in skills:
@@ -298,6 +309,7 @@ class GuiChoices:
             if shape is None or self.texts is None or sk is None:
                 return self.texts
             return tuple(v for v in self.texts if fits_shape(v, shape) and not _names_app(v, sk.app)
+                         and not (shape == "words" and cuts_a_quote(v))
                          and not (shape == "words" and _says_only_the_skill(v, sk)))
         if p.kind == "key":
             return self.keys
@@ -335,7 +347,7 @@ class GuiChoices:
 
     def op_weight(self, name: str) -> float:
         """An operation's log-weight before renormalising: :data:`OP_PRIOR`'s, or a skill's
-        :data:`SKILL_PRIOR` plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name, its
+        :data:`SKILL_PRIOR` (:data:`FITTED_SKILL_PRIOR` when the app has a fitted skill prior) plus :data:`SKILL_GROUNDING_WEIGHT` per request word its name, its
         line or the learned document of its first element (:attr:`skill_notes`) says, plus the
         fitted skill prior's log-weight (:attr:`skill_bias`)."""
         if name in OP_PRIOR:
@@ -344,7 +356,8 @@ class GuiChoices:
         said = said_words(self.request)
         note = dict(self.skill_notes).get(name, "")
         shared = shared_words(f"{name.replace('_', ' ')} {sk.doc if sk else ''} {note}", said)
-        return math.log(SKILL_PRIOR) + SKILL_GROUNDING_WEIGHT * shared + dict(self.skill_bias).get(name, 0.0)
+        base = FITTED_SKILL_PRIOR if self.skill_bias else SKILL_PRIOR
+        return math.log(base) + SKILL_GROUNDING_WEIGHT * shared + dict(self.skill_bias).get(name, 0.0)
 
     def grammar(self, *, allow_end: bool = True, max_text_tokens: int = 24) -> CallGrammar:
         """One call of :meth:`ops`, each argument one of its candidates as written in a call
@@ -630,16 +643,35 @@ def _says_only_the_skill(value: str, skill: GuiSkill) -> bool:
     return bool(words) and (words <= own or any(_stems(w) <= own for w in ends))
 
 
+#: a quotation mark at a word's edge (not an apostrophe inside one: "don't", "Kim's")
+_QUOTE_MARK = re.compile(r"(?:^|(?<=[^\w]))['\"‘’“”]|['\"‘’“”](?=[^\w]|$)")
+
+
+def cuts_a_quote(value: str) -> bool:
+    """Whether a run of the request's words holds a quotation mark: the request's quoted phrase is
+    a value of its own, so a run that starts or ends inside one ("19:00.' to concert.docx") is not."""
+    return _QUOTE_MARK.search(value) is not None
+
+
+def _quoted(value: str, request: str) -> bool:
+    """Whether the request writes ``value`` whole between quotation marks."""
+    return any(m.group(2).strip() == value.strip() for m in re.finditer(QUOTED, request))
+
+
 def _value_prior(values: list[str], request: str, shape: str) -> tuple[float, ...] | None:
     """A log-prior over a skill's typed-text candidates (:data:`GROUNDING_WEIGHT` nats for each):
-    a ``words`` one the request *names* (right after a naming word, :data:`NAMING_CUES`, and ending
-    where the sentence moves on: punctuation, its end, or a word such as "at"); a numeric one
+    a ``words`` one the request quotes whole, or *names* (right after a naming word,
+    :data:`NAMING_CUES`, and ending where the sentence moves on: punctuation, its end, or a word
+    such as "at"); a numeric one
     written as its demonstration's value was (``"09:00"`` for an hour learned from "15:00", not
     ``"00"``). None when no candidate gets anything. A language rule, set before any measurement."""
     out = []
     for v in values:
         score = 0.0
         if shape == "words":
+            if _quoted(v, request):  # the request marks it as a value: 'Doors open at 19:00.'
+                out.append(GROUNDING_WEIGHT)
+                continue
             if set(re.findall(r"[a-z]+", v.lower())) & _NAME_ENDS:  # "Dentist in the Clock app" runs on
                 out.append(score)
                 continue

@@ -462,9 +462,18 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
 
     def stopped(why: str) -> tuple[list[Any], Any]:
         """A skill that fails after acting has changed the screen: the step happened (the loop
-        looks again and the model reads where it stopped); one that failed before acting is refused."""
+        looks again and the model reads where it stopped); one that failed before acting is refused.
+        On a desktop what it opened is closed first (Escape, :data:`CLOSE_KEYS` times): a menu left
+        open hid the File menu from the save GIMP ran next (a development task, transform called again)."""
         if not sent:
             raise InvalidActionError(why)
+        if not phone:
+            from agentlab.envs.actions.desktop import Hotkey
+
+            for _ in range(CLOSE_KEYS):
+                action = Hotkey("escape")
+                env.step(action)
+                sent.append(action)
         info = {"skill": skill.name, "call": call_text(skill, values), "skill_error": why,
                 **({"grounded": grounded} if grounded else {})}
         return sent, StepResult(observation=env.observe(), done=False, info=info)
@@ -518,6 +527,9 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                             **({"grounded": grounded} if grounded else {})}
     return sent, StepResult(observation=env.observe(), done=False, info=info)
 
+
+#: Escapes a desktop skill that stopped part-way presses: a submenu and its menu, or a dialog
+CLOSE_KEYS = 2
 
 #: how many times a phone skill presses Back looking for the screen its first element is on
 MAX_BACKS = 4

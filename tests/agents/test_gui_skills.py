@@ -651,3 +651,25 @@ def test_a_phone_episode_ends_once_every_ask_had_its_skill_and_a_skill_goes_back
     llm = ScriptedChat(["toggle_setting('night mode')", "fail('no such setting')"], Capabilities(plan_grammar=True))
     res = AppAgent(llm, cfg).deploy(env, "Turn on night mode.", None)
     assert res.status == "failed" and res.llm_calls == 2  # the stopped skill did not end the episode
+
+
+def test_a_quoted_phrase_is_a_value_and_a_run_that_cuts_through_one_is_not() -> None:
+    """The embedded model called append_paragraph("19:00.' to concert.docx") for "Add a new last
+    paragraph 'Doors open at 19:00.' to concert.docx": a run of words that starts inside the
+    quotation. Such runs are not offered to a words parameter, and the quoted phrase is favoured."""
+    from agentlab.agents.gui_actions import cuts_a_quote
+
+    assert cuts_a_quote("19:00.' to concert.docx") and cuts_a_quote('"Gym')
+    assert not any(cuts_a_quote(v) for v in ("Doors open at 19:00.", "don't stop", "Kim's list", "Q3 report"))
+    els = [Element(1, (0, 0, 90, 20), "paragraph", "The school choir sings.", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    skill = learn_skill(_demo("Add the paragraph Tickets at the door to it.",
+                              [{"type": "Tickets at the door", "into": {"role": "paragraph"}}],
+                              {"text": "Tickets at the door"}, skill="append_paragraph"))
+    request = "Add a new last paragraph 'Doors open at 19:00.' to concert.docx and save it."
+    choices = GuiChoices.build(screen, request, skills=(skill,))
+    offered = choices.grammar().tools["append_paragraph"][0]
+    assert offered is not None and repr("Doors open at 19:00.") in offered
+    assert not any(cuts_a_quote(eval(v)) for v in offered)  # noqa: S307 (the grammar's own repr of a str)
+    prior = dict(next(p for name, i, p in choices.grammar().arg_prior if name == "append_paragraph"))
+    assert prior[repr("Doors open at 19:00.")] == max(prior.values()) > 0
