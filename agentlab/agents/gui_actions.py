@@ -261,7 +261,8 @@ class GuiChoices:
         # names, numbers), then runs of its words: a long request's 40 runs crowded out the cells
         # A4 and B4 Calc's set_cell needed (a development task: the model then selected menus)
         quoted = [m.group(2).strip() for m in re.finditer(QUOTED, request) if m.group(2).strip()]
-        texts = list(dict.fromkeys([*v.urls, *quoted, *v.cells, *v.mentioned_files, *v.numbers, *v.spans]))[:max_texts]
+        ranges = re.findall(r"(?<![\w:])[A-Za-z]{1,3}[0-9]{1,7}:[A-Za-z]{1,3}[0-9]{1,7}(?![\w:])", request)
+        texts = list(dict.fromkeys([*v.urls, *quoted, *ranges, *v.cells, *v.mentioned_files, *v.numbers, *v.spans]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
         notes = []
         for sk in skills:

@@ -232,9 +232,12 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
 
         def put(text: str, key: str, value: str = value, name: str = name, used: list[bool] = used) -> str:
             target = re.escape(value) if key == "pattern" else value
-            out, n = _occurs(target).subn(_SLOT.format(name=name), text)
-            used[0] = used[0] or n > 0
-            return out
+            # never inside a slot already put ("p0" is a value, and the name of another's slot)
+            pieces = re.split(r"(\{\{[a-z][a-z0-9_]*\}\})", text)
+            for i in range(0, len(pieces), 2):
+                pieces[i], n = _occurs(target).subn(_SLOT.format(name=name), pieces[i])
+                used[0] = used[0] or n > 0
+            return "".join(pieces)
 
         dumped = [_map_text(d, put) for d in dumped]
         if not used[0]:
@@ -247,7 +250,8 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
     if demo.finishes and demo.params:
         raise ConfigError(f"skill {demo.skill}: a finishing skill (a save) takes no parameters", where=where)
     late = {p for _, p in late_labels(skill)}
-    skill.shapes = {p: value_shape(v) for p, v in demo.params.items() if p not in on_screen and p not in late}
+    skill.shapes = {p: value_shape(v, cells=demo.app in SHEET_APPS) for p, v in demo.params.items()
+                    if p not in on_screen and p not in late}
     return skill
 
 
@@ -255,19 +259,43 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
 _NUMERIC = re.compile(r"\d[\d:.,/\s-]*(?:\s*[ap]\.?m\.?)?", re.IGNORECASE)
 
 
-def value_shape(value: str) -> str:
+#: a spreadsheet's cell reference and a range of them, as a request writes them (C3, b12, B2:B9)
+CELL = re.compile(r"[A-Za-z]{1,3}[0-9]{1,7}")
+CELL_RANGE = re.compile(r"[A-Za-z]{1,3}[0-9]{1,7}:[A-Za-z]{1,3}[0-9]{1,7}")
+
+
+#: the applications whose values include cell references (elsewhere "Q3" is a word: a quarter)
+SHEET_APPS = frozenset({"calc"})
+
+
+def value_shape(value: str, *, cells: bool = False) -> str:
     """A value's kind, as a skill's parameter learns it from its demonstration: a numeric value's
-    digits replaced by ``d`` (``"15:00"`` -> ``"dd:dd"``, ``"7"`` -> ``"d"``), anything else ``"words"``."""
+    digits replaced by ``d`` (``"15:00"`` -> ``"dd:dd"``, ``"7"`` -> ``"d"``); with ``cells`` (a
+    spreadsheet's skill) a cell reference ``"cell"`` (``"C3"``) and a range of cells ``"range"``
+    (``"B2:B9"``); anything else ``"words"``."""
     v = value.strip()
-    return re.sub(r"\d", "d", v) if _NUMERIC.fullmatch(v) else "words"
+    if _NUMERIC.fullmatch(v):
+        return re.sub(r"\d", "d", v)
+    if not cells:
+        return "words"
+    if CELL.fullmatch(v):
+        return "cell"
+    return "range" if CELL_RANGE.fullmatch(v) else "words"
 
 
 def fits_shape(value: str, shape: str) -> bool:
     """Whether a request's value may fill a parameter of ``shape``: a ``words`` one takes any value
-    that is not only a number ("Q3 report" can be a name; "09:00" cannot); a numeric one takes any
-    (an hour may be given as "alarm at 9", whose first number is read; its prior prefers the
-    demonstration's way of writing it, :func:`value_shape`)."""
-    return shape != "words" or _NUMERIC.fullmatch(value.strip()) is None
+    that is not only a number ("Q3 report" can be a name; "09:00" cannot); a ``cell`` or ``range``
+    one only a cell reference or a range (Calc's Name Box took the sheet's name "Items" for a
+    row to delete, a development task); a numeric one takes any (an hour may be given as "alarm
+    at 9", whose first number is read; its prior prefers the demonstration's way of writing it,
+    :func:`value_shape`)."""
+    v = value.strip()
+    if shape == "cell":
+        return CELL.fullmatch(v) is not None
+    if shape == "range":
+        return CELL_RANGE.fullmatch(v) is not None
+    return shape != "words" or _NUMERIC.fullmatch(v) is None
 
 
 def _first_target_labels(steps: Sequence[GuiStep]) -> dict[str, str]:

@@ -5,6 +5,7 @@ operations under the grammar, and carried out by replay. The replay on the real 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import string
@@ -670,6 +671,25 @@ def test_a_quoted_phrase_is_a_value_and_a_run_that_cuts_through_one_is_not() -> 
     choices = GuiChoices.build(screen, request, skills=(skill,))
     offered = choices.grammar().tools["append_paragraph"][0]
     assert offered is not None and repr("Doors open at 19:00.") in offered
-    assert not any(cuts_a_quote(eval(v)) for v in offered)  # noqa: S307 (the grammar's own repr of a str)
+    assert not any(cuts_a_quote(ast.literal_eval(v)) for v in offered)
     prior = dict(next(p for name, i, p in choices.grammar().arg_prior if name == "append_paragraph"))
     assert prior[repr("Doors open at 19:00.")] == max(prior.values()) > 0
+
+
+def test_a_spreadsheet_skill_learns_cell_and_range_shapes_and_takes_only_those() -> None:
+    """Calc's Name Box took the sheet's name 'Items' for delete_row's cell and the word 'Lodnon' for
+    fill_down's range (development tasks): a spreadsheet skill's parameter learned from "C3" takes
+    cell references only, one learned from "B2:B9" ranges only; elsewhere "Q3" stays a word."""
+    from agentlab.agents.gui_skills import fits_shape, value_shape
+
+    assert [value_shape(v, cells=True) for v in ("C3", "b12", "B2:B9", "42", "Total")] == ["cell", "cell", "range", "dd", "words"]
+    assert value_shape("Q3") == "words"  # an Impress replace_all('Q3', 'Q4') is about a quarter
+    assert fits_shape("A4", "cell") and not fits_shape("Items", "cell") and not fits_shape("B2:B9", "cell")
+    assert fits_shape("B2:B9", "range") and not fits_shape("Lodnon", "range")
+    shapes = {s.name: s.shapes for s in load_skills("calc")}
+    assert shapes["set_cell"] == {"cell": "cell", "value": "dd"} and shapes["fill_down"] == {"range": "range"}
+    els = [Element(60, (0, 0, 20, 20), "text", "A1", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    request = "In contacts.xlsx (sheet 'People'), cell B3 says 'Lodnon'. Fill B2:B9 down, then correct B3 to 'London'."
+    tools = GuiChoices.build(screen, request, skills=tuple(load_skills("calc"))).grammar().tools
+    assert tools["delete_row"][0] == ("'B3'", "'B2'", "'B9'") and tools["fill_down"][0] == ("'B2:B9'",)
