@@ -102,3 +102,19 @@ def test_a_spreadsheet_edit_the_model_never_saves_is_saved_as_the_episode_ends(t
         # the save is the deployment's: the model is not offered it (it is, with save_on_end off)
         grammar = llm.params[0].grammar
         assert grammar is not None and ("save_keep_format" in grammar.tools) is not save_on_end
+
+
+def _desktop_demos() -> list:  # type: ignore[type-arg]
+    return [d for d in load_demos() if d.task.env == "desktop"]
+
+
+@pytest.mark.parametrize("demo", _desktop_demos(), ids=lambda d: f"{d.app}.{d.skill}")
+def test_every_desktop_demonstration_replays_on_its_application(demo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`agentlab skills check`, one demonstration per test: the start state fails its checker, the
+    replayed steps make it pass (a skill whose application changed its menus fails here first)."""
+    from agentlab.agents.gui_skills import check_demo
+
+    _needs({"calc": "soffice", "writer": "soffice", "impress": "soffice", "chrome": "chromium", "gimp": "gimp",
+            "thunderbird": "thunderbird", "vlc": "vlc", "os": "thunar"}.get(demo.app, "true"))
+    ok, line = check_demo(demo, tmp_path / demo.skill)
+    assert ok, line
