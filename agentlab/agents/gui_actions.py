@@ -30,6 +30,7 @@ AppAgent's phone space) and performs them.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 import re
@@ -43,7 +44,7 @@ from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
-from agentlab.agents.gui_skills import GuiSkill, first_target, fits_shape, run_skill, value_shape
+from agentlab.agents.gui_skills import SHEET_APPS, GuiSkill, first_target, fits_shape, run_skill, value_shape
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.slots import QUOTED, combine_priors, request_values, said_words, shared_words, word_prior
 
@@ -238,12 +239,15 @@ class GuiChoices:
     #: (``data/gui_priors/<app>``, :mod:`agentlab.selfinstruct.calls.gui`): which skill the request
     #: (or the ask now due) wants, learned from synthesized pairs whose calls replayed
     skill_bias: tuple[tuple[str, float], ...] = ()
+    #: offer only the skills callable here (and done/fail) while any is: the GUI operations are
+    #: the fallback (the typed deployment sets it until a skill fails or every ask had one)
+    skills_first: bool = False
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
               docs: Mapping[int, str] | None = None, no_push: Collection[int] = (),
               skills: Sequence[GuiSkill] = (), end_push: float = 0.0, finished: Collection[str] = (),
-              skill_bias: Mapping[str, float] | None = None) -> GuiChoices:
+              skill_bias: Mapping[str, float] | None = None, skills_first: bool = False) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
         URLs and paths, quoted phrases, cell references, file names, numbers, then runs of its
         words), free only when it says nothing.
@@ -272,7 +276,8 @@ class GuiChoices:
                 notes.append((sk.name, docs[mark.id]))
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
                    grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
-                   tuple(screen.marks), end_push, frozenset(finished), tuple(notes), tuple((skill_bias or {}).items()))
+                   tuple(screen.marks), end_push, frozenset(finished), tuple(notes), tuple((skill_bias or {}).items()),
+                   skills_first)
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -297,9 +302,17 @@ class GuiChoices:
         """The values of ``op``'s parameter ``p`` (``None``: any text); a one-parameter skill's
         values whose call already ran to its end (:attr:`finished`) are left out."""
         vals = self._values(op, p)
-        if vals is None or not self.finished or len(op.params) != 1 or self.skill(op.name) is None:
+        if vals is None or not self.finished or self.skill(op.name) is None:
             return vals
-        return tuple(v for v in vals if GuiCall(op.name, {p.name: v}).render() not in self.finished)
+        if len(op.params) == 1:
+            return tuple(v for v in vals if GuiCall(op.name, {p.name: v}).render() not in self.finished)
+        if p != op.params[0]:
+            return vals
+        # a skill of several parameters that ran to its end on a target (its first argument) is not
+        # offered that target again: under the grammar the embedded model asked for the finished
+        # set_cell('A4', ...) on eight attempts running (a development task), each refused
+        return tuple(v for v in vals if not any(f.startswith((f"{op.name}({v!r},", f"{op.name}({json.dumps(str(v))},"))
+                                                for f in self.finished))
 
     def _values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         if p.kind == "element":
@@ -309,8 +322,10 @@ class GuiChoices:
             shape = sk.shapes.get(p.name) if sk is not None else None
             if shape is None or self.texts is None or sk is None:
                 return self.texts
+            cells = sk.app in SHEET_APPS and shape not in ("cell", "range")  # a sheet's value is not a cell's name
             return tuple(v for v in self.texts if fits_shape(v, shape) and not _names_app(v, sk.app)
                          and not (shape == "words" and cuts_a_quote(v))
+                         and not (cells and value_shape(v, cells=True) in ("cell", "range"))
                          and not (shape == "words" and _says_only_the_skill(v, sk)))
         if p.kind == "key":
             return self.keys
@@ -344,6 +359,11 @@ class GuiChoices:
                 continue
             if all(self.values(op, p) is None or self.values(op, p) for p in op.params):
                 out.append(op)
+        if self.skills_first and any(self.skill(o.name) for o in out):
+            # a specialist replies with its skills and falls back to the GUI operations when none
+            # fits (issue #40): with a fitted skill prior the embedded model still chose click(1)
+            # or select('File') on every step of development desktop tasks whose asks had a skill
+            return [o for o in out if self.skill(o.name) or o.name in ("done", "fail")]
         return out
 
     def op_weight(self, name: str) -> float:

@@ -103,7 +103,8 @@ def test_the_typed_deploy_grounds_on_the_surveyed_documents_and_leaves_a_flipped
 
     survey_app(env, DocStore("com.example.clock", tmp_path / "docs"), relaunch=relaunch)
     llm = ScriptedChat(["click(2)", "click(3)", "done()"], Capabilities(plan_grammar=True))
-    agent = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed"))
+    # (the GUI operations at every step, as when no skill fits: skills_first off)
+    agent = AppAgent(llm, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", skills_first=False))
     res = agent.deploy(env, DARK, None)
     assert (res.status, res.steps) == ("done", 2) and fake_adb.device.app.dark is True
     home, settings, after = (_click_prior(p.grammar) for p in llm.params)
@@ -112,8 +113,8 @@ def test_the_typed_deploy_grounds_on_the_surveyed_documents_and_leaves_a_flipped
     assert after[3] < after[2]  # flipped: no push; Vibrate's "Switches ..." still shares "switch"
 
     plain = ScriptedChat(["click(2)", "done()"], Capabilities(plan_grammar=True))
-    AppAgent(plain, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False)).deploy(
-        env, DARK, None)
+    AppAgent(plain, AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False,
+                                   skills_first=False)).deploy(env, DARK, None)
     # without documents, on the screen the first episode left (Settings): only the marks' own words
     # ground the request, and the switch's row label ("Dark theme", android_ui.row_label) is one
     plain_prior = _click_prior(plain.params[0].grammar)

@@ -90,6 +90,10 @@ class AppAgentConfig(BaseModel):
     #: a desktop app with a finishing skill (its save, :attr:`~agentlab.agents.gui_skills.GuiSkill.finishes`)
     #: runs it once before an episode that changed something ends, unless the model just did; false:
     #: saving is left to the model (the ablation)
+    #: a typed deployment with skills offers only the skills that can be called on the screen
+    #: (and done/fail) until a skill stops or is refused or every ask had one; the GUI operations
+    #: are the fallback when no skill fits (issue #40). False: both at every step (the ablation)
+    skills_first: bool = Field(True, description="typed deployment: skills only while one fits, the GUI operations as fallback")
     save_on_end: bool = Field(True, description="typed desktop deployment: save with the app's finishing skill at the end")
 
 

@@ -74,6 +74,10 @@ class _Act:
         if call.render() in self.finished:  # a toggle called twice undoes itself
             raise InvalidActionError(f"{call.render()} already ran to its end in this episode; "
                                      "call done() if nothing else is asked")
+        texts = [str(v) for v in call.args.values() if isinstance(v, str)]
+        if any(s.name == call.name for s in self.skills) and len(texts) != len(set(texts)):
+            # rename_sheet('People', 'People') on a development task: a no-op that counted as the ask done
+            raise InvalidActionError(f"{call.render()} gives two parameters the same value, which changes nothing")
         self.carried = carry_out(self.env, call, self.screen, self.skills, self.request, self.finished)
 
 
@@ -216,6 +220,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     biases = skill_biases(cfg, skills, [task, *pieces])
     finished: list[str] = []  #: skill calls that ran to their end (as called and as grounded): never again
     skills_ran = 0  #: how many: once they cover the asks, done() is favoured
+    skill_failed = False  #: a skill stopped or was refused: the GUI operations are offered from then on
     unsaved = False  #: something was done in the app (its save then runs at the end)
 
     def save_now(obs: Observation) -> Observation:
@@ -235,12 +240,17 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
                                        end_push=DONE_AFTER_SKILLS if skills and skills_ran >= asks else 0.0,
-                                       finished=finished, skill_bias=_due(biases, skills_ran, asks))
+                                       finished=finished, skill_bias=_due(biases, skills_ran, asks),
+                                       skills_first=cfg.skills_first and bool(biases) and skills_ran < asks
+                                       and not skill_failed)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
             act = _Act(env, screen, skills, task, finished)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
+                nonlocal skill_failed
+                if not a.ok and a.value is not None and choices.skill(a.value.name):
+                    skill_failed = True  # refused (its element never showed): the GUI is the fallback
                 if not a.ok:
                     rec.record(obs, None, action_text=a.reply, error=f"step {steps + 1}, attempt {a.index + 1}: {a.problem}",
                                save_images=False, info={"attempt": a.index + 1})
@@ -257,6 +267,9 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                 images=images, constraint=constraint(agent.llm, choices, allow_end=allow_end),
             )
             call = asked.value
+            if call is None and choices.skills_first:  # no skill call would do: the GUI operations are the fallback
+                skill_failed = True
+                continue
             if call is None:
                 status = "failed"
                 error = f"{len(asked.attempts)} unusable replies in a row; last: {asked.attempts[-1].problem}"
@@ -278,6 +291,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             done_so_far.append(_said(call, screen))
             if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
+                skill_failed = True
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
                 finished += [call.render(), str(carried.result.info.get("call", call.render()))]
                 skills_ran += 1
