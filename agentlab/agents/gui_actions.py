@@ -44,7 +44,7 @@ from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
-from agentlab.agents.gui_skills import SHEET_APPS, GuiSkill, first_target, fits_shape, run_skill, value_shape
+from agentlab.agents.gui_skills import CELL_RANGE, SHEET_APPS, GuiSkill, first_target, fits_shape, run_skill, value_shape
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.slots import QUOTED, combine_priors, request_values, said_words, shared_words, word_prior
 
@@ -265,7 +265,7 @@ class GuiChoices:
         # names, numbers), then runs of its words: a long request's 40 runs crowded out the cells
         # A4 and B4 Calc's set_cell needed (a development task: the model then selected menus)
         quoted = [m.group(2).strip() for m in re.finditer(QUOTED, request) if m.group(2).strip()]
-        ranges = re.findall(r"(?<![\w:])[A-Za-z]{1,3}[0-9]{1,7}:[A-Za-z]{1,3}[0-9]{1,7}(?![\w:])", request)
+        ranges = re.findall(rf"(?<![\w:]){CELL_RANGE.pattern}(?![\w:])", request)
         texts = list(dict.fromkeys([*v.urls, *quoted, *ranges, *v.cells, *v.mentioned_files, *v.numbers, *v.spans]))[:max_texts]
         menus = () if phone or screen.ocr else tuple(dict.fromkeys(e.text.strip() for e in screen.marks if _is_menu(e)))
         notes = []

@@ -148,9 +148,9 @@ def operation_pieces(pieces: list[str], finishing: bool) -> list[str]:
 
 
 def _finish(env: Env, skill: GuiSkill, task: str, obs: Observation,
-            rec: TrajectoryRecorder | NullRecorder) -> tuple[Observation, bool]:
+            rec: TrajectoryRecorder | NullRecorder) -> Observation:
     """Run the app's finishing skill (its save) as the episode ends, recording it as a step of its
-    own (``auto_finish``); (the screen after it, whether it ran to its end). A save that cannot
+    own (``auto_finish``); returns the screen after it. A save that cannot
     run is recorded and the episode still ends: what the model did is judged as it stands."""
     call = f"{skill.name}()"
     try:
@@ -158,10 +158,10 @@ def _finish(env: Env, skill: GuiSkill, task: str, obs: Observation,
     except InvalidActionError as exc:
         rec.record(obs, None, action_text=call, error=f"saving at the end: {exc.message}", save_images=False,
                    info={"gui_call": call, "auto_finish": skill.name})
-        return obs, False
+        return obs
     rec.record(obs, sent[-1] if sent else None, action_text=call,
                info={"gui_call": call, "auto_finish": skill.name, "expanded": [a.to_call() for a in sent], **result.info})
-    return result.observation, not result.info.get("skill_error")
+    return result.observation
 
 
 def skill_biases(cfg: AppAgentConfig, skills: tuple[GuiSkill, ...], texts: list[str]) -> list[dict[str, float]]:
@@ -227,8 +227,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
         nonlocal unsaved
         if saver is None or not unsaved:
             return obs
-        obs, unsaved = _finish(env, saver, task, obs, rec)[0], False
-        return obs
+        unsaved = False
+        return _finish(env, saver, task, obs, rec)
     with agent.episode(rec):
         obs = env.reset(task)
         while steps < cfg.max_steps:
