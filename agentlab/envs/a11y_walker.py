@@ -14,6 +14,8 @@ Commands (one JSON object on stdout):
   not entered; the walk stops at ``--max-nodes`` nodes, ``--max-depth`` or ``--deadline`` s.
 * ``select PATH START END`` - select characters [START, END) of the text node at PATH.
 * ``do PATH ACTION`` - invoke a named action (``click``, ``press``, ``activate``) on PATH.
+* ``focused PATH --wait S`` - whether the node at PATH has keyboard focus, polled for up to S
+  seconds: ``{"focused": bool, "role": str, "name": str}``.
 """
 
 from __future__ import annotations
@@ -166,6 +168,18 @@ def do_action(path: list[int], name: str) -> dict:
     return {"ok": bool(act.doAction(names.index(name)))}
 
 
+def focused(path: list[int], wait_s: float) -> dict:
+    import pyatspi
+
+    acc = _resolve(path)
+    deadline = time.monotonic() + wait_s
+    while True:
+        has = acc.getState().contains(pyatspi.STATE_FOCUSED)
+        if has or time.monotonic() >= deadline:
+            return {"focused": bool(has), "role": acc.getRoleName(), "name": acc.name or ""}
+        time.sleep(0.05)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="AT-SPI tree as JSON")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -183,12 +197,17 @@ def main() -> None:
     d = sub.add_parser("do")
     d.add_argument("path")
     d.add_argument("action")
+    f = sub.add_parser("focused")
+    f.add_argument("path")
+    f.add_argument("--wait", type=float, default=0.0)
     args = ap.parse_args()
     try:
         if args.cmd == "walk":
             out = walk(args)
         elif args.cmd == "select":
             out = select(json.loads(args.path), args.start, args.end)
+        elif args.cmd == "focused":
+            out = focused(json.loads(args.path), args.wait)
         else:
             out = do_action(json.loads(args.path), args.action)
     except Exception as exc:  # reported to the parent as one line, never a traceback

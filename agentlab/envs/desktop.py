@@ -274,10 +274,14 @@ class DesktopEnv(Env):
         if isinstance(action, Type):
             where = obs.element(action.element).center if action.element is not None else None
             typer = self._typer(action.text)
+            field = self._focus_target(action.element)
 
             def do_type() -> None:
                 if where is not None:
                     d.click(*where)
+                    if field is not None and not self._wait_focus(field):
+                        d.click(*where)  # the first click came while the window was busy: once more
+                        self._wait_focus(field)
                 typer(action.text)
 
             return do_type
@@ -305,6 +309,36 @@ class DesktopEnv(Env):
                                          "alt, enter, tab, esc, f5, a")
             return lambda: d.hotkey(keys)
         raise InvalidActionError(f"{action.to_call()} is not supported by the desktop env")
+
+    def _focus_target(self, element: int | None) -> A11yNode | None:
+        """The text field ``element`` is, when typing into it should wait for its focus: a field
+        that can take focus and does not have it yet (the element came from the tree)."""
+        if element is None or self._last is None or self._last.info.get("source") != "a11y":
+            return None
+        i = element - 1
+        if i >= len(self._nodes):
+            return None
+        node = self._nodes[i]
+        if "focusable" in node.states and "focused" not in node.states and (
+                "editable" in node.states or node.role in ("text", "entry", "password text", "combo box")):
+            return node
+        return None
+
+    def _wait_focus(self, node: A11yNode, wait_s: float = 4.0) -> bool:
+        """Wait until ``node`` has keyboard focus after a click on it. A busy application (a
+        loaded machine, LibreOffice laying out its toolbars) handles the click after keys that
+        were already sent, and the text went into the sheet instead of the Name Box (CI saw
+        exactly that); False when the focus did not come in ``wait_s`` (the keys are sent anyway)."""
+        try:
+            out = run_walker(["focused", str(list(node.path)), "--wait", str(wait_s)], self.env_vars,
+                             self.a11y_timeout_s)
+        except EnvironmentUnavailableError:
+            return False
+        ok = bool(out.get("focused"))
+        if not ok:
+            log.info("%s %r did not take the focus within %.0fs (%s)", node.role, node.name, wait_s,
+                     out.get("error", "not focused"))
+        return ok
 
     def _typer(self, text: str) -> Callable[[str], None]:
         real = isinstance(self.driver, PyAutoGuiDriver)  # which can bind spare keycodes

@@ -96,7 +96,26 @@ class LocalCluster:
             return 0
         return int(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 and out.stdout.strip() else 0
 
-    def start(self) -> LocalCluster:
+    def start(self, attempts: int = 2) -> LocalCluster:
+        """Start the head, then the worker. Ray gives a node's raylet a fixed 30 s to register
+        (``ray/_private/node.py``, not configurable); on a loaded CI machine it once took longer
+        ("The current node timed out during startup"), so such a start is tried once more on
+        fresh ports. Any other failure is raised at once."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._start_nodes()
+            except RuntimeError as exc:
+                if attempt == attempts or "timed out during startup" not in str(exc):
+                    raise
+                self._kill_nodes()
+                for old in self.temp.glob("node-*.log"):
+                    old.unlink()
+                self.procs = []
+                self.port = free_ports(1)[0]
+                self.address = f"{HEAD_IP}:{self.port}"
+        raise AssertionError("unreachable")
+
+    def _start_nodes(self) -> LocalCluster:
         # (no Ray client server: it needs ray[client]; the driver connects to the GCS address)
         self._start(HEAD_IP, "--head", "--port", str(self.port), "--temp-dir", str(self.temp), "--include-dashboard", "false",
                     "--dashboard-port", str(free_ports(1)[0]))
@@ -133,6 +152,10 @@ class LocalCluster:
         return found
 
     def stop(self) -> None:
+        self._kill_nodes()
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+    def _kill_nodes(self) -> None:
         for p in reversed(self.procs):  # the worker node first, then the head
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -147,7 +170,6 @@ class LocalCluster:
             except psutil.Error:
                 pass
         psutil.wait_procs(left, timeout=10)
-        shutil.rmtree(self.temp, ignore_errors=True)
 
     def __enter__(self) -> LocalCluster:
         try:

@@ -103,3 +103,29 @@ def test_grid_fallback_when_no_app_is_accessible(xdisplay, demo_app):
     assert cell.id == 2 and cell.role == "grid cell"
     env.step(Click(x=237, y=33))
     assert demo_app.wait_for("count", 1)["count"] == 1
+
+
+def test_typing_into_a_field_waits_for_its_focus(xdisplay, demo_app, needs_a11y):
+    """A click the application handles late (a busy LibreOffice under CI load) must not send the
+    text elsewhere: typing into a text field waits until the field has the focus, and clicks it
+    once more when the first click came to nothing. Here the first click is lost outright."""
+    from agentlab.envs.x11 import PyAutoGuiDriver
+
+    class LosesFirstClick(PyAutoGuiDriver):
+        lost = 0
+
+        def click(self, x: int, y: int, clicks: int = 1) -> None:
+            if not self.lost:
+                self.lost += 1
+                return
+            super().click(x, y, clicks)
+
+    env = DesktopEnv(display=xdisplay, app="demo_gtk")
+    env._driver = LosesFirstClick(env.display, env.env_vars.get("XAUTHORITY"))
+    obs = env.reset()
+    name = by_text(obs, "Name")
+    assert env._focus_target(name.id) is not None  # a focusable field without the focus yet
+    assert env._focus_target(by_text(obs, "Add one").id) is None  # a button: nothing to wait for
+    env.step(Type("Ana", element=name.id))
+    assert env._driver.lost == 1
+    assert demo_app.wait_for("name", "Ana")["name"] == "Ana"
