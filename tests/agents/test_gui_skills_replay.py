@@ -54,7 +54,10 @@ def test_browser_skills_follow_a_link_and_download_what_the_request_names(tmp_pa
     assert (row["success"], row["status"], row["route"]) == (True, "done", "gui"), row
     assert _skill_steps(tmp_path, row) == ['follow_link("Catering")', 'download_link("Catering menu")']
     grammar = llm.params[0].grammar
-    assert grammar is not None and {"follow_link", "download_link", "click"} <= set(grammar.tools)
+    # Chromium has a fitted skill prior (data/gui_priors/chrome): its skills come first, the GUI
+    # operations only once no skill fits or every ask had one
+    assert grammar is not None and {"follow_link", "download_link"} <= set(grammar.tools)
+    assert "click" not in grammar.tools
 
 
 def test_spreadsheet_skills_set_another_cell_and_save_keeping_the_format(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
