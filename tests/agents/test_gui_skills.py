@@ -694,3 +694,28 @@ def test_a_spreadsheet_skill_learns_cell_and_range_shapes_and_takes_only_those()
     request = "In contacts.xlsx (sheet 'People'), cell B3 says 'Lodnon'. Fill B2:B9 down, then correct B3 to 'London'."
     tools = GuiChoices.build(screen, request, skills=tuple(load_skills("calc"))).grammar().tools
     assert tools["delete_row"][0] == ("'B3'", "'B2'", "'B9'") and tools["fill_down"][0] == ("'B2:B9'",)
+
+
+def test_a_skill_call_that_stopped_part_way_is_not_run_again(fake_adb, tmp_path: Path) -> None:
+    """The embedded model called Chromium's toggle_setting("save") three times on a development
+    task, each waiting out the same missing switch: a call that stopped part-way is refused when
+    it comes again (and left out of the grammar), so the model moves on."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    # the second call stops part-way (its alarm was already switched); the third, the same call, is refused
+    llm = ScriptedChat(["toggle_alarm('deleting')", "click(1)", "toggle_alarm('Lunch alarm')", "click(1)",
+                        "toggle_alarm('Lunch alarm')", "done()"], Capabilities(plan_grammar=True))
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=6,
+                         stop_after_skills=False)
+    res = AppAgent(llm, cfg).deploy(env, "Turn off the 12:00 Lunch alarm without deleting it.", tmp_path / "ep")
+    assert res.status == "done", res
+    steps = [s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill")]
+    assert len(steps) == 2 and "skill_error" in steps[1].info
+    assert any("already stopped part-way in this episode" in m.content for p in llm.prompts for m in p[-1:])
+    offered = llm.params[4].grammar.tools.get("toggle_alarm")
+    assert offered is None or "'Lunch alarm'" not in (offered[0] or ())

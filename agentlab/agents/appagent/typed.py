@@ -64,13 +64,18 @@ class _Act:
     """The last check on a reply: carry the typed call out (an env refusal is fed back)."""
 
     def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = (), request: str = "",
-                 finished: Collection[str] = ()) -> None:
+                 finished: Collection[str] = (), stopped: Collection[str] = ()) -> None:
         self.env, self.screen, self.skills, self.request = env, screen, skills, request
         #: skill calls that already ran to their end in this episode (as rendered)
         self.finished = finished
+        #: skill calls that stopped part-way in this episode: the same call stops at the same place
+        self.stopped = stopped
         self.carried: Carried | None = None
 
     def __call__(self, call: GuiCall) -> None:
+        if call.render() in self.stopped:
+            raise InvalidActionError(f"{call.render()} already stopped part-way in this episode; "
+                                     "try another call or the GUI operations")
         if call.render() in self.finished:  # a toggle called twice undoes itself
             raise InvalidActionError(f"{call.render()} already ran to its end in this episode; "
                                      "call done() if nothing else is asked")
@@ -219,6 +224,10 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     asks = len(pieces)  #: the asks that are operations (a save is the saver's)
     biases = skill_biases(cfg, skills, [task, *pieces])
     finished: list[str] = []  #: skill calls that ran to their end (as called and as grounded): never again
+    #: skill calls that stopped part-way (as called and as grounded): never again either. The
+    #: embedded model called toggle_setting("save") three times on a development task, each
+    #: waiting out the same missing switch
+    stopped: list[str] = []
     skills_ran = 0  #: how many: once they cover the asks, done() is favoured
     skill_failed = False  #: a skill stopped or was refused: the GUI operations are offered from then on
     unsaved = False  #: something was done in the app (its save then runs at the end)
@@ -240,12 +249,12 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             no_push = {m.id for m in screen.marks if mark_key(m) in flipped or (m.uid in useless and m.id not in by_mark)}
             choices = GuiChoices.build(screen, task, phone=phone, docs=by_mark, no_push=no_push, skills=skills,
                                        end_push=DONE_AFTER_SKILLS if skills and skills_ran >= asks else 0.0,
-                                       finished=finished, skill_bias=_due(biases, skills_ran, asks),
+                                       finished=[*finished, *stopped], skill_bias=_due(biases, skills_ran, asks),
                                        skills_first=cfg.skills_first and bool(biases) and skills_ran < asks
                                        and not skill_failed)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
-            act = _Act(env, screen, skills, task, finished)
+            act = _Act(env, screen, skills, task, finished, stopped)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
                 nonlocal skill_failed
@@ -292,6 +301,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
                 skill_failed = True
+                stopped += [call.render(), str(carried.result.info.get("call", call.render()))]
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
                 finished += [call.render(), str(carried.result.info.get("call", call.render()))]
                 skills_ran += 1
