@@ -320,6 +320,12 @@ class GuiChoices:
         if p.kind == "text":
             sk = self.skill(op.name)
             shape = sk.shapes.get(p.name) if sk is not None else None
+            if sk is not None and shape is None and self.texts is not None:
+                # a name the skill finds on a screen it opens (a bookmark, a message's subject): any
+                # run of the request's words, but never one holding a quotation mark, whose quoted
+                # phrase is the name (the embedded model called delete_bookmark("bookmark
+                # 'Intranet (old)' from Chromium's bookmarks bar"), a development task)
+                return tuple(v for v in self.texts if not cuts_a_quote(v))
             if shape is None or self.texts is None or sk is None:
                 return self.texts
             cells = sk.app in SHEET_APPS and shape not in ("cell", "range")  # a sheet's value is not a cell's name
@@ -403,7 +409,9 @@ class GuiChoices:
                     arg_prior += ((op.name, i, tuple((repr(c), v) for c, v in zip(labels, ground))),)
             sk = self.skill(op.name)
             for i, p in enumerate(op.params):  # a skill's typed value: the request's name for it
-                shape = sk.shapes.get(p.name) if sk is not None and p.kind == "text" else None
+                # a parameter without a learned shape (a name found on a screen the skill opens) is
+                # read as words here: a quoted or named value of the request is its likeliest
+                shape = (sk.shapes.get(p.name) or "words") if sk is not None and p.kind == "text" else None
                 given = [str(v) for v in self.values(op, p) or ()] if shape else []
                 named = _value_prior(given, self.request, str(shape)) if given else None
                 if named is not None:

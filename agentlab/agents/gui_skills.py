@@ -458,6 +458,23 @@ def ground_label(labels: Sequence[str], given: str, request: str) -> str | None:
     return chosen
 
 
+def _slot_part(label: str, template: Any, param: str) -> str:
+    """What of an on-screen ``label`` fills ``param``'s slot in the step's ``template`` label
+    ("Intranet (old)" of "More actions for Intranet (old)" for "More actions for {{bookmark}}"):
+    grounding the whole label put the fixed words in twice. The label itself when the template
+    has no such slot or the label does not fit it."""
+    slot = "{{" + param + "}}"
+    for text in (template.name, template.contains):
+        if text and slot in text:
+            head, _, tail = text.partition(slot)
+            m = re.fullmatch(re.escape(head) + r"(.+?)" + re.escape(tail), label.strip(), re.IGNORECASE | re.DOTALL) \
+                if template.name == text else re.search(re.escape(head) + r"(.+?)" + re.escape(tail) + ("" if tail else "$"),
+                                                         label.strip(), re.IGNORECASE | re.DOTALL)
+            if m and m.group(1).strip():
+                return m.group(1).strip()
+    return label
+
+
 def call_text(skill: GuiSkill, values: Mapping[str, Any]) -> str:
     """``toggle_alarm("12:00 Lunch")``: a skill call with these values, as the trajectory shows it."""
     return f"{skill.name}({', '.join(json.dumps(str(values[p]), ensure_ascii=False) for p in skill.params)})"
@@ -538,7 +555,7 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
             role = template.role
             obs = _screen_with(env, role, phone)
             if find(obs, target) is None:
-                shown = [e.text for e in obs.elements if role is None or e.role == role]
+                shown = [_slot_part(e.text, template, param) for e in obs.elements if role is None or e.role == role]
                 label = ground_label(shown, values[param], request)
                 if label is None and phone:  # a list's rows below its fold are labels too (the fifth alarm)
                     label = ground_label(shown + _list_labels(env, obs, role, sent), values[param], request)

@@ -719,3 +719,32 @@ def test_a_skill_call_that_stopped_part_way_is_not_run_again(fake_adb, tmp_path:
     assert any("already stopped part-way in this episode" in m.content for p in llm.prompts for m in p[-1:])
     offered = llm.params[4].grammar.tools.get("toggle_alarm")
     assert offered is None or "'Lunch alarm'" not in (offered[0] or ())
+
+
+def test_a_label_found_late_is_grounded_on_what_fills_its_slot() -> None:
+    """Chromium's bookmark manager labels a bookmark's menu button "More actions for Intranet
+    (old)", and delete_bookmark's step is "More actions for {{bookmark}}": the slot is filled with
+    the bookmark's name, not the whole label (which put "More actions for" in twice)."""
+    from agentlab.agents.gui_skills import _slot_part
+
+    step = next(s for s in {s.name: s for s in load_skills("chrome")}["delete_bookmark"].steps
+                if s.target is not None and "{{bookmark}}" in (s.target.name or ""))
+    assert _slot_part("More actions for Intranet (old)", step.target, "bookmark") == "Intranet (old)"
+    assert _slot_part("Intranet (old)", step.target, "bookmark") == "Intranet (old)"  # does not fit: as it is
+    assert _slot_part("More actions for Wether", step.target, "other") == "More actions for Wether"
+
+
+def test_a_name_a_skill_finds_late_is_never_a_run_holding_a_quote_and_the_quoted_one_leads() -> None:
+    """delete_bookmark's name has no learned shape (it is found on the bookmark manager the skill
+    opens): the request's runs of words are its candidates, but none holding a quotation mark, and
+    the quoted phrase gets the grounding prior."""
+    els = [Element(1, (0, 0, 300, 20), "entry", "Address and search bar", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    request = "Remove the bookmark 'Intranet (old)' from Chromium's bookmarks bar; keep the other bookmarks."
+    choices = GuiChoices.build(screen, request, skills=tuple(load_skills("chrome")))
+    op = choices.op("delete_bookmark")
+    assert op is not None
+    vals = [str(v) for v in choices.values(op, op.params[0]) or ()]
+    assert "Intranet (old)" in vals and not any("'" in v.replace("Chromium's", "") for v in vals)
+    prior = dict(next(p for name, i, p in choices.grammar().arg_prior if name == "delete_bookmark" and i == 0))
+    assert prior[repr("Intranet (old)")] == max(prior.values()) > 0
