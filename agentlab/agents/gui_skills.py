@@ -458,11 +458,12 @@ def ground_label(labels: Sequence[str], given: str, request: str) -> str | None:
     return chosen
 
 
-def _slot_part(label: str, template: Any, param: str) -> str:
+def _slot_part(label: str, template: Any, param: str) -> str | None:
     """What of an on-screen ``label`` fills ``param``'s slot in the step's ``template`` label
     ("Intranet (old)" of "More actions for Intranet (old)" for "More actions for {{bookmark}}"):
-    grounding the whole label put the fixed words in twice. The label itself when the template
-    has no such slot or the label does not fit it."""
+    grounding the whole label put the fixed words in twice. None when the template has fixed
+    words around the slot and the label does not fit them (a button "Chromium" is no bookmark's
+    menu button); the label itself when the template's label is the slot alone."""
     slot = "{{" + param + "}}"
     for text in (template.name, template.contains):
         if text and slot in text:
@@ -472,6 +473,8 @@ def _slot_part(label: str, template: Any, param: str) -> str:
                                                          label.strip(), re.IGNORECASE | re.DOTALL)
             if m and m.group(1).strip():
                 return m.group(1).strip()
+            if head.strip() or tail.strip():
+                return None
     return label
 
 
@@ -504,6 +507,9 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
 
     sent: list[Any] = []
     grounded: dict[str, str] = {}
+    #: the whole label of the element each late parameter found (the call's identity whatever words
+    #: reached it: "06:00" and "06:00 Yoga" both switch the Yoga alarm, and a toggle run twice undoes itself)
+    acted: dict[str, str] = {}
 
     def stopped(why: str) -> tuple[list[Any], Any]:
         """A skill that fails after acting has changed the screen: the step happened (the loop
@@ -520,7 +526,8 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                 env.step(action)
                 sent.append(action)
         info = {"skill": skill.name, "call": call_text(skill, values), "skill_error": why,
-                **({"grounded": grounded} if grounded else {})}
+                **({"grounded": grounded} if grounded else {}),
+                **({"acted_on": call_text(skill, {**values, **acted})} if acted else {})}
         return sent, StepResult(observation=env.observe(), done=False, info=info)
 
     phone = env.actions is PHONE
@@ -555,21 +562,27 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
             role = template.role
             obs = _screen_with(env, role, phone)
             if find(obs, target) is None:
-                shown = [_slot_part(e.text, template, param) for e in obs.elements if role is None or e.role == role]
+                parts = (_slot_part(e.text, template, param) for e in obs.elements if role is None or e.role == role)
+                shown = [part for part in parts if part is not None]
                 label = ground_label(shown, values[param], request)
                 if label is None and phone:  # a list's rows below its fold are labels too (the fifth alarm)
                     label = ground_label(shown + _list_labels(env, obs, role, sent), values[param], request)
                 if label is not None and label != values[param]:
                     grounded[param] = label
                     values[param] = label
-        if call_text(skill, values) in finished:
+            now = skill.steps_for(values)[k].target
+            hit = find(obs, now) if now is not None else None
+            if hit is not None and hit.text.strip():
+                acted[param] = hit.text.strip()
+        if call_text(skill, values) in finished or (acted and call_text(skill, {**values, **acted}) in finished):
             raise InvalidActionError(f"{call_text(skill, values)} already ran to its end in this episode; "
                                      "call done() if nothing else is asked")
         run(skill.steps_for(values)[start:])
     except InvalidActionError as exc:
         return stopped(exc.message)
     info: dict[str, Any] = {"skill": skill.name, "call": call_text(skill, values),
-                            **({"grounded": grounded} if grounded else {})}
+                            **({"grounded": grounded} if grounded else {}),
+                            **({"acted_on": call_text(skill, {**values, **acted})} if acted else {})}
     return sent, StepResult(observation=env.observe(), done=False, info=info)
 
 

@@ -730,8 +730,11 @@ def test_a_label_found_late_is_grounded_on_what_fills_its_slot() -> None:
     step = next(s for s in {s.name: s for s in load_skills("chrome")}["delete_bookmark"].steps
                 if s.target is not None and "{{bookmark}}" in (s.target.name or ""))
     assert _slot_part("More actions for Intranet (old)", step.target, "bookmark") == "Intranet (old)"
-    assert _slot_part("Intranet (old)", step.target, "bookmark") == "Intranet (old)"  # does not fit: as it is
+    assert _slot_part("Chromium", step.target, "bookmark") is None  # not a bookmark's menu button
     assert _slot_part("More actions for Wether", step.target, "other") == "More actions for Wether"
+    row = next(s for s in {s.name: s for s in load_skills("thunderbird")}["delete_message"].steps
+               if s.target is not None and "{{subject}}" in (s.target.contains or ""))
+    assert _slot_part("Invoice 4471 Ana 10:02", row.target, "subject") == "Invoice 4471 Ana 10:02"  # the slot alone
 
 
 def test_a_name_a_skill_finds_late_is_never_a_run_holding_a_quote_and_the_quoted_one_leads() -> None:
@@ -748,3 +751,27 @@ def test_a_name_a_skill_finds_late_is_never_a_run_holding_a_quote_and_the_quoted
     assert "Intranet (old)" in vals and not any("'" in v.replace("Chromium's", "") for v in vals)
     prior = dict(next(p for name, i, p in choices.grammar().arg_prior if name == "delete_bookmark" and i == 0))
     assert prior[repr("Intranet (old)")] == max(prior.values()) > 0
+
+
+def test_a_call_reaching_an_element_a_finished_call_acted_on_does_not_run_again(fake_adb, tmp_path: Path) -> None:
+    """toggle_alarm("06:00") after toggle_alarm("06:00 Yoga") switched the Yoga alarm back off (a
+    development run): "06:00" is found on the screen as it is, so no grounding renamed it. The
+    element's whole label is the call's identity (``acted_on``), and the second call stops."""
+    from agentlab.agents import AppAgent, AppAgentConfig
+    from agentlab.envs import AndroidEnv
+    from agentlab.envs.trajectory import load_trajectory
+    from agentlab.llm.base import Capabilities
+    from agentlab.llm.testing import ScriptedChat
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    lunch = next(a for a in fake_adb.device.app.alarms if a.label == "Lunch")
+    before = lunch.enabled
+    llm = ScriptedChat(["toggle_alarm('12:00 Lunch')", "click(1)", "toggle_alarm('12:00')", "done()"],
+                       Capabilities(plan_grammar=True))
+    cfg = AppAgentConfig(app="clock", docs_dir=tmp_path / "docs", actions="typed", use_docs=False, max_steps=4,
+                         stop_after_skills=False)
+    res = AppAgent(llm, cfg).deploy(env, "Switch the 12:00 Lunch alarm.", tmp_path / "ep")
+    assert res.status == "done" and lunch.enabled is (not before)  # switched once, not back
+    steps = [s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill")]
+    assert steps[0].info["acted_on"] == steps[1].info["acted_on"]
+    assert "already ran to its end" in steps[1].info["skill_error"]

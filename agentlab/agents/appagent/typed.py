@@ -302,8 +302,11 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
                 skill_failed = True
                 stopped += [call.render(), str(carried.result.info.get("call", call.render()))]
+                stopped += [str(carried.result.info["acted_on"])] if "acted_on" in carried.result.info else []
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
                 finished += [call.render(), str(carried.result.info.get("call", call.render()))]
+                # and as acted on (the element's whole label): other words for the same alarm
+                finished += [str(carried.result.info["acted_on"])] if "acted_on" in carried.result.info else []
                 skills_ran += 1
             unsaved = True
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
