@@ -468,9 +468,10 @@ def _slot_part(label: str, template: Any, param: str) -> str | None:
     for text in (template.name, template.contains):
         if text and slot in text:
             head, _, tail = text.partition(slot)
-            m = re.fullmatch(re.escape(head) + r"(.+?)" + re.escape(tail), label.strip(), re.IGNORECASE | re.DOTALL) \
-                if template.name == text else re.search(re.escape(head) + r"(.+?)" + re.escape(tail) + ("" if tail else "$"),
-                                                         label.strip(), re.IGNORECASE | re.DOTALL)
+            # a name is the whole label; a "contains" is anywhere in it (its slot then runs to the end)
+            pattern = re.escape(head) + r"(.+?)" + (re.escape(tail) if tail else "$")
+            find_in = re.fullmatch if text == template.name else re.search
+            m = find_in(pattern, label.strip(), re.IGNORECASE | re.DOTALL)
             if m and m.group(1).strip():
                 return m.group(1).strip()
             if head.strip() or tail.strip():

@@ -320,7 +320,7 @@ class DesktopEnv(Env):
             return None
         node = self._nodes[i]
         if "focusable" in node.states and "focused" not in node.states and (
-                "editable" in node.states or node.role in ("text", "entry", "password text", "combo box")):
+                "editable" in node.states or node.role in ("text", "entry", "password text")):  # not a combo box: a second click closes it
             return node
         return None
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentlab.agents.appagent.core import AppAgentConfig, EpisodeResult, NullRecorder, block
 from agentlab.agents.appagent.docs_store import DocStore
@@ -84,6 +84,12 @@ class _Act:
             # rename_sheet('People', 'People') on a development task: a no-op that counted as the ask done
             raise InvalidActionError(f"{call.render()} gives two parameters the same value, which changes nothing")
         self.carried = carry_out(self.env, call, self.screen, self.skills, self.request, self.finished)
+
+
+def _identities(call: GuiCall, info: dict[str, Any]) -> list[str]:
+    """A skill call as the model wrote it, as grounded (``call``) and as acted on (``acted_on``:
+    the element's whole label): the model words one call many ways, and each is the same call."""
+    return [call.render(), str(info.get("call", call.render())), *([str(info["acted_on"])] if "acted_on" in info else [])]
 
 
 def _said(call: GuiCall, screen: GuiScreen) -> str:
@@ -301,12 +307,9 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
             if carried.result.info.get("skill_error"):  # it acted, then stopped: the model reads where
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
                 skill_failed = True
-                stopped += [call.render(), str(carried.result.info.get("call", call.render()))]
-                stopped += [str(carried.result.info["acted_on"])] if "acted_on" in carried.result.info else []
+                stopped += _identities(call, carried.result.info)
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
-                finished += [call.render(), str(carried.result.info.get("call", call.render()))]
-                # and as acted on (the element's whole label): other words for the same alarm
-                finished += [str(carried.result.info["acted_on"])] if "acted_on" in carried.result.info else []
+                finished += _identities(call, carried.result.info)
                 skills_ran += 1
             unsaved = True
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
