@@ -93,6 +93,10 @@ FITTED_SKILL_PRIOR = OP_PRIOR["click"]
 DONE_AFTER_SKILLS = 3.0
 
 
+#: the parameter kinds whose values are names or text (two in a row of a skill must differ)
+STRING_KINDS = frozenset({"text", "label"})
+
+
 @dataclass(frozen=True)
 class GuiParam:
     name: str
@@ -420,8 +424,14 @@ class GuiChoices:
         top = max(weights.values())
         norm = top + math.log(sum(math.exp(w - top) for w in weights.values()))
         name_prior = tuple((n, w - norm) for n, w in weights.items())
+        # a skill's two names in a row may not be one value (``move_to_folder('archive', 'archive')``
+        # was refused eight times in a row on a development task: the refusal alone does not teach
+        # the embedded model, the grammar does)
+        differs = tuple((op.name, i) for op in ops if self.skill(op.name) is not None
+                        for i, p in enumerate(op.params)
+                        if i and p.kind in STRING_KINDS and op.params[i - 1].kind in STRING_KINDS)
         return CallGrammar(tools, max_calls=1, max_text_tokens=max_text_tokens, name_prior=name_prior,
-                           arg_prior=arg_prior)
+                           arg_prior=arg_prior, differs=differs)
 
     def tools(self, *, allow_end: bool = True) -> tuple[dict[str, Any], ...]:
         """:meth:`ops` as OpenAI function-calling tools, the candidates as each parameter's ``enum``."""

@@ -546,7 +546,8 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
             replay_phone(env, steps, label=skill.name, sent=sent)
         else:
             try:
-                replay(env, steps, on_step=lambda _i, _s, _o, a: sent.append(a) if a is not None else None)
+                replay(env, steps, on_step=lambda _i, _s, _o, a: sent.append(a) if a is not None else None,
+                       scroll=True)
             except GuiReplayError as exc:
                 raise InvalidActionError(f"{skill.name}: {exc.message}") from None
 
@@ -569,6 +570,11 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                 if label is None and phone:  # a list's rows below its fold are labels too (the fifth alarm)
                     label = ground_label(shown + _list_labels(env, obs, role, sent), values[param], request)
                 if label is not None and label != values[param]:
+                    if label in (v for n, v in values.items() if n != param):
+                        # rename_bookmark('Wether', 'Wether') once 'Weather' grounded on the bookmark
+                        # 'Wether': the call would change nothing and count as the ask done
+                        raise InvalidActionError(f"{call_text(skill, values)}: {param} found on screen as "
+                                                 f"{label!r}, the value of another parameter; nothing would change")
                     grounded[param] = label
                     values[param] = label
             now = skill.steps_for(values)[k].target

@@ -9,7 +9,8 @@ Commands (one JSON object on stdout):
 * ``walk`` - ``{"nodes": [...], "truncated": bool, "elapsed_s": float, "apps": [...]}``. Each
   node: ``path`` (child indices from the desktop), ``depth``, ``app``, ``role``, ``name``,
   ``text`` (editable/text content, clipped), ``bbox`` [x1, y1, x2, y2] in screen pixels,
-  ``states`` and ``actions``. Subtrees that are not showing are skipped; containers with more
+  ``states`` and ``actions``. Subtrees that are not showing are skipped (in a web page, only
+  those not visible either); containers with more
   than ``--max-children`` children (a spreadsheet's cell table has billions) are recorded but
   not entered; the walk stops at ``--max-nodes`` nodes, ``--max-depth`` or ``--deadline`` s.
 * ``select PATH START END`` - select characters [START, END) of the text node at PATH.
@@ -25,6 +26,8 @@ import json
 import sys
 import time
 
+#: the roles of a web page's root: below one, a node that is not showing may hold ones that are
+WEB_ROLES = ("document web", "document frame")
 KEEP_STATES = ("showing", "visible", "enabled", "sensitive", "focusable", "focused", "editable",
                "selectable", "selected", "checked", "pressed", "expanded", "multi_line", "single_line")
 
@@ -86,7 +89,8 @@ def walk(args: argparse.Namespace) -> dict:
     apps: list[str] = []
     truncated = False
 
-    def visit(acc, path: list[int], depth: int, app: str, selected: bool = False, in_open_menu: bool = False) -> None:
+    def visit(acc, path: list[int], depth: int, app: str, selected: bool = False, in_open_menu: bool = False,
+              in_web: bool = False) -> None:
         nonlocal truncated
         if len(nodes) >= args.max_nodes or time.monotonic() > deadline:
             truncated = True
@@ -97,7 +101,12 @@ def walk(args: argparse.Namespace) -> dict:
             n_children = acc.childCount
         except Exception:
             return  # the widget went away while we walked
-        if depth > 1 and "showing" not in states:
+        if depth > 1 and "showing" not in states and in_web and "visible" in states:
+            # Chromium takes SHOWING off a page's container once its top is scrolled out of view,
+            # not off what is in view inside it: such a subtree is entered (its nodes keep their
+            # own states, and only showing ones become elements)
+            pass
+        elif depth > 1 and "showing" not in states:
             # GTK 2's gail (GIMP 2.10) never sets SHOWING on the items of an open popup menu
             # (and closed ones keep their last screen box): an item of a menu that its menu bar
             # or parent menu has selected -- the open one -- is taken as showing
@@ -124,7 +133,7 @@ def walk(args: argparse.Namespace) -> dict:
             except Exception:
                 continue
             if child is not None:
-                visit(child, path + [i], depth + 1, app, i in chosen, open_now)
+                visit(child, path + [i], depth + 1, app, i in chosen, open_now, in_web or role in WEB_ROLES)
 
     for i in range(desktop.childCount):
         try:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentlab.envs.actions.base import Action
-from agentlab.envs.actions.desktop import Click, DoubleClick, Drag, Hotkey, Type
+from agentlab.envs.actions.desktop import Click, DoubleClick, Drag, Hotkey, Scroll, Type
 from agentlab.envs.base import Element, Observation
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.errors import AgentlabError, EnvironmentUnavailableError, InvalidActionError
@@ -66,6 +66,52 @@ def _wait_for(env: DesktopEnv, target: Target, timeout_s: float, present: bool =
     return env.observe_until(lambda o: (find(o, target) is not None) == present, timeout_s=timeout_s, interval_s=0.3)
 
 
+#: seconds a replay that may scroll waits for an element before it scrolls to look for it: an
+#: element that has not come in that time is more often below the fold than still loading
+SCROLL_AFTER_S = 5.0
+#: wheel clicks per look, and at most how many looks down before scrolling back
+SCROLL_CLICKS = 5
+MAX_SCROLLS = 6
+
+
+def _scroll_to(env: DesktopEnv, target: Target, timeout_s: float, i: int, step: GuiStep,
+               on_step: StepHook | None, sent: list[str]) -> Observation:
+    """Wait for ``target``; when it has not shown after :data:`SCROLL_AFTER_S`, scroll down over
+    the middle of the screen, looking after each turn, until it shows or the screen stops moving
+    (the end of the page); not found: scroll back up as far and wait out the rest of ``timeout_s``.
+
+    Why: a demonstration records where its element was for *its* value, and an element the
+    accessibility tree leaves out because it is off screen (Chromium's settings search for "show"
+    puts the "Show home button" switch below the fold) is found as a person finds it. Each scroll
+    is an action of step ``i`` (``on_step`` sees it, ``sent`` lists it)."""
+    t0 = time.monotonic()
+    obs = _wait_for(env, target, min(timeout_s, SCROLL_AFTER_S))
+    if find(obs, target) is not None or timeout_s <= SCROLL_AFTER_S or obs.screenshot is None:
+        return obs
+    w, h = obs.screenshot.size
+
+    def turn(direction: str, clicks: int) -> Observation:
+        action = Scroll(direction, clicks, x=w // 2, y=h // 2)
+        if on_step is not None:
+            on_step(i, step, obs, action)
+        sent.append(action.to_call())
+        return env.step(action).observation
+
+    turns = 0
+    for _ in range(MAX_SCROLLS):
+        before = [(e.role, e.text, e.bbox) for e in obs.elements]
+        turn("down", SCROLL_CLICKS)
+        turns += 1
+        obs = _wait_for(env, target, 1.0)
+        if find(obs, target) is not None:
+            log.info("step %d: found %s after scrolling down %d time(s)", i, target.describe(), turns)
+            return obs
+        if [(e.role, e.text, e.bbox) for e in obs.elements] == before:
+            break  # the end of what scrolls here
+    turn("up", SCROLL_CLICKS * turns)
+    return _wait_for(env, target, max(0.5, timeout_s - (time.monotonic() - t0)))
+
+
 def action_for(step: GuiStep, obs: Observation) -> Action | None:
     """The desktop action that carries out ``step`` on ``obs`` (None: a wait or a sleep)."""
     act = step.action
@@ -97,9 +143,12 @@ def _listing(obs: Observation, limit: int = 60) -> str:
 
 
 def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
-           on_step: StepHook | None = None) -> ReplayResult:
+           on_step: StepHook | None = None, scroll: bool = False) -> ReplayResult:
     """Carry out ``steps`` on ``env``; :class:`GuiReplayError` names the first one that fails
-    (its screen saved as ``shots/gui_failure.png`` when ``shots`` is given)."""
+    (its screen saved as ``shots/gui_failure.png`` when ``shots`` is given). ``scroll``: an
+    element a step waits for or acts on that does not come is looked for by scrolling
+    (:func:`_scroll_to`; a skill replayed with another value than its demonstration's). A task's
+    own GUI solution is replayed as written (off)."""
     result = ReplayResult()
     t0 = time.monotonic()
     obs = env.observe()
@@ -113,13 +162,17 @@ def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
                 raise _fail(env, obs, i, step, shots, f"a desktop cannot {step.action.replace('_', '-')}: it is a phone's step")
             elif step.action in ("wait", "gone"):
                 assert step.target is not None
-                obs = _wait_for(env, step.target, step.timeout_s, present=step.action == "wait")
+                if scroll and step.action == "wait":
+                    obs = _scroll_to(env, step.target, step.timeout_s, i, step, on_step, result.actions)
+                else:
+                    obs = _wait_for(env, step.target, step.timeout_s, present=step.action == "wait")
                 if (find(obs, step.target) is not None) != (step.action == "wait"):
                     raise _fail(env, obs, i, step, shots, "still on screen" if step.action == "gone" else "never showed")
             else:
                 for target in (step.target, step.to):
                     if target is not None and find(obs, target) is None:
-                        obs = _wait_for(env, target, step.timeout_s)
+                        obs = (_scroll_to(env, target, step.timeout_s, i, step, on_step, result.actions) if scroll
+                               else _wait_for(env, target, step.timeout_s))
                 action = action_for(step, obs)
                 if action is None:
                     raise _fail(env, obs, i, step, shots, "its element never showed")

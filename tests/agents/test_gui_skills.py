@@ -775,3 +775,35 @@ def test_a_call_reaching_an_element_a_finished_call_acted_on_does_not_run_again(
     steps = [s for s in load_trajectory(tmp_path / "ep").steps if s.info.get("skill")]
     assert steps[0].info["acted_on"] == steps[1].info["acted_on"]
     assert "already ran to its end" in steps[1].info["skill_error"]
+
+
+def test_a_skills_two_names_in_a_row_may_not_be_one_value() -> None:
+    """move_to_folder('archive', 'archive') was refused eight times in a row on a development task:
+    the grammar itself leaves out every pair of equal values for a skill's two names in a row."""
+    els = [Element(1, (0, 0, 30, 20), "menu", "View", None, True), Element(2, (0, 30, 300, 50), "icon", "archive", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    choices = GuiChoices.build(screen, "Move report.txt into the archive folder.", skills=tuple(load_skills("os")))
+    grammar = choices.grammar()
+    assert ("move_to_folder", 1) in grammar.differs
+    rule = next(line for line in grammar.lark().splitlines() if '"move_to_folder("' in line)
+    assert "'report.txt', 'archive'" in rule and "'archive', 'archive'" not in rule
+    assert "'report.txt', 'report.txt'" not in rule
+
+
+def test_a_call_whose_names_become_one_value_once_grounded_stops_before_acting(fake_adb, tmp_path: Path) -> None:
+    """A name grounded on the screen the skill opens may turn into another parameter's value
+    (rename_bookmark('Wether', 'Wether') once 'Weather' was grounded on the bookmark 'Wether'):
+    the call would change nothing, so it stops before acting on that element and says why."""
+    from agentlab.agents.gui_skills import run_skill
+    from agentlab.envs import AndroidEnv
+
+    env = AndroidEnv(adb_port=fake_adb.port, settle=0, retry_delay=0.01)
+    app = fake_adb.device.app
+    toggle = next(s for s in load_skills("clock") if s.name == "toggle_alarm")
+    two = toggle.model_copy(update={"name": "toggle_twice", "params": ["alarm", "other"]})
+    request = "Turn off the 12:00 Lunch alarm without deleting it."
+    _, result = run_skill(env, two, {"alarm": "deleting", "other": "12:00 Lunch"}, request)
+    assert "nothing would change" in result.info["skill_error"]
+    assert next(a for a in app.alarms if a.label == "Lunch").enabled is True
+    _, result = run_skill(env, two, {"alarm": "deleting", "other": "Yoga"}, request)  # distinct: it acts
+    assert "skill_error" not in result.info and next(a for a in app.alarms if a.label == "Lunch").enabled is False

@@ -60,6 +60,25 @@ def test_browser_skills_follow_a_link_and_download_what_the_request_names(tmp_pa
     assert "click" not in grammar.tools
 
 
+def test_a_skill_scrolls_to_an_element_below_the_fold(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
+    """toggle_setting was demonstrated on a switch in view; Chromium's settings search for "show"
+    puts the "Show home button" switch below the fold, so the skill looks for it by scrolling (and
+    the accessibility walk enters the page's container that scrolled out of view, which Chromium
+    marks as not showing), then switches it: the task's own evaluator reads the profile."""
+    _needs("chromium")
+    from agentlab.tasks.spec import load_task, tasks_dir
+
+    task = load_task(tasks_dir() / "chrome-g-show-home-button.json").model_copy(update={"gui_solution": None})
+    llm = ScriptedChat(["toggle_setting('show')", "done()"], Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, agent="ChromeAgent",
+                   options=ExecOptions(max_steps=2, runner_options={"route": "gui"},
+                                       envs=TaskEnvOptions(app_start_timeout_s=240)))
+    assert row["error"] is None, row["error"]
+    assert (row["success"], row["route"]) == (True, "gui"), row
+    step = next(s for s in load_trajectory(tmp_path / row["trajectory"]).steps if s.info.get("skill"))
+    assert "skill_error" not in step.info and any(a.startswith("scroll(") for a in step.info["expanded"]), step.info
+
+
 def test_spreadsheet_skills_set_another_cell_and_save_keeping_the_format(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
     _needs("soffice")
     evaluator = {"func": ["number_close", "number_close"], "conj": "and",
