@@ -107,3 +107,22 @@ def test_a_desktop_prior_is_fitted_on_template_pairs_and_says_they_were_not_repl
     assert card["examples"] == len(rows) > 0 and card["replayed"].startswith("no")
     assert card["generator"].endswith("desktop_drafts") and card["left_out_failed_replay"] == {}
     assert {r["skill"] for r in rows} <= {"set_cell", "save_keep_format", "rename_sheet", "delete_row", "fill_down"}
+
+
+def test_context_phrases_go_around_a_share_of_the_asks_and_never_hold_a_value(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from agentlab.errors import ConfigError
+    from agentlab.selfinstruct.calls import gui_templates
+    from agentlab.selfinstruct.calls.gui_templates import with_context
+
+    assert with_context("Star the message Rent reminder.", "In Thunderbird,", "please") == \
+        "In Thunderbird, star the message Rent reminder, please."
+    assert with_context("B7 should read 12", "In the spreadsheet,", None) == "In the spreadsheet, B7 should read 12"
+    assert with_context("I need 17 in C4?", "Quick fix:", "thanks") == "Quick fix: I need 17 in C4, thanks?"
+    pairs, _ = gui_templates.desktop_drafts("thunderbird", 60, seed=3)
+    framed = [p for p in pairs if any(p["request"].startswith(b) for b in gui_templates.load_templates("thunderbird").before)]
+    assert 0 < len(framed) < len(pairs)  # a share, not all
+    monkeypatch.setattr(gui_templates, "templates_dir", lambda: tmp_path)
+    (tmp_path / "calc.yaml").write_text("pools: {cell: [A1]}\ncontext: {before: ['In {cell},']}\nskills:\n"
+                                        "  set_cell:\n    args: {cell: '{cell}'}\n    requests: ['Clear {cell}.']\n")
+    with pytest.raises(ConfigError, match="context holds no values"):
+        gui_templates.load_templates("calc")

@@ -138,3 +138,22 @@ def test_text_spans_drop_command_and_glue_words_at_their_edges_and_title_names_t
 
     values = request_values("The title of poster.docx looks tiny. Make it 28 pt.")
     assert values.candidates(Slot("anchor"))[0] == "'title'"
+
+
+def test_a_prior_fitted_with_the_requests_reads_their_words_after_a_save_and_load(tmp_path: Path) -> None:
+    """Every request has the same embedding here, so only the words can tell the tools apart: a
+    prior fitted with ``texts`` learns the verb, its card says so, and it reads the words again
+    once loaded; one fitted without them cannot tell (both tools level)."""
+    rng = random.Random(0)
+    things = ["the invoice", "Team lunch", "the report", "Flight change"]
+    texts = [f"{verb} {rng.choice(things)}" for verb in ("star", "delete") for _ in range(20)]
+    labels = ["star_message"] * 20 + ["delete_message"] * 20
+    same = np.tile(np.eye(8)[0], (40, 1))
+    prior = fit(same, labels, card={"encoder": "toy"}, texts=texts)
+    assert prior.card["features"] == "embedding+words" and prior.card["train_accuracy"] == 1.0
+    back = ToolPrior.load(prior.save(tmp_path / "p"))
+    probs = back.probs(back.features(np.eye(8)[0], "In the inbox, please star Boiler service"))
+    assert probs["star_message"] > 0.8
+    blind = fit(same, labels, card={"encoder": "toy"})
+    assert blind.features(np.eye(8)[0], "star it").shape == (8,)
+    assert blind.probs(blind.features(np.eye(8)[0], "star it"))["star_message"] == pytest.approx(0.5, abs=0.01)

@@ -195,8 +195,8 @@ def skill_biases(cfg: AppAgentConfig, skills: tuple[GuiSkill, ...], texts: list[
     if prior.encoder != encoder.model_id:
         raise ConfigError(f"{folder}: the skill prior was fitted on {prior.encoder}, not {encoder.model_id}")
     out = []
-    for vector in encoder.encode(texts):
-        bias = prior.log_bias(vector, [s.name for s in skills], cfg.skill_prior_weight)
+    for text, vector in zip(texts, encoder.encode(texts)):
+        bias = prior.log_bias(prior.features(vector, text), [s.name for s in skills], cfg.skill_prior_weight)
         top = max(bias.values())
         out.append({k: v - top for k, v in bias.items()})
     return out

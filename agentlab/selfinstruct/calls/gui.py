@@ -277,7 +277,10 @@ def _fit_and_save(app: str, kept: list[dict[str, Any]], n: int, seed: int, limit
     card = {"encoder": encoder.model_id, "app": app, "pairs": pairs_path.name,
             "pairs_sha256": hashlib.sha256(pairs_path.read_bytes()).hexdigest(), "drafts": n, "seed": seed,
             "max_cosine": limit, "left_out_near_evaluation": near, "left_out_failed_replay": failed, **extra}
-    prior = fit(encoder.encode([p["request"] for p in kept]), [p["skill"] for p in kept], card=card)
+    texts = [p["request"] for p in kept]
+    # a desktop app's prior reads the words too (toolkits.prior.word_features); the clock's was
+    # fitted and measured on its embedding alone and stays so
+    prior = fit(encoder.encode(texts), [p["skill"] for p in kept], card=card, texts=None if app == "clock" else texts)
     prior.card["build_seconds"] = round(time.perf_counter() - t0, 1)
     prior.save(Path(out) if out is not None else gui_priors_dir() / app)
     return prior.card

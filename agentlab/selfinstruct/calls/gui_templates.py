@@ -14,6 +14,13 @@ lines, never from an evaluation task; a request near an evaluation instruction i
 same (:func:`agentlab.selfinstruct.calls.gui.build_skill_prior`). A template's ``{slot}`` draws a
 value from ``pools[slot]``; a slot ending in a digit (``{word2}``) draws from its own pool when it
 has one, else another value of the same pool.
+
+A file may also give ``context: {before: [...], after: [...]}``: phrases people put around an ask
+("In my mail's Local Folders,", "so it stands out"), without a slot or a hint of any one skill. A
+share of the requests gets one (:data:`BEFORE_SHARE`, :data:`AFTER_SHARE`), so what the prior
+learns to read is the ask, not the setting around it. Why: the Thunderbird prior, fitted on bare
+asks, put ``move_message`` first for "In Thunderbird's Local Folders inbox, star the message
+'Invoice 4471' so it stands out." (a development task), its "folders" outweighing "star".
 """
 
 from __future__ import annotations
@@ -46,6 +53,15 @@ class AppTemplates:
     pools: dict[str, tuple[str, ...]]
     skills: tuple[SkillTemplates, ...]
     source: str
+    #: phrases put before an ask ("In Thunderbird,") and after it ("so it stands out")
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+
+#: the share of synthesized requests that get a phrase before the ask, and after it (when the
+#: templates have some); set by hand, not tuned on any task
+BEFORE_SHARE = 0.4
+AFTER_SHARE = 0.3
 
 
 def templates_dir() -> Path:
@@ -80,6 +96,9 @@ def load_templates(app: str, folder: Path | None = None) -> AppTemplates:
         skills = tuple(SkillTemplates(str(name), {str(k): str(v) for k, v in (body.get("args") or {}).items()},
                                       tuple(str(r) for r in body["requests"]))
                        for name, body in raw["skills"].items())
+        context = raw.get("context") or {}
+        before = tuple(str(v) for v in context.get("before") or ())
+        after = tuple(str(v) for v in context.get("after") or ())
     except (yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"not a request template file ({type(exc).__name__}: {exc})", where=str(path)) from None
     for sk in skills:
@@ -89,7 +108,25 @@ def load_templates(app: str, folder: Path | None = None) -> AppTemplates:
                     raise ConfigError(f"{sk.skill}: slot {{{slot}}} has no pool", where=str(path))
         if not sk.requests:
             raise ConfigError(f"{sk.skill}: no request templates", where=str(path))
-    return AppTemplates(str(raw.get("app", app)), pools, skills, str(path))
+    for phrase in (*before, *after):
+        if _slots(phrase):
+            raise ConfigError(f"context phrase {phrase!r} has a slot; context holds no values", where=str(path))
+    return AppTemplates(str(raw.get("app", app)), pools, skills, str(path), before, after)
+
+
+def with_context(request: str, before: str | None, after: str | None) -> str:
+    """``request`` with a phrase before it (its first letter lowered unless the first word is a
+    name or a value: "Star ..." -> "In Thunderbird, star ...", "B7 ..." stays) and one after it,
+    before its closing mark ("... read 12, so the totals add up.")."""
+    out = request
+    if after:
+        body, mark = (out[:-1], out[-1]) if out[-1:] in ".?!" else (out, ".")
+        out = f"{body}, {after}{mark}"
+    if before:
+        first = out.split(" ", 1)[0]
+        lower = first[:1].isupper() and first[1:].islower() and first.isalpha() and first not in ("I",)
+        out = f"{before.rstrip()} {out[:1].lower() + out[1:] if lower else out}"
+    return out
 
 
 def _occurs(value: str, text: str) -> bool:
@@ -128,6 +165,10 @@ def desktop_drafts(app: str, n: int, seed: int = 0) -> tuple[list[dict[str, Any]
             pool = [v for v in tpl.pools[_pool_of(slot, tpl.pools)] if v not in drawn.values()]
             drawn[slot] = rng.choice(pool)
         request = template.format(**drawn)  # as written: a value that opens it keeps its case (photo-001.jpg)
+        if tpl.before or tpl.after:
+            request = with_context(request,
+                                   rng.choice(tpl.before) if tpl.before and rng.random() < BEFORE_SHARE else None,
+                                   rng.choice(tpl.after) if tpl.after and rng.random() < AFTER_SHARE else None)
         args = {k: v.format(**drawn) for k, v in sk.args.items()}
         skill = library[sk.skill]
         ok = all((p in skill.on_screen or _occurs(v, request)) and (p not in skill.shapes or fits_shape(v, skill.shapes[p]))
