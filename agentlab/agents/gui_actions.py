@@ -417,7 +417,11 @@ class GuiChoices:
                 # read as words here: a quoted or named value of the request is its likeliest
                 shape = (sk.shapes.get(p.name) or "words") if sk is not None and p.kind == "text" else None
                 given = [str(v) for v in self.values(op, p) or ()] if shape else []
-                named = _value_prior(given, self.request, str(shape)) if given else None
+                # a skill with two texts to fill tells them apart by the word its demonstration put
+                # before each ("rename ... to 'Weather'": the new name follows "to")
+                two = sk is not None and sum(q.kind == "text" for q in op.params) > 1
+                cue = sk.cues.get(p.name) if two and sk is not None else None
+                named = _value_prior(given, self.request, str(shape), cue) if given else None
                 if named is not None:
                     arg_prior += ((op.name, i, tuple((repr(c), v) for c, v in zip(given, named))),)
         weights = {n: self.op_weight(n) for n in tools}
@@ -697,19 +701,35 @@ def _quoted(value: str, request: str) -> bool:
     return any(m.group(2).strip() == value.strip() for m in re.finditer(QUOTED, request))
 
 
-def _value_prior(values: list[str], request: str, shape: str) -> tuple[float, ...] | None:
+def _follows(cue: str, value: str, request: str) -> bool:
+    """Whether ``value`` occurs in ``request`` right after the word ``cue`` (articles and
+    quotation marks between them skipped, as :func:`~agentlab.agents.gui_skills.cue_before` reads it)."""
+    from agentlab.agents.gui_skills import _CUE_SKIP
+
+    for m in re.finditer(r"(?<![\w])" + re.escape(value) + r"(?![\w])", request):
+        words = re.findall(r"[a-z0-9]+", request[:m.start()].lower())
+        while words and words[-1] in _CUE_SKIP:
+            words.pop()
+        if words and words[-1] == cue:
+            return True
+    return False
+
+
+def _value_prior(values: list[str], request: str, shape: str, cue: str | None = None) -> tuple[float, ...] | None:
     """A log-prior over a skill's typed-text candidates (:data:`GROUNDING_WEIGHT` nats for each):
     a ``words`` one the request quotes whole, or *names* (right after a naming word,
     :data:`NAMING_CUES`, and ending where the sentence moves on: punctuation, its end, or a word
     such as "at"); a numeric one
     written as its demonstration's value was (``"09:00"`` for an hour learned from "15:00", not
-    ``"00"``). None when no candidate gets anything. A language rule, set before any measurement."""
+    ``"00"``). ``cue`` (the word before the parameter's value in its demonstration,
+    :attr:`~agentlab.agents.gui_skills.GuiSkill.cues`): a ``words`` candidate right after it gets
+    as much again (a number is told by its shape already). None when no candidate gets anything. A language rule, set before any measurement."""
     out = []
     for v in values:
-        score = 0.0
+        score = GROUNDING_WEIGHT if shape == "words" and cue and _follows(cue, v, request) else 0.0
         if shape == "words":
             if _quoted(v, request):  # the request marks it as a value: 'Doors open at 19:00.'
-                out.append(GROUNDING_WEIGHT)
+                out.append(score + GROUNDING_WEIGHT)
                 continue
             if set(re.findall(r"[a-z]+", v.lower())) & _NAME_ENDS:  # "Dentist in the Clock app" runs on
                 out.append(score)
@@ -720,8 +740,9 @@ def _value_prior(values: list[str], request: str, shape: str) -> tuple[float, ..
                 next_word = re.match(r"[a-z]+", after)
                 ends = not after or not after[0].isalnum() or (next_word is not None and next_word.group(0) in _NAME_ENDS)
                 if ends and any(before.endswith(c) for c in NAMING_CUES):
-                    score = GROUNDING_WEIGHT
+                    score += GROUNDING_WEIGHT
+                    break
         elif value_shape(v) == shape:
-            score = GROUNDING_WEIGHT
+            score += GROUNDING_WEIGHT
         out.append(score)
     return tuple(out) if any(out) else None

@@ -125,6 +125,11 @@ class GuiSkill(BaseModel):
     #: edit, so the deployment saves once at the end instead of leaving it to the model
     #: (``AppAgentConfig.save_on_end``)
     finishes: bool = False
+    #: the word right before each parameter's value in its demonstration's request (articles and
+    #: quotation marks skipped: "rename my bookmark 'Town pool' to 'Swimming timetable'" gives
+    #: old -> "bookmark", new -> "to"): where a request names two values, the one after the same
+    #: word is the likelier for that parameter (:func:`~agentlab.agents.gui_actions._value_prior`)
+    cues: dict[str, str] = Field(default_factory=dict)
 
     def signature(self) -> str:
         return f"{self.name}({', '.join(self.params)})"
@@ -252,7 +257,26 @@ def learn_skill(demo: SkillDemo) -> GuiSkill:
     late = {p for _, p in late_labels(skill)}
     skill.shapes = {p: value_shape(v, cells=demo.app in SHEET_APPS) for p, v in demo.params.items()
                     if p not in on_screen and p not in late}
+    skill.cues = {p: cue for p, v in demo.params.items() if (cue := cue_before(v, demo.task.instruction))}
     return skill
+
+
+#: words skipped when reading the word before a value: they come before any kind of value
+_CUE_SKIP = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "its", "this", "that"})
+
+
+def cue_before(value: str, request: str) -> str | None:
+    """The word right before the first whole-word occurrence of ``value`` in ``request``, lower
+    case, quotation marks and :data:`_CUE_SKIP` words skipped; None when the value is not there
+    or opens the request."""
+    pattern = r"(?<!\w)" + re.escape(value) + r"(?!\w)"
+    m = re.search(pattern, request) or re.search(pattern, request, re.IGNORECASE)  # as written first: "the Video section"
+    if m is None:
+        return None
+    words = re.findall(r"[a-z0-9]+", request[:m.start()].lower())
+    while words and words[-1] in _CUE_SKIP:
+        words.pop()
+    return words[-1] if words else None
 
 
 #: a value of digits and separators, with an optional am/pm: a time, an hour, a number

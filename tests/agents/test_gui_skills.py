@@ -807,3 +807,27 @@ def test_a_call_whose_names_become_one_value_once_grounded_stops_before_acting(f
     assert next(a for a in app.alarms if a.label == "Lunch").enabled is True
     _, result = run_skill(env, two, {"alarm": "deleting", "other": "Yoga"}, request)  # distinct: it acts
     assert "skill_error" not in result.info and next(a for a in app.alarms if a.label == "Lunch").enabled is False
+
+
+def test_a_skill_learns_the_word_before_each_value_and_two_texts_are_told_apart_by_it() -> None:
+    """rename_bookmark learned old after "bookmark" and new after "to" from its demonstration; on
+    "... misspelt 'Wether'. Rename it to 'Weather' ..." both names are quoted, and the new name's
+    prior is highest for the one after "to" (the embedded model wrote rename_bookmark(..., 'Wether')
+    on a development task). A skill with one text keeps the prior it had."""
+    from agentlab.agents.gui_skills import cue_before
+
+    assert cue_before("Swimming timetable", "rename my bookmark 'Town pool' to 'Swimming timetable'") == "to"
+    assert cue_before("Video", "untick Enable video in the Video section") == "in"  # as written first
+    assert cue_before("Plan", "Plan the week") is None and cue_before("x", "nothing here") is None
+    chrome = {s.name: s for s in load_skills("chrome")}
+    assert chrome["rename_bookmark"].cues == {"old": "bookmark", "new": "to"}
+    els = [Element(1, (0, 0, 300, 20), "entry", "Address and search bar", None, True)]
+    screen = GuiScreen.of(Observation(screenshot=None, elements=els), 50)
+    request = "A bookmark on Chromium's bookmarks bar is misspelt 'Wether'. Rename it to 'Weather' without changing its address."
+    prior = {i: dict(p) for name, i, p in GuiChoices.build(screen, request, skills=tuple(chrome.values())).grammar().arg_prior
+             if name == "rename_bookmark"}
+    assert prior[1][repr("Weather")] > prior[1][repr("Wether")] > 0
+    assert prior[0][repr("Weather")] == prior[0][repr("Wether")]  # no old name follows "bookmark" here
+    one = {i: dict(p) for name, i, p in GuiChoices.build(screen, "Please remove the 'News' bookmark.", skills=tuple(chrome.values())).grammar().arg_prior
+           if name == "delete_bookmark"}
+    assert one[0][repr("News")] == max(one[0].values())
