@@ -421,7 +421,8 @@ class GuiChoices:
                 # before each ("rename ... to 'Weather'": the new name follows "to")
                 two = sk is not None and sum(q.kind == "text" for q in op.params) > 1
                 cue = sk.cues.get(p.name) if two and sk is not None else None
-                named = _value_prior(given, self.request, str(shape), cue) if given else None
+                others = tuple(c for q, c in sk.cues.items() if q != p.name and c != cue) if two and sk is not None else ()
+                named = _value_prior(given, self.request, str(shape), cue, others) if given else None
                 if named is not None:
                     arg_prior += ((op.name, i, tuple((repr(c), v) for c, v in zip(given, named))),)
         weights = {n: self.op_weight(n) for n in tools}
@@ -715,21 +716,32 @@ def _follows(cue: str, value: str, request: str) -> bool:
     return False
 
 
-def _value_prior(values: list[str], request: str, shape: str, cue: str | None = None) -> tuple[float, ...] | None:
+def _cue_factor(v: str, request: str, cue: str | None, others: tuple[str, ...]) -> float:
+    """2 when ``v`` follows its parameter's cue, 0 when it follows another parameter's instead
+    (the folder after "into" is not the subject), else 1."""
+    if cue and _follows(cue, v, request):
+        return 2.0
+    return 0.0 if any(_follows(c, v, request) for c in others) else 1.0
+
+
+def _value_prior(values: list[str], request: str, shape: str, cue: str | None = None,
+                 others: tuple[str, ...] = ()) -> tuple[float, ...] | None:
     """A log-prior over a skill's typed-text candidates (:data:`GROUNDING_WEIGHT` nats for each):
     a ``words`` one the request quotes whole, or *names* (right after a naming word,
     :data:`NAMING_CUES`, and ending where the sentence moves on: punctuation, its end, or a word
     such as "at"); a numeric one
     written as its demonstration's value was (``"09:00"`` for an hour learned from "15:00", not
     ``"00"``). ``cue`` (the word before the parameter's value in its demonstration,
-    :attr:`~agentlab.agents.gui_skills.GuiSkill.cues`): a ``words`` candidate right after it gets
-    as much again (a number is told by its shape already). None when no candidate gets anything. A language rule, set before any measurement."""
+    :attr:`~agentlab.agents.gui_skills.GuiSkill.cues`): a quoted or named candidate right after it
+    gets as much again, and none when it follows another parameter's cue instead (``others``) --
+    a tie-break between the request's values, never a reason to take a common word ("Move the
+    message ..." does not make "message" a subject; a number is told by its shape already). None when no candidate gets anything. A language rule, set before any measurement."""
     out = []
     for v in values:
-        score = GROUNDING_WEIGHT if shape == "words" and cue and _follows(cue, v, request) else 0.0
+        score = 0.0
         if shape == "words":
             if _quoted(v, request):  # the request marks it as a value: 'Doors open at 19:00.'
-                out.append(score + GROUNDING_WEIGHT)
+                out.append(GROUNDING_WEIGHT * _cue_factor(v, request, cue, others))
                 continue
             if set(re.findall(r"[a-z]+", v.lower())) & _NAME_ENDS:  # "Dentist in the Clock app" runs on
                 out.append(score)
@@ -740,9 +752,9 @@ def _value_prior(values: list[str], request: str, shape: str, cue: str | None = 
                 next_word = re.match(r"[a-z]+", after)
                 ends = not after or not after[0].isalnum() or (next_word is not None and next_word.group(0) in _NAME_ENDS)
                 if ends and any(before.endswith(c) for c in NAMING_CUES):
-                    score += GROUNDING_WEIGHT
+                    score = GROUNDING_WEIGHT * _cue_factor(v, request, cue, others)
                     break
         elif value_shape(v) == shape:
-            score += GROUNDING_WEIGHT
+            score = GROUNDING_WEIGHT
         out.append(score)
     return tuple(out) if any(out) else None

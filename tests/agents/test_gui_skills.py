@@ -813,7 +813,8 @@ def test_a_skill_learns_the_word_before_each_value_and_two_texts_are_told_apart_
     """rename_bookmark learned old after "bookmark" and new after "to" from its demonstration; on
     "... misspelt 'Wether'. Rename it to 'Weather' ..." both names are quoted, and the new name's
     prior is highest for the one after "to" (the embedded model wrote rename_bookmark(..., 'Wether')
-    on a development task). A skill with one text keeps the prior it had."""
+    on a development task), the old name's none for it. The cue only breaks ties between quoted or
+    named values. A skill with one text keeps the prior it had."""
     from agentlab.agents.gui_skills import cue_before
 
     assert cue_before("Swimming timetable", "rename my bookmark 'Town pool' to 'Swimming timetable'") == "to"
@@ -827,7 +828,15 @@ def test_a_skill_learns_the_word_before_each_value_and_two_texts_are_told_apart_
     prior = {i: dict(p) for name, i, p in GuiChoices.build(screen, request, skills=tuple(chrome.values())).grammar().arg_prior
              if name == "rename_bookmark"}
     assert prior[1][repr("Weather")] > prior[1][repr("Wether")] > 0
-    assert prior[0][repr("Weather")] == prior[0][repr("Wether")]  # no old name follows "bookmark" here
+    # no old name follows "bookmark" here, and the one after "to" is the new name's, not the old's
+    assert prior[0][repr("Wether")] > prior[0][repr("Weather")] == 0
+    request = "Move the message 'Invoice 4471' from the inbox into the 'Invoices' folder."
+    tb = tuple(load_skills("thunderbird"))
+    folders = GuiScreen.of(Observation(screenshot=None, elements=[Element(1, (0, 0, 300, 20), "tree item", "Local Folders", None, True)]), 50)
+    mail = {i: {c: v for c, v in p if v > 0} for name, i, p in GuiChoices.build(folders, request, skills=tb).grammar().arg_prior
+            if name == "move_message"}
+    assert mail[0] == {repr("Invoice 4471"): 2.0}  # neither "message" (after "move", unquoted) nor the folder
+    assert max(mail[1], key=mail[1].__getitem__) == repr("Invoices")
     one = {i: dict(p) for name, i, p in GuiChoices.build(screen, "Please remove the 'News' bookmark.", skills=tuple(chrome.values())).grammar().arg_prior
            if name == "delete_bookmark"}
     assert one[0][repr("News")] == max(one[0].values())
