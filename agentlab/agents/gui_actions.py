@@ -246,12 +246,16 @@ class GuiChoices:
     #: offer only the skills callable here (and done/fail) while any is: the GUI operations are
     #: the fallback (the typed deployment sets it until a skill fails or every ask had one)
     skills_first: bool = False
+    #: ``(skill, parameter, value)`` the screen showed a parameter cannot take in this episode (the
+    #: old name found on screen as the value given for the new one: ``ruled_out`` of run_skill)
+    ruled_out: frozenset[tuple[str, str, str]] = frozenset()
 
     @classmethod
     def build(cls, screen: GuiScreen, request: str, *, phone: bool = False, max_texts: int = 40,
               docs: Mapping[int, str] | None = None, no_push: Collection[int] = (),
               skills: Sequence[GuiSkill] = (), end_push: float = 0.0, finished: Collection[str] = (),
-              skill_bias: Mapping[str, float] | None = None, skills_first: bool = False) -> GuiChoices:
+              skill_bias: Mapping[str, float] | None = None, skills_first: bool = False,
+              ruled_out: Collection[tuple[str, str, str]] = ()) -> GuiChoices:
         """Candidates from the screen's marks and the request: text is what the request says (its
         URLs and paths, quoted phrases, cell references, file names, numbers, then runs of its
         words), free only when it says nothing.
@@ -281,7 +285,7 @@ class GuiChoices:
         return cls(ids, editable, tuple(texts) or None, PHONE_KEYS if phone else DESKTOP_KEYS, menus, phone,
                    grounding(screen.marks, request, docs=docs, no_push=no_push), tuple(skills), request,
                    tuple(screen.marks), end_push, frozenset(finished), tuple(notes), tuple((skill_bias or {}).items()),
-                   skills_first)
+                   skills_first, frozenset(ruled_out))
 
     def skill(self, name: str) -> GuiSkill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -304,8 +308,11 @@ class GuiChoices:
 
     def values(self, op: GuiOp, p: GuiParam) -> tuple[Any, ...] | None:
         """The values of ``op``'s parameter ``p`` (``None``: any text); a one-parameter skill's
-        values whose call already ran to its end (:attr:`finished`) are left out."""
+        values whose call already ran to its end (:attr:`finished`) are left out, and so is a
+        value the screen ruled out (:attr:`ruled_out`)."""
         vals = self._values(op, p)
+        if vals is not None and self.ruled_out:
+            vals = tuple(v for v in vals if (op.name, p.name, str(v)) not in self.ruled_out)
         if vals is None or not self.finished or self.skill(op.name) is None:
             return vals
         if len(op.params) == 1:

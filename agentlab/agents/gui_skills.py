@@ -441,15 +441,25 @@ def late_labels(skill: GuiSkill) -> list[tuple[int, str]]:
     typed = {m.group(1) for s in skill.steps for m in _SLOT_RE.finditer(s.type or "")}
     out: dict[str, int] = {}
     for i, step in enumerate(skill.steps):
-        t = step.target
-        if t is None:
-            continue
-        for text in (t.name, t.contains, t.pattern):
-            for m in _SLOT_RE.finditer(text or ""):
-                p = m.group(1)
-                if p not in typed and p not in skill.on_screen and p not in out:
-                    out[p] = i
+        for t in (step.target, step.to):  # a drag's destination is found on screen too (the folder)
+            if t is None:
+                continue
+            for text in (t.name, t.contains, t.pattern):
+                for m in _SLOT_RE.finditer(text or ""):
+                    p = m.group(1)
+                    if p not in typed and p not in skill.on_screen and p not in out:
+                        out[p] = i
     return sorted(((i, p) for p, i in out.items()))
+
+
+def slot_target(step: GuiStep, param: str) -> Any:
+    """The target of ``step`` whose label holds ``param``'s slot: the element it acts on, else a
+    drag's destination (None: neither)."""
+    slot = "{{" + param + "}}"
+    for t in (step.target, step.to):
+        if t is not None and any(slot in (text or "") for text in (t.name, t.contains, t.pattern)):
+            return t
+    return None
 
 
 #: two words are one when they share this many first letters ("vibration" / "Vibrate", "alarms" /
@@ -527,7 +537,7 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
     from agentlab.envs.actions.phone import PHONE
     from agentlab.envs.base import StepResult
     from agentlab.envs.desktop import DesktopEnv
-    from agentlab.envs.gui_replay import GuiReplayError, find, replay
+    from agentlab.envs.gui_replay import GuiReplayError, find, replay, scroll_to
     from agentlab.errors import InvalidActionError
 
     sent: list[Any] = []
@@ -535,6 +545,8 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
     #: the whole label of the element each late parameter found (the call's identity whatever words
     #: reached it: "06:00" and "06:00 Yoga" both switch the Yoga alarm, and a toggle run twice undoes itself)
     acted: dict[str, str] = {}
+    #: parameter -> a value the screen showed it cannot take (the current name is no new name)
+    ruled: dict[str, str] = {}
 
     def stopped(why: str) -> tuple[list[Any], Any]:
         """A skill that fails after acting has changed the screen: the step happened (the loop
@@ -551,7 +563,7 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                 env.step(action)
                 sent.append(action)
         info = {"skill": skill.name, "call": call_text(skill, values), "skill_error": why,
-                **({"grounded": grounded} if grounded else {}),
+                **({"grounded": grounded} if grounded else {}), **({"ruled_out": ruled} if ruled else {}),
                 **({"acted_on": call_text(skill, {**values, **acted})} if acted else {})}
         return sent, StepResult(observation=env.observe(), done=False, info=info)
 
@@ -576,6 +588,21 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                 raise InvalidActionError(f"{skill.name}: {exc.message}") from None
 
     values = {k: str(v) for k, v in args.items()}
+
+    def ground(param: str, label: str | None) -> None:
+        """``param`` is ``label``, the name found on screen (None or the same: as called)."""
+        if label is None or label == values[param]:
+            return
+        other = next((n for n, v in values.items() if n != param and v == label), None)
+        if other is not None:
+            # rename_bookmark('Wether', 'Wether') once the old name grounded on the bookmark 'Wether':
+            # the call would change nothing, and the on-screen name is no value for ``other`` either
+            ruled[other] = label
+            raise InvalidActionError(f"{call_text(skill, values)}: {param} found on screen as {label!r}, "
+                                     f"the value of {other}; nothing would change")
+        grounded[param] = label
+        values[param] = label
+
     start = 0
     try:
         if phone:
@@ -583,25 +610,31 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
         for k, param in late_labels(skill):
             run(skill.steps_for(values)[start:k])
             start = k
-            target, template = skill.steps_for(values)[k].target, skill.steps[k].target
+            template = slot_target(skill.steps[k], param)
+            filled = skill.steps_for(values)[k]
+            target = filled.target if template is skill.steps[k].target else filled.to
             assert target is not None and template is not None  # late_labels only names steps with a target
             role = template.role
             obs = _screen_with(env, role, phone)
-            if find(obs, target) is None:
+            if not phone and find(obs, target) is None:  # below the fold: look there before grounding
+                obs = scroll_to(env, target, LOOK_S, k + 1, skill.steps[k],
+                                lambda _i, _s, _o, a: sent.append(a) if a is not None else None, [])
+            hits = [e for e in obs.elements if target.matches(e.role, e.text)]
+            if len(hits) > 1:
+                # several elements fit what the call says ("save" in four switches' labels): the one
+                # the request's words say most, not the first (toggle_setting('save') switched
+                # "Offer to save passwords" on a development task asking where to save downloads)
+                fits = [part for e in hits if (part := _slot_part(e.text, template, param)) is not None]
+                ground(param, ground_label(fits, values[param], request))
+            elif not hits:
                 parts = (_slot_part(e.text, template, param) for e in obs.elements if role is None or e.role == role)
                 shown = [part for part in parts if part is not None]
                 label = ground_label(shown, values[param], request)
                 if label is None and phone:  # a list's rows below its fold are labels too (the fifth alarm)
                     label = ground_label(shown + _list_labels(env, obs, role, sent), values[param], request)
-                if label is not None and label != values[param]:
-                    if label in (v for n, v in values.items() if n != param):
-                        # rename_bookmark('Wether', 'Wether') once 'Weather' grounded on the bookmark
-                        # 'Wether': the call would change nothing and count as the ask done
-                        raise InvalidActionError(f"{call_text(skill, values)}: {param} found on screen as "
-                                                 f"{label!r}, the value of another parameter; nothing would change")
-                    grounded[param] = label
-                    values[param] = label
-            now = skill.steps_for(values)[k].target
+                ground(param, label)
+            now_step = skill.steps_for(values)[k]
+            now = now_step.target if template is skill.steps[k].target else now_step.to
             hit = find(obs, now) if now is not None else None
             if hit is not None and hit.text.strip():
                 acted[param] = hit.text.strip()
@@ -619,6 +652,10 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
 
 #: Escapes a desktop skill that stopped part-way presses: a submenu and its menu, or a dialog
 CLOSE_KEYS = 2
+
+#: seconds a desktop skill looks (waiting, then scrolling) for the element a late parameter
+#: names before grounding it on what the screen shows (:func:`~agentlab.envs.gui_replay.scroll_to`)
+LOOK_S = 8.0
 
 #: how many times a phone skill presses Back looking for the screen its first element is on
 MAX_BACKS = 4

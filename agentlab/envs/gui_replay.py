@@ -74,7 +74,7 @@ SCROLL_CLICKS = 5
 MAX_SCROLLS = 6
 
 
-def _scroll_to(env: DesktopEnv, target: Target, timeout_s: float, i: int, step: GuiStep,
+def scroll_to(env: DesktopEnv, target: Target, timeout_s: float, i: int, step: GuiStep,
                on_step: StepHook | None, sent: list[str]) -> Observation:
     """Wait for ``target``; when it has not shown after :data:`SCROLL_AFTER_S`, scroll down over
     the middle of the screen, looking after each turn, until it shows or the screen stops moving
@@ -147,7 +147,7 @@ def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
     """Carry out ``steps`` on ``env``; :class:`GuiReplayError` names the first one that fails
     (its screen saved as ``shots/gui_failure.png`` when ``shots`` is given). ``scroll``: an
     element a step waits for or acts on that does not come is looked for by scrolling
-    (:func:`_scroll_to`; a skill replayed with another value than its demonstration's). A task's
+    (:func:`scroll_to`; a skill replayed with another value than its demonstration's). A task's
     own GUI solution is replayed as written (off)."""
     result = ReplayResult()
     t0 = time.monotonic()
@@ -163,7 +163,7 @@ def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
             elif step.action in ("wait", "gone"):
                 assert step.target is not None
                 if scroll and step.action == "wait":
-                    obs = _scroll_to(env, step.target, step.timeout_s, i, step, on_step, result.actions)
+                    obs = scroll_to(env, step.target, step.timeout_s, i, step, on_step, result.actions)
                 else:
                     obs = _wait_for(env, step.target, step.timeout_s, present=step.action == "wait")
                 if (find(obs, step.target) is not None) != (step.action == "wait"):
@@ -171,7 +171,7 @@ def replay(env: DesktopEnv, steps: list[GuiStep], *, shots: Path | None = None,
             else:
                 for target in (step.target, step.to):
                     if target is not None and find(obs, target) is None:
-                        obs = (_scroll_to(env, target, step.timeout_s, i, step, on_step, result.actions) if scroll
+                        obs = (scroll_to(env, target, step.timeout_s, i, step, on_step, result.actions) if scroll
                                else _wait_for(env, target, step.timeout_s))
                 action = action_for(step, obs)
                 if action is None:

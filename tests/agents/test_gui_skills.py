@@ -364,6 +364,9 @@ def test_labels_found_on_a_screen_the_skill_opens_are_the_late_ones() -> None:
     assert late_labels(by_name["toggle_setting"]) == [(1, "setting")]
     assert late_labels(by_name["follow_link"]) == []  # chosen among the calling screen's links
     assert late_labels(by_name["set_cell"]) == []  # typed text is the request's, never a label
+    # the file waited for, then the folder the drag drops it on: both are names on the screen
+    assert late_labels(by_name["move_to_folder"]) == [(2, "file"), (3, "folder")]
+    assert by_name["move_to_folder"].shapes == {}
 
 
 def test_a_label_is_grounded_on_the_calls_words_then_the_requests() -> None:

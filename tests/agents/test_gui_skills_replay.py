@@ -79,6 +79,28 @@ def test_a_skill_scrolls_to_an_element_below_the_fold(tmp_path: Path, pool) -> N
     assert "skill_error" not in step.info and any(a.startswith("scroll(") for a in step.info["expanded"]), step.info
 
 
+def test_a_drags_destination_is_grounded_on_the_screen_and_one_name_for_two_is_ruled_out(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
+    """move_to_folder's folder is found on the file manager's screen as its file is: the embedded
+    model's run of words ("paperwork folder") is grounded on the cell 'paperwork'. A call whose two
+    names become one once grounded stops before acting, and the name it found is then no longer
+    offered for the other parameter."""
+    _needs("thunar")
+    task = _demo_task("move_to_folder", id="skill-use-paperwork")
+    llm = ScriptedChat(["move_to_folder('paperwork', 'paperwork folder')",
+                        "move_to_folder('tax-return-2024.txt', 'paperwork folder')", "done()"],
+                       Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, agent="OSAgent",
+                   options=ExecOptions(max_steps=3, runner_options={"route": "gui", "stop_after_skills": False},
+                                       envs=TaskEnvOptions(app_start_timeout_s=240)))
+    assert row["error"] is None, row["error"]
+    steps = [s for s in load_trajectory(tmp_path / row["trajectory"]).steps if s.info.get("skill")]
+    assert "nothing would change" in steps[0].info["skill_error"] and steps[0].info["ruled_out"] == {"file": "paperwork"}
+    assert steps[1].info["grounded"] == {"folder": "paperwork"} and "skill_error" not in steps[1].info
+    assert (row["success"], row["route"]) == (True, "gui"), row
+    offered = llm.params[1].grammar.tools["move_to_folder"]
+    assert offered[0] is not None and "'paperwork'" not in offered[0]
+
+
 def test_spreadsheet_skills_set_another_cell_and_save_keeping_the_format(tmp_path: Path, pool) -> None:  # type: ignore[no-untyped-def]
     _needs("soffice")
     evaluator = {"func": ["number_close", "number_close"], "conj": "and",

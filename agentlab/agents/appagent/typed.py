@@ -234,6 +234,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     #: embedded model called toggle_setting("save") three times on a development task, each
     #: waiting out the same missing switch
     stopped: list[str] = []
+    #: (skill, parameter, value) a stopped call's screen showed the parameter cannot take
+    ruled_out: set[tuple[str, str, str]] = set()
     skills_ran = 0  #: how many: once they cover the asks, done() is favoured
     skill_failed = False  #: a skill stopped or was refused: the GUI operations are offered from then on
     unsaved = False  #: something was done in the app (its save then runs at the end)
@@ -257,7 +259,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                                        end_push=DONE_AFTER_SKILLS if skills and skills_ran >= asks else 0.0,
                                        finished=[*finished, *stopped], skill_bias=_due(biases, skills_ran, asks),
                                        skills_first=cfg.skills_first and bool(biases) and skills_ran < asks
-                                       and not skill_failed)
+                                       and not skill_failed, ruled_out=ruled_out)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
             act = _Act(env, screen, skills, task, finished, stopped)
@@ -308,6 +310,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                 done_so_far[-1] += f" (stopped: {carried.result.info['skill_error']})"
                 skill_failed = True
                 stopped += _identities(call, carried.result.info)
+                ruled_out |= {(call.name, p, v) for p, v in carried.result.info.get("ruled_out", {}).items()}
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
                 finished += _identities(call, carried.result.info)
                 skills_ran += 1
