@@ -633,7 +633,7 @@ class Carried:
 
 
 def carry_out(env: Env, call: GuiCall, screen: GuiScreen, skills: Sequence[GuiSkill] = (), request: str = "",
-              finished: Collection[str] = ()) -> Carried:
+              finished: Collection[str] = (), made: Collection[tuple[str, str]] = ()) -> Carried:
     """Perform ``call`` on ``env`` through its own action space; nothing is sent for ``done``/``fail``.
 
     ``select("A > B")`` clicks the element named A, then, on the screen that click opened, the
@@ -646,7 +646,7 @@ def carry_out(env: Env, call: GuiCall, screen: GuiScreen, skills: Sequence[GuiSk
         return out
     skill = next((s for s in skills if s.name == call.name), None)
     if skill is not None:
-        out.actions, out.result = run_skill(env, skill, call.args, request, finished)
+        out.actions, out.result = run_skill(env, skill, call.args, request, finished, made)
         return out
     if call.name == "select":
         elements = screen.marks

@@ -519,7 +519,7 @@ def call_text(skill: GuiSkill, values: Mapping[str, Any]) -> str:
 
 
 def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str = "",
-              finished: Collection[str] = ()) -> tuple[list[Any], Any]:
+              finished: Collection[str] = (), made: Collection[tuple[str, str]] = ()) -> tuple[list[Any], Any]:
     """Replay ``skill`` with ``args`` on a desktop or phone env; returns (the env actions sent, the
     last step's result). A skill whose first step cannot be carried out raises
     :class:`~agentlab.errors.InvalidActionError` naming it, which the loop feeds back; one that
@@ -533,7 +533,10 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
     picks the skill well more often than it copies a label it has not seen yet ("deleting" for
     the "12:00 Lunch" alarm). The result's ``call`` is the call as grounded (:func:`call_text`);
     one that is in ``finished`` (it already ran to its end in the episode, whatever words the
-    model used for it) stops before its remaining steps: a toggle run twice undoes itself."""
+    model used for it) stops before its remaining steps: a toggle run twice undoes itself. So does
+    one whose found name is a name an earlier call of the skill wrote (``made``: ``(skill, value)``;
+    the result's ``made`` lists what this one wrote): renaming 'Wether' to 'Weather' and then
+    'Weather' to something else undoes the ask."""
     from agentlab.envs.actions.phone import PHONE
     from agentlab.envs.base import StepResult
     from agentlab.envs.desktop import DesktopEnv
@@ -638,13 +641,20 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
             hit = find(obs, now) if now is not None else None
             if hit is not None and hit.text.strip():
                 acted[param] = hit.text.strip()
+        late = {p for _, p in late_labels(skill)}
+        remade = next((v for p in late for v in (values[p], acted.get(p)) if (skill.name, v) in made), None)
+        if remade is not None:
+            raise InvalidActionError(f"{call_text(skill, values)}: {remade!r} is what an earlier {skill.name} "
+                                     "call made; call done() if nothing else is asked")
         if call_text(skill, values) in finished or (acted and call_text(skill, {**values, **acted}) in finished):
             raise InvalidActionError(f"{call_text(skill, values)} already ran to its end in this episode; "
                                      "call done() if nothing else is asked")
         run(skill.steps_for(values)[start:])
     except InvalidActionError as exc:
         return stopped(exc.message)
+    wrote = {p: values[p] for p in skill.params if p not in late and p not in skill.on_screen}
     info: dict[str, Any] = {"skill": skill.name, "call": call_text(skill, values),
+                            **({"made": wrote} if wrote and late else {}),
                             **({"grounded": grounded} if grounded else {}),
                             **({"acted_on": call_text(skill, {**values, **acted})} if acted else {})}
     return sent, StepResult(observation=env.observe(), done=False, info=info)

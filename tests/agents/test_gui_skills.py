@@ -810,6 +810,15 @@ def test_a_call_whose_names_become_one_value_once_grounded_stops_before_acting(f
     assert next(a for a in app.alarms if a.label == "Lunch").enabled is True
     _, result = run_skill(env, two, {"alarm": "deleting", "other": "Yoga"}, request)  # distinct: it acts
     assert "skill_error" not in result.info and next(a for a in app.alarms if a.label == "Lunch").enabled is False
+    assert result.info["made"] == {"other": "Yoga"}  # what it wrote (a new name), beside what it found
+    # a later call of the skill that finds a name an earlier one wrote would undo that ask
+    # (rename_bookmark('Weather', 'misspelt') after renaming 'Wether' to 'Weather', a development run)
+    gym = next(a for a in app.alarms if a.label == "Gym")
+    before = gym.enabled
+    _, result = run_skill(env, two, {"alarm": "gym", "other": "x"}, request,
+                          made=[("toggle_twice", f"{gym.hour:02d}:00 Gym")])
+    assert "an earlier toggle_twice call made" in result.info["skill_error"]
+    assert gym.enabled is before
 
 
 def test_a_skill_learns_the_word_before_each_value_and_two_texts_are_told_apart_by_it() -> None:

@@ -64,12 +64,15 @@ class _Act:
     """The last check on a reply: carry the typed call out (an env refusal is fed back)."""
 
     def __init__(self, env: Env, screen: GuiScreen, skills: tuple[GuiSkill, ...] = (), request: str = "",
-                 finished: Collection[str] = (), stopped: Collection[str] = ()) -> None:
+                 finished: Collection[str] = (), stopped: Collection[str] = (),
+                 made: Collection[tuple[str, str]] = ()) -> None:
         self.env, self.screen, self.skills, self.request = env, screen, skills, request
         #: skill calls that already ran to their end in this episode (as rendered)
         self.finished = finished
         #: skill calls that stopped part-way in this episode: the same call stops at the same place
         self.stopped = stopped
+        #: (skill, name) a finished call of the skill wrote into the app (a bookmark's new name)
+        self.made = made
         self.carried: Carried | None = None
 
     def __call__(self, call: GuiCall) -> None:
@@ -83,7 +86,7 @@ class _Act:
         if any(s.name == call.name for s in self.skills) and len(texts) != len(set(texts)):
             # rename_sheet('People', 'People') on a development task: a no-op that counted as the ask done
             raise InvalidActionError(f"{call.render()} gives two parameters the same value, which changes nothing")
-        self.carried = carry_out(self.env, call, self.screen, self.skills, self.request, self.finished)
+        self.carried = carry_out(self.env, call, self.screen, self.skills, self.request, self.finished, self.made)
 
 
 def _identities(call: GuiCall, info: dict[str, Any]) -> list[str]:
@@ -236,6 +239,8 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
     stopped: list[str] = []
     #: (skill, parameter, value) a stopped call's screen showed the parameter cannot take
     ruled_out: set[tuple[str, str, str]] = set()
+    #: (skill, name) a finished skill call wrote (acting on it again with the same skill undoes the ask)
+    made: set[tuple[str, str]] = set()
     skills_ran = 0  #: how many: once they cover the asks, done() is favoured
     skill_failed = False  #: a skill stopped or was refused: the GUI operations are offered from then on
     unsaved = False  #: something was done in the app (its save then runs at the end)
@@ -262,7 +267,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                                        and not skill_failed, ruled_out=ruled_out)
             allow_end = steps > 0
             docs = store.for_screen(screen.marks) if learned else ""
-            act = _Act(env, screen, skills, task, finished, stopped)
+            act = _Act(env, screen, skills, task, finished, stopped, made)
 
             def record_failure(a: Attempt[GuiCall]) -> None:
                 nonlocal skill_failed
@@ -313,6 +318,7 @@ def deploy_typed(agent: AppAgentCore, env: Env, task: str, rec: TrajectoryRecord
                 ruled_out |= {(call.name, p, v) for p, v in carried.result.info.get("ruled_out", {}).items()}
             elif choices.skill(call.name):  # as called, and as grounded (the model words one call many ways)
                 finished += _identities(call, carried.result.info)
+                made |= {(call.name, v) for v in carried.result.info.get("made", {}).values()}
                 skills_ran += 1
             unsaved = True
             if call.name == "click" and flipped_switch(obs, carried.result.observation):
