@@ -44,7 +44,7 @@ from agentlab.envs.actions.parse import call_arguments
 from agentlab.envs.actions.phone import PHONE, Back, Finish, Swipe, Tap, Text
 from agentlab.envs.base import Element, Env, Observation, StepResult, clip
 from agentlab.errors import ActionParseError, InvalidActionError
-from agentlab.agents.gui_skills import CELL_RANGE, SHEET_APPS, GuiSkill, first_target, fits_shape, run_skill, value_shape
+from agentlab.agents.gui_skills import CELL_RANGE, SHEET_APPS, GuiSkill, first_target, fits_shape, run_skill, value_shape, word_before
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.slots import QUOTED, combine_priors, request_values, said_words, shared_words, word_prior
 
@@ -712,15 +712,8 @@ def _quoted(value: str, request: str) -> bool:
 def _follows(cue: str, value: str, request: str) -> bool:
     """Whether ``value`` occurs in ``request`` right after the word ``cue`` (articles and
     quotation marks between them skipped, as :func:`~agentlab.agents.gui_skills.cue_before` reads it)."""
-    from agentlab.agents.gui_skills import _CUE_SKIP
-
-    for m in re.finditer(r"(?<![\w])" + re.escape(value) + r"(?![\w])", request):
-        words = re.findall(r"[a-z0-9]+", request[:m.start()].lower())
-        while words and words[-1] in _CUE_SKIP:
-            words.pop()
-        if words and words[-1] == cue:
-            return True
-    return False
+    return any(word_before(request, m.start()) == cue
+               for m in re.finditer(r"(?<![\w])" + re.escape(value) + r"(?![\w])", request))
 
 
 def _cue_factor(v: str, request: str, cue: str | None, others: tuple[str, ...]) -> float:

@@ -271,9 +271,13 @@ def cue_before(value: str, request: str) -> str | None:
     or opens the request."""
     pattern = r"(?<!\w)" + re.escape(value) + r"(?!\w)"
     m = re.search(pattern, request) or re.search(pattern, request, re.IGNORECASE)  # as written first: "the Video section"
-    if m is None:
-        return None
-    words = re.findall(r"[a-z0-9]+", request[:m.start()].lower())
+    return None if m is None else word_before(request, m.start())
+
+
+def word_before(text: str, at: int) -> str | None:
+    """The word of ``text`` that ends before position ``at``, lower case, :data:`_CUE_SKIP` words and
+    quotation marks skipped (None: none): how a cue is learned and how it is read again."""
+    words = re.findall(r"[a-z0-9]+", text[:at].lower())
     while words and words[-1] in _CUE_SKIP:
         words.pop()
     return words[-1] if words else None
@@ -452,14 +456,12 @@ def late_labels(skill: GuiSkill) -> list[tuple[int, str]]:
     return sorted(((i, p) for p, i in out.items()))
 
 
-def slot_target(step: GuiStep, param: str) -> Any:
-    """The target of ``step`` whose label holds ``param``'s slot: the element it acts on, else a
-    drag's destination (None: neither)."""
+def slot_field(step: GuiStep, param: str) -> str:
+    """Which target of ``step`` holds ``param``'s slot: ``"target"`` (the element it acts on) or
+    ``"to"`` (a drag's destination); read on the skill's own step, whose labels still hold the slots."""
     slot = "{{" + param + "}}"
-    for t in (step.target, step.to):
-        if t is not None and any(slot in (text or "") for text in (t.name, t.contains, t.pattern)):
-            return t
-    return None
+    t = step.target
+    return "target" if t is not None and any(slot in (text or "") for text in (t.name, t.contains, t.pattern)) else "to"
 
 
 #: two words are one when they share this many first letters ("vibration" / "Vibrate", "alarms" /
@@ -607,15 +609,16 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
         values[param] = label
 
     start = 0
+    lates = late_labels(skill)
+    late = {p for _, p in lates}
     try:
         if phone:
             _back_to(env, skill.steps_for(values)[0], sent, skill.name)
-        for k, param in late_labels(skill):
+        for k, param in lates:
             run(skill.steps_for(values)[start:k])
             start = k
-            template = slot_target(skill.steps[k], param)
-            filled = skill.steps_for(values)[k]
-            target = filled.target if template is skill.steps[k].target else filled.to
+            field = slot_field(skill.steps[k], param)
+            template, target = getattr(skill.steps[k], field), getattr(skill.steps_for(values)[k], field)
             assert target is not None and template is not None  # late_labels only names steps with a target
             role = template.role
             obs = _screen_with(env, role, phone)
@@ -636,12 +639,10 @@ def run_skill(env: Any, skill: GuiSkill, args: Mapping[str, Any], request: str =
                 if label is None and phone:  # a list's rows below its fold are labels too (the fifth alarm)
                     label = ground_label(shown + _list_labels(env, obs, role, sent), values[param], request)
                 ground(param, label)
-            now_step = skill.steps_for(values)[k]
-            now = now_step.target if template is skill.steps[k].target else now_step.to
+            now = getattr(skill.steps_for(values)[k], field)
             hit = find(obs, now) if now is not None else None
             if hit is not None and hit.text.strip():
                 acted[param] = hit.text.strip()
-        late = {p for _, p in late_labels(skill)}
         remade = next((v for p in late for v in (values[p], acted.get(p)) if (skill.name, v) in made), None)
         if remade is not None:
             raise InvalidActionError(f"{call_text(skill, values)}: {remade!r} is what an earlier {skill.name} "

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,9 +45,6 @@ def word_features(text: str) -> np.ndarray:
     nearer the synthesized *delete* and *open* requests about "Invoice 2291" than the *star*
     ones). A linear model over the words learns "star", "flag", "bin" from the pairs, and words
     that come with every skill (values, context phrases) get no weight."""
-    import re
-    import zlib
-
     v = np.zeros(WORD_BUCKETS)
     for w in set(re.findall(r"[a-z]+", text.lower())):
         v[zlib.crc32(w.encode()) % WORD_BUCKETS] = 1.0
@@ -74,7 +73,11 @@ class ToolPrior:
         return np.asarray(vector)
 
     def probs(self, vector: np.ndarray) -> dict[str, float]:
-        """Each tool's probability for one request embedding (unit-normalised as the encoder gives it)."""
+        """Each tool's probability for one request's features (:meth:`features`); a length the
+        weights were not fitted on (a card edited by hand, another encoder) is one line."""
+        if np.shape(vector) != (self.weight.shape[0],):
+            raise ConfigError(f"tool prior reads {self.weight.shape[0]} features, got {np.shape(vector)}: "
+                              f"fit it again (card features: {self.card.get('features', 'embedding')})")
         logits = np.asarray(vector, dtype=np.float64) @ self.weight.astype(np.float64) + self.bias
         logits -= logits.max()
         p = np.exp(logits)

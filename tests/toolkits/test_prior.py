@@ -154,6 +154,10 @@ def test_a_prior_fitted_with_the_requests_reads_their_words_after_a_save_and_loa
     back = ToolPrior.load(prior.save(tmp_path / "p"))
     probs = back.probs(back.features(np.eye(8)[0], "In the inbox, please star Boiler service"))
     assert probs["star_message"] > 0.8
+    # a card that no longer says how it reads (edited by hand) is one line, not a numpy traceback
+    edited = ToolPrior(back.names, back.weight, back.bias, {k: v for k, v in back.card.items() if k != "features"})
+    with pytest.raises(ConfigError, match="tool prior reads 1032 features, got .8,.: fit it again"):
+        edited.probs(edited.features(np.eye(8)[0], "star it"))
     blind = fit(same, labels, card={"encoder": "toy"})
     assert blind.features(np.eye(8)[0], "star it").shape == (8,)
     assert blind.probs(blind.features(np.eye(8)[0], "star it"))["star_message"] == pytest.approx(0.5, abs=0.01)
