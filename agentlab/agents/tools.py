@@ -24,6 +24,7 @@ import contextlib
 import json
 import functools
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from agentlab.safepath import SafeFolder
 from agentlab.toolkits import load_toolkit
 from agentlab.tasks.requests import split_pieces
 from agentlab.toolkits.base import END_CALLS, Call, Toolkit, parse_calls
+from agentlab.toolkits.asks import unanswered_asks
 from agentlab.toolkits.check import unmet_asks
 from agentlab.toolkits.grammar import CallGrammar
 from agentlab.toolkits.prior import CARD as PRIOR_CARD
@@ -135,6 +137,12 @@ class ToolAgentOptions(BaseModel):
     #: run yet in the episode. The prior (fitted on synthesized single-operation requests) is
     #: what says a piece of the request is an operation, and which; 0 turns it off
     confident_asks: float = Field(0.0, ge=0.0, le=1.0)
+    #: with ``check_done``: an ask (a piece of the request asking for an operation) that no call
+    #: which ran answered (:func:`~agentlab.toolkits.asks.unanswered_asks`: a call answers the ask
+    #: naming its values, or else one whose most likely tool under the prior is its own) gets a
+    #: step of its own too. ``strict``: each call answers one ask; ``lenient``: a call its values
+    #: placed also answers an ask of its tool that names no value; ``off``: only the value check
+    check_asks: Literal["off", "strict", "lenient"] = "off"
     #: a reply whose every call already ran without error in the episode is refused and asked
     #: again (:meth:`ToolAgent._parse_new`); false: it runs again (the ablation)
     no_repeats: bool = True
@@ -174,6 +182,8 @@ class _ToolEpisode(Episode):
     sure: list[tuple[str, str]] | None = None
     #: every call that ran without error so far, as its JSON text (``no_repeats``)
     ran: set[str] = field(default_factory=set)
+    #: the calls that ran without error so far, in order (``check_asks``)
+    done_calls: list[Call] = field(default_factory=list)
 
 
 def _call_key(call: Call) -> str:
@@ -453,6 +463,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
             if ok:
                 ep.called.update(c.name for c in tools)
+                ep.done_calls.extend(tools)
                 ep.ran.update(_call_key(c) for c in tools)
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
@@ -526,6 +537,11 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         if self.options.confident_asks > 0 and ep.tool_prior is not None:
             confident = {piece for piece, tool in self._sure(ep) if tool not in ep.called}
             unmet = [a for a in split_pieces(ep.task) if a in unmet or a in confident]
+        if self.options.check_asks != "off" and ep.tool_prior is not None:
+            unanswered = set(unanswered_asks(ep.task, ep.done_calls, self.kit, _listing(ep.origin),
+                                             functools.partial(_top_tool, ep.tool_prior),
+                                             by_tool_always=self.options.check_asks == "lenient"))
+            unmet = [a for a in split_pieces(ep.task) if a in unmet or a in unanswered]
         return [a for a in unmet if a not in ep.asked]
 
     def _sure(self, ep: _ToolEpisode) -> list[tuple[str, str]]:
@@ -609,6 +625,22 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
 def _load_prior(folder: str) -> ToolPrior:
     """A prior folder read once per process (every episode of a specialist uses it)."""
     return ToolPrior.load(folder)
+
+
+def _top_tool(prior: ToolPrior, piece: str) -> str | None:
+    """The tool ``prior`` finds most likely for ``piece`` read alone (``check_asks``)."""
+    probs = prior.probs(prior.features(_encoder().encode([piece])[0], piece))
+    return max(probs, key=lambda n: probs[n]) if probs else None
+
+
+def _listing(folder: Path) -> frozenset[str]:
+    """Every file and folder under ``folder`` (a private copy of the workspace), relative, without
+    following links: what existed when the episode began (``check_asks``)."""
+    out: set[str] = set()
+    for root, dirs, files in os.walk(folder):  # links are not followed (os.walk's default)
+        rel = Path(root).relative_to(folder)
+        out.update((rel / name).as_posix() for name in [*dirs, *files])
+    return frozenset(out)
 
 
 def _relative(text: str, folder: Path) -> str:
