@@ -1,0 +1,111 @@
+"""Which asks of a request the calls that ran answered (:mod:`agentlab.toolkits.asks`), and the
+tool agent giving an unanswered ask a step of its own (``check_asks``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlab.llm.base import Capabilities
+from agentlab.llm.testing import ScriptedChat as Scripted
+from agentlab.paths import data_dir
+from agentlab.pool import AgentPool
+from agentlab.run.episode import run_task
+from agentlab.tasks.spec import load_task
+from agentlab.teams.base import ExecOptions
+from agentlab.envs.trajectory import load_trajectory
+from agentlab.toolkits import load_toolkit
+from agentlab.toolkits.asks import answered_pieces, is_ask, unanswered_asks
+from agentlab.toolkits.base import Call
+
+
+@pytest.mark.parametrize("piece", [
+    "add 'Hiring freeze' as the last bullet on the same slide.",
+    "Please turn it 90 degrees clockwise",
+    "Also songs/dance.mp3 is in there twice, please remove the second one.",
+    "Can you create a Receipts folder under Local Folders in Thunderbird",
+    "to open that same page every time it starts.",
+    "star his contract renewal email so I don't lose it?",
+    "I'd like Chromium to show the Home button",
+])
+def test_a_piece_asking_for_an_operation_is_an_ask(piece: str) -> None:
+    assert is_ask(piece)
+
+
+@pytest.mark.parametrize("piece", [
+    "The mail is in thunderbird/Mail/Local Folders/Inbox.",
+    "photo.png is too big to email.",
+    "Keep the original as it is.",
+    "Leave the other files alone.",
+    "The header row should stay where it is.",
+    "save it over the same file?",
+    "I want to see where my money went in November.",
+    "'Send the invites'.",  # a quoted title's verb is not the request's
+    "",
+])
+def test_a_note_a_constraint_or_a_quoted_title_is_not_an_ask(piece: str) -> None:
+    assert not is_ask(piece)
+
+
+def _top(table: dict[str, str]):
+    return lambda piece: next((tool for words, tool in table.items() if words in piece), None)
+
+
+def test_each_call_answers_the_ask_naming_its_longest_value_and_a_written_file_every_piece_naming_it() -> None:
+    """``add_bullet('launch.pptx', 'Risks', 'Hiring freeze')`` names the Risks slide (first
+    piece) and 'Hiring freeze' (second): it answers the second only, so the first ask, which
+    names no value a call could show, is still to do. A file the call wrote answers every piece
+    naming it ("save the result as scan_fixed.png"); a file that existed answers nothing."""
+    slides = load_toolkit("slides")
+    pieces = ["The supplier delay is sorted, so please drop that bullet from the Risks slide in launch.pptx",
+              "add 'Hiring freeze' as the last bullet on the same slide."]
+    call = Call("add_bullet", {"file": "launch.pptx", "slide": "Risks", "text": "Hiring freeze"})
+    assert answered_pieces(pieces, [call], slides, {"launch.pptx"}, _top({})) == {1}
+    images = load_toolkit("images")
+    text = ("scan.png came out of the scanner sideways. Please turn it 90 degrees clockwise and make it "
+            "greyscale, and save the result as scan_fixed.png.")
+    grey = Call("grayscale", {"file": "scan.png", "out": "scan_fixed.png"})
+    top = _top({"clockwise": "rotate_clockwise", "greyscale": "grayscale", "save": "convert"})
+    assert unanswered_asks(text, [grey], images, {"scan.png"}, top) == ["Please turn it 90 degrees clockwise"]
+    rotate = Call("rotate_clockwise", {"file": "scan_fixed.png", "degrees": 90, "out": "scan_fixed.png"})
+    assert unanswered_asks(text, [grey, rotate], images, {"scan.png"}, top) == []
+    # nothing ran, or a request of one piece: nothing to say
+    assert unanswered_asks(text, [], images, {"scan.png"}, top) == []
+    assert unanswered_asks("Make scan.png greyscale.", [grey], images, {"scan.png"}, top) == []
+
+
+def test_the_lenient_reading_lets_a_placed_call_also_answer_a_valueless_ask_of_its_tool() -> None:
+    """Strict: one ask per call, so "Can you add one more slide" is unanswered after an
+    ``add_slide`` whose title the second piece names. Lenient: that call also answers the first
+    ask of its own tool that names no value of its own."""
+    slides = load_toolkit("slides")
+    text = "Can you add one more slide at the end of kickoff.pptx? Title it 'Next steps', with one bullet: 'Book the venue'."
+    call = Call("add_slide", {"file": "kickoff.pptx", "title": "Next steps", "lines": "Book the venue"})
+    top = _top({"add one more slide": "add_slide", "Title it": "set_title"})
+    assert unanswered_asks(text, [call], slides, {"kickoff.pptx"}, top) == [
+        "Can you add one more slide at the end of kickoff.pptx?"]
+    assert unanswered_asks(text, [call], slides, {"kickoff.pptx"}, top, by_tool_always=True) == []
+
+
+def test_an_unanswered_ask_gets_its_own_step_and_off_the_first_done_ends_the_episode(tmp_path) -> None:
+    """"…mark everything from Jonas Weber as read, and star his contract renewal email …": the
+    first reply marks the messages read and says ``done()``; its values name the first ask only,
+    so with ``check_asks`` the second ask ("star his contract renewal email") is asked alone and
+    its call solves the task. The value check alone cannot see it (it names no value), so off,
+    the first ``done()`` ends the episode with the task half done."""
+    pool = AgentPool.from_dir(None)
+    task = load_task(data_dir() / "tasks_dev2" / "thunderbird-d2-jonas-read-star-contract.json")
+    box = "thunderbird/Mail/Local Folders/Inbox"
+    first = f"mark_messages('{box}', 'Jonas Weber', 'from', 'read')\ndone()"
+    second = f"mark_messages('{box}', 'Contract renewal', 'subject', 'flagged')\ndone()"
+    llm = Scripted([first, second], Capabilities(plan_grammar=True))
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path / "on",
+                   options=ExecOptions(max_steps=4, runner_options={"check_asks": "strict"}))
+    traj = load_trajectory(tmp_path / "on" / row["trajectory"])
+    s0, s1 = traj.steps[0].info, traj.steps[1].info
+    assert s0["done_refused"] and s0["unmet"] == ["star his contract renewal email so I don't lose it?"], s0
+    assert s1["ask"] == s0["unmet"][0] and "unmet" not in s1, s1
+    assert (row["steps"], row["success"]) == (2, True), row
+    off = Scripted([first, second], Capabilities(plan_grammar=True))
+    row_off = run_task(task, pool=pool, llm=off, out_dir=tmp_path / "off",
+                       options=ExecOptions(max_steps=4, runner_options={"check_asks": "off"}))
+    assert (row_off["steps"], row_off["success"]) == (1, False), row_off
