@@ -20,6 +20,9 @@ names of the files the workspace held at the start; never a task's evaluator or 
   one naming the Risks slide); a file the call wrote that did not exist at the start answers
   every piece naming it ("save the result as scan_fixed.png"). A call whose values no piece names
   answers the first unanswered ask whose most likely tool (read from the piece alone) is its own.
+  A call whose values name an ask of another tool ("Title it 'Next steps'" is ``set_title``'s,
+  the call ``add_slide``) also answers the first unanswered ask of its own tool that names no
+  value of its own ("Can you add one more slide"): the values were the new slide's.
 * An ask no call answered is **unanswered**; the specialist then takes it alone
   (:meth:`~agentlab.agents.tools.ToolAgent._ask_alone`).
 """
@@ -107,11 +110,11 @@ def answered_pieces(pieces: Sequence[str], calls: Sequence[Call], kit: Toolkit, 
     """The indices of ``pieces`` the ``calls`` answered (module docstring). ``existed``: the
     workspace's files (and folders) at the start, relative paths; ``top_tool``: a piece's most
     likely tool, or ``None``. ``by_tool_always``: a call its values placed also answers the
-    first unanswered ask whose most likely tool is its own and that names no value of its own
-    (the lenient reading; the default gives each call one ask)."""
+    first unanswered ask whose most likely tool is its own and that names no value of its own,
+    even when the placed ask's tool is its own too (the lenient reading, an ablation)."""
     asks = [is_ask(p) for p in pieces]
     answered: set[int] = set()
-    by_tool: list[Call] = []
+    by_tool: list[tuple[Call, bool]] = []  # (a call, whether its values placed it already)
     for call in calls:
         if call.name in END_CALLS or call.name not in kit.tools:
             continue
@@ -131,12 +134,13 @@ def answered_pieces(pieces: Sequence[str], calls: Sequence[Call], kit: Toolkit, 
                         best = key
         if best is not None:
             answered.add(-best[2])
-        if best is None or by_tool_always:
-            by_tool.append(call)
-    for call in by_tool:
+        # values and tool disagree (add_slide's title named by "Title it 'Next steps'", whose own
+        # tool is set_title): the call also did the ask of its tool ("add one more slide")
+        if best is None or by_tool_always or (asks[-best[2]] and top_tool(pieces[-best[2]]) != call.name):
+            by_tool.append((call, best is not None))
+    for call, placed in by_tool:
         for i, piece in enumerate(pieces):
-            if i not in answered and asks[i] and top_tool(piece) == call.name and (
-                    not by_tool_always or not _own_values(piece)):
+            if i not in answered and asks[i] and top_tool(piece) == call.name and not (placed and _own_values(piece)):
                 answered.add(i)
                 break
     return answered

@@ -73,17 +73,28 @@ def test_each_call_answers_the_ask_naming_its_longest_value_and_a_written_file_e
     assert unanswered_asks("Make scan.png greyscale.", [grey], images, {"scan.png"}, top) == []
 
 
-def test_the_lenient_reading_lets_a_placed_call_also_answer_a_valueless_ask_of_its_tool() -> None:
-    """Strict: one ask per call, so "Can you add one more slide" is unanswered after an
-    ``add_slide`` whose title the second piece names. Lenient: that call also answers the first
-    ask of its own tool that names no value of its own."""
+def test_a_call_whose_values_name_another_tools_ask_also_answers_the_ask_of_its_own_tool() -> None:
+    """``add_slide`` with the title "Title it 'Next steps'" names: that piece's own tool is
+    ``set_title``, so the call also answers "Can you add one more slide", the first ask of its own
+    tool naming no value (the values were the new slide's). Where values and tool agree
+    (``mark_messages`` placed on "mark everything from Jonas Weber as read"), the call answers that
+    ask only, and "star his contract renewal email" stays to do — unless read leniently (the
+    ablation: a placed call answers any valueless ask of its tool)."""
     slides = load_toolkit("slides")
     text = "Can you add one more slide at the end of kickoff.pptx? Title it 'Next steps', with one bullet: 'Book the venue'."
     call = Call("add_slide", {"file": "kickoff.pptx", "title": "Next steps", "lines": "Book the venue"})
     top = _top({"add one more slide": "add_slide", "Title it": "set_title"})
-    assert unanswered_asks(text, [call], slides, {"kickoff.pptx"}, top) == [
-        "Can you add one more slide at the end of kickoff.pptx?"]
-    assert unanswered_asks(text, [call], slides, {"kickoff.pptx"}, top, by_tool_always=True) == []
+    assert unanswered_asks(text, [call], slides, {"kickoff.pptx"}, top) == []
+    agree = _top({"add one more slide": "add_slide", "Title it": "add_slide"})
+    assert unanswered_asks(text, [call], slides, {"kickoff.pptx"}, agree) == [
+        "Can you add one more slide at the end of kickoff.pptx?"]  # values and tool agree: one ask
+    mail = load_toolkit("mail")
+    text = ("Could you mark everything from Jonas Weber in my inbox as read, and star his contract renewal "
+            "email so I don't lose it?")
+    mark = Call("mark_messages", {"folder": "Inbox", "text": "Jonas Weber", "field": "from", "flag": "read"})
+    top = _top({"mark": "mark_messages", "star": "mark_messages"})
+    assert unanswered_asks(text, [mark], mail, {"Inbox"}, top) == ["star his contract renewal email so I don't lose it?"]
+    assert unanswered_asks(text, [mark], mail, {"Inbox"}, top, by_tool_always=True) == []
 
 
 def test_an_unanswered_ask_gets_its_own_step_and_off_the_first_done_ends_the_episode(tmp_path) -> None:
