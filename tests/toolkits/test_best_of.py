@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +193,12 @@ def test_the_checker_rewards_the_requested_value_in_a_workbook(tmp_path) -> None
     kit = load_toolkit("sheets")
     request = "In budget.xlsx, type the word Total into cell A4 and the number 60 into cell B4."
     _xlsx(tmp_path / "start" / "budget.xlsx")
-    for name, b4 in (("right", 60), ("wrong", 50), ("same", None)):
+    for name, b4 in (("right", 60), ("wrong", 50)):
         _xlsx(tmp_path / name / "budget.xlsx", b4)
+    # unchanged means the same bytes: a workbook written again a second later differs in its
+    # saved-at time (docProps), which made this test fail on a loaded machine
+    (tmp_path / "same").mkdir()
+    shutil.copy2(tmp_path / "start" / "budget.xlsx", tmp_path / "same" / "budget.xlsx")
     right, why = request_score(request, tmp_path / "start", tmp_path / "right", kit, OK)
     wrong, _ = request_score(request, tmp_path / "start", tmp_path / "wrong", kit, OK)
     same, why_same = request_score(request, tmp_path / "start", tmp_path / "same", kit, OK)
