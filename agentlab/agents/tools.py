@@ -50,7 +50,7 @@ from agentlab.paths import data_dir
 from agentlab.pool.document import AgentDocument
 from agentlab.safepath import SafeFolder
 from agentlab.toolkits import load_toolkit
-from agentlab.tasks.requests import split_pieces
+from agentlab.tasks.requests import split_asks
 from agentlab.toolkits.base import END_CALLS, Call, Toolkit, parse_calls
 from agentlab.toolkits.asks import unanswered_asks
 from agentlab.toolkits.check import unmet_asks
@@ -142,7 +142,7 @@ class ToolAgentOptions(BaseModel):
     #: naming its values, or else one whose most likely tool under the prior is its own) gets a
     #: step of its own too. ``strict``: each call answers one ask; ``lenient``: a call its values
     #: placed also answers an ask of its tool that names no value; ``off``: only the value check
-    check_asks: Literal["off", "strict", "lenient"] = "off"
+    check_asks: Literal["off", "strict", "lenient"] = "strict"
     #: a reply whose every call already ran without error in the episode is refused and asked
     #: again (:meth:`ToolAgent._parse_new`); false: it runs again (the ablation)
     no_repeats: bool = True
@@ -215,7 +215,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         least similar one). ``vector``: the request's embedding when the caller has it.
 
         A request that asks for several things ("write Average in A6, and put the mean below the
-        March column") is also cut into its asks (:func:`~agentlab.tasks.requests.split_pieces`):
+        March column") is also cut into its asks (:func:`~agentlab.tasks.requests.split_asks`):
         each ask's nearest tool is shown first, so the second operation's tool is not crowded
         out by tools similar to the whole sentence."""
         names = list(self.kit.tools)
@@ -226,7 +226,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         sims = self._tool_vectors @ query
         ranked = [names[i] for i in sorted(range(len(names)), key=lambda i: -float(sims[i]))]
         keep: list[str] = []
-        pieces = split_pieces(task)
+        pieces = split_asks(task)
         if len(pieces) > 1:
             per_piece = self._tool_vectors @ _encoder().encode(pieces).T  # tools x pieces
             for j in range(per_piece.shape[1]):
@@ -536,19 +536,19 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             unmet = unmet_asks(ep.task, ep.origin, now, self.kit)
         if self.options.confident_asks > 0 and ep.tool_prior is not None:
             confident = {piece for piece, tool in self._sure(ep) if tool not in ep.called}
-            unmet = [a for a in split_pieces(ep.task) if a in unmet or a in confident]
+            unmet = [a for a in split_asks(ep.task) if a in unmet or a in confident]
         if self.options.check_asks != "off" and ep.tool_prior is not None:
             unanswered = set(unanswered_asks(ep.task, ep.done_calls, self.kit, _listing(ep.origin),
                                              functools.partial(_top_tool, ep.tool_prior),
                                              by_tool_always=self.options.check_asks == "lenient"))
-            unmet = [a for a in split_pieces(ep.task) if a in unmet or a in unanswered]
+            unmet = [a for a in split_asks(ep.task) if a in unmet or a in unanswered]
         return [a for a in unmet if a not in ep.asked]
 
     def _sure(self, ep: _ToolEpisode) -> list[tuple[str, str]]:
         """The request's pieces (when it has several) whose most likely tool under the prior, read
         from the piece alone, reaches ``confident_asks``, each with that tool (once per episode)."""
         if ep.sure is None:
-            pieces = split_pieces(ep.task)
+            pieces = split_asks(ep.task)
             ep.sure = []
             if len(pieces) > 1 and ep.tool_prior is not None:
                 for piece, vector in zip(pieces, _encoder().encode(pieces)):

@@ -8,7 +8,7 @@ failures were a second ask of this kind that never had a step). This module read
 round: from the calls that ran to the asks they answer. It reads the request, the calls and the
 names of the files the workspace held at the start; never a task's evaluator or expected values.
 
-* A **piece** is one of :func:`~agentlab.tasks.requests.split_pieces`. It is an **ask** when it
+* A **piece** is one of :func:`~agentlab.tasks.requests.split_asks`. It is an **ask** when it
   asks for an operation: it opens with an operation verb ("add ...", "please drop ..."), or a
   request marker ("can you", "I'd like", "should be", "to ...") is followed by one. A piece that
   only says where things are ("The mail is in ..."), what is wrong ("photo.png is too big"), or
@@ -22,7 +22,9 @@ names of the files the workspace held at the start; never a task's evaluator or 
   answers the first unanswered ask whose most likely tool (read from the piece alone) is its own.
   A call whose values name an ask of another tool ("Title it 'Next steps'" is ``set_title``'s,
   the call ``add_slide``) also answers the first unanswered ask of its own tool that names no
-  value of its own ("Can you add one more slide"): the values were the new slide's.
+  value of its own ("Can you add one more slide"): the values were the new slide's. A call whose
+  values only a note names ("Slide 2 of strategy.pptx should be titled Roadmap.") answers the ask
+  beside that note ("Could you change it?"): the note said what the ask wants.
 * An ask no call answered is **unanswered**; the specialist then takes it alone
   (:meth:`~agentlab.agents.tools.ToolAgent._ask_alone`).
 """
@@ -32,21 +34,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from agentlab.tasks.requests import split_pieces
+from agentlab.tasks.requests import OPERATION_VERBS, split_asks
 from agentlab.toolkits.base import END_CALLS, Call, Toolkit
 from agentlab.toolkits.slots import request_values
-
-#: verbs that ask for an operation on files, documents, settings or messages (the toolkits'
-#: own tool names' verbs, and the everyday words people use for the same operations)
-OPERATION_VERBS = frozenset("""
-add append change convert copy count create crop delete drop export filter flip insert invert make mark
-mirror move remove rename replace resize rotate scale set shift sort sum swap total update put turn take
-star flag unstar hide show switch bump give fix open clear empty write fill merge split bold centre center
-align italicise italicize underline highlight reply forward send bookmark archive tag trim shorten raise
-lower increase decrease enable disable mute unmute list collect group duplicate transpose erase cut strip
-shrink enlarge grey gray greyscale grayscale lighten darken brighten sharpen blur reorder rearrange
-title retitle relabel label capitalise capitalize uppercase lowercase round format number bullet indent
-""".split())
 
 #: words that open a piece asking that something stays as it is, or how to do the operations:
 #: never an operation of its own
@@ -134,6 +124,8 @@ def answered_pieces(pieces: Sequence[str], calls: Sequence[Call], kit: Toolkit, 
                         best = key
         if best is not None:
             answered.add(-best[2])
+            if not asks[-best[2]]:  # a note saying what the call did: the ask beside it refers to it
+                answered.update(_beside(-best[2], asks, answered))
         # values and tool disagree (add_slide's title named by "Title it 'Next steps'", whose own
         # tool is set_title): the call also did the ask of its tool ("add one more slide")
         if best is None or by_tool_always or (asks[-best[2]] and top_tool(pieces[-best[2]]) != call.name):
@@ -146,6 +138,14 @@ def answered_pieces(pieces: Sequence[str], calls: Sequence[Call], kit: Toolkit, 
     return answered
 
 
+def _beside(i: int, asks: Sequence[bool], answered: set[int]) -> list[int]:
+    """The unanswered ask a note at ``i`` is about: the first after it, else the last before it
+    ("Slide 2 should be titled Roadmap. Could you change it?")."""
+    after = [j for j in range(i + 1, len(asks)) if asks[j] and j not in answered]
+    before = [j for j in range(i) if asks[j] and j not in answered]
+    return after[:1] or before[-1:]
+
+
 def _own_values(piece: str) -> bool:
     """Whether ``piece`` names a value other than a file: a quoted phrase, a number, a URL."""
     said = request_values(piece)
@@ -156,7 +156,7 @@ def unanswered_asks(instruction: str, calls: Sequence[Call], kit: Toolkit, exist
                     top_tool: Callable[[str], str | None], *, by_tool_always: bool = False) -> list[str]:
     """The asks of ``instruction`` that none of ``calls`` (the calls that ran without error)
     answered, in order; [] for a request of one piece or when no call ran."""
-    pieces = split_pieces(instruction)
+    pieces = split_asks(instruction)
     ran = [c for c in calls if c.name not in END_CALLS]
     if len(pieces) < 2 or not ran:
         return []

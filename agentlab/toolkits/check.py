@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.safepath import SafeFolder
-from agentlab.tasks.requests import split_pieces
+from agentlab.tasks.requests import split_asks
 from agentlab.toolkits.base import Toolkit
 from agentlab.toolkits.slots import mentioned, request_values
 
@@ -188,7 +188,7 @@ def request_score(instruction: str, before: Path, after: Path, kit: Toolkit,
 
 
 def unmet_asks(instruction: str, before: Path, after: Path, kit: Toolkit) -> list[str]:
-    """The asks of ``instruction`` (:func:`~agentlab.tasks.requests.split_pieces`) that the
+    """The asks of ``instruction`` (:func:`~agentlab.tasks.requests.split_asks`) that the
     result does not reflect yet, in order: an ask naming an exact value (a quoted phrase, a
     number, a cell, a new file name, a URL) of which none appeared, went away or changed.
 
@@ -207,7 +207,7 @@ def unmet_asks(instruction: str, before: Path, after: Path, kit: Toolkit) -> lis
     d = Diff.of(before, after, kit)
     ended = "\n".join(f"{rel}\n{v.text}" for rel, v in d.end.items()) if kit.catalogue else ""
     out = []
-    for piece in split_pieces(instruction):
+    for piece in split_asks(instruction):
         exact = [v for v in named_values(piece) if v.kind != "word" and d.is_new(v) and not _turn(v, piece)]
         if exact:
             if not any(d.reflects(v) for v in exact):

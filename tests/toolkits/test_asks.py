@@ -120,3 +120,43 @@ def test_an_unanswered_ask_gets_its_own_step_and_off_the_first_done_ends_the_epi
     row_off = run_task(task, pool=pool, llm=off, out_dir=tmp_path / "off",
                        options=ExecOptions(max_steps=4, runner_options={"check_asks": "off"}))
     assert (row_off["steps"], row_off["success"]) == (1, False), row_off
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("Could you add a row for it between Tuesday and Thursday, with 7.5 hours?",
+     ["Could you add a row for it between Tuesday and Thursday, with 7.5 hours?"]),
+    ("I'd like vertical rulers at columns 80 and 120 in the editor.", ["I'd like vertical rulers at columns 80 and 120 in the editor."]),
+    ("Put a slide titled 'Budget' in deck.pptx with two bullets: 'Hardware: 12k' and 'Licences: 4k'.",
+     ["Put a slide titled 'Budget' in deck.pptx with two bullets: 'Hardware: 12k' and 'Licences: 4k'."]),
+    ("Could you hide the build and dist folders in VS Code, and switch on format on save?",
+     ["Could you hide the build and dist folders in VS Code", "switch on format on save?"]),
+    ("Please turn it 90 degrees clockwise and make it greyscale.", ["Please turn it 90 degrees clockwise", "make it greyscale."]),
+    ("In letter.docx the heading should be bold and the date should be on the right-hand side.",
+     ["In letter.docx the heading should be bold", "the date should be on the right-hand side."]),
+    ("Make a folder called Travel on the bar and put SkyJet and Nordair inside it.",
+     ["Make a folder called Travel on the bar", "put SkyJet and Nordair inside it."]),
+])
+def test_a_specialist_cuts_at_and_only_where_a_clause_of_its_own_follows(text: str, asks: list[str]) -> None:
+    """``split_asks``: "between Tuesday and Thursday" or "columns 80 and 120" is one ask (cut, the
+    second item became an ask of its own and was asked alone); an "and" before a verb, a subject
+    or a clause with its own verb still cuts. The MetaAgent's ``split_pieces`` keeps every cut."""
+    from agentlab.tasks.requests import split_asks, split_pieces
+
+    assert split_asks(text) == asks
+    assert len(split_pieces(text)) >= len(asks)
+
+
+def test_a_call_whose_values_a_note_names_answers_the_ask_beside_the_note() -> None:
+    """"Slide 2 of strategy.pptx should be titled Roadmap. Could you change it?": the call's
+    values are in the note, and "Could you change it?" is what the note is about — answered, so
+    no second step renames slide texts (the first development set lost this task so)."""
+    slides = load_toolkit("slides")
+    text = "Slide 2 of strategy.pptx should be titled Roadmap. Could you change it?"
+    call = Call("set_title", {"file": "strategy.pptx", "slide": "2", "title": "Roadmap"})
+    assert not is_ask("Slide 2 of strategy.pptx should be titled Roadmap.")
+    assert unanswered_asks(text, [call], slides, {"strategy.pptx"}, _top({})) == []
+    settings = load_toolkit("settings")
+    text = ("The python.defaultInterpreterPath setting in .vscode/settings.json points to a virtualenv I "
+            "deleted. Just remove that setting and keep the rest.")
+    call = Call("remove_setting", {"file": ".vscode/settings.json", "key": "python.defaultInterpreterPath"})
+    assert unanswered_asks(text, [call], settings, {".vscode/settings.json", ".vscode"}, _top({})) == []
