@@ -56,8 +56,16 @@ MIN_VALUE_CHARS = 2
 def is_ask(piece: str) -> bool:
     """Whether ``piece`` asks for an operation (module docstring): an operation verb first (after
     "also", "then", "please" ...), or a request marker followed by one; never a piece that opens
-    by asking that something stays as it is."""
+    by asking that something stays as it is. What follows a colon is read as a start of its own
+    ("We're releasing: bump the version ...")."""
     piece = _QUOTED.sub(" ", piece)  # a quoted title is not the request's verb ("'Send the invites'.")
+    head, colon, tail = piece.partition(":")
+    if colon and tail.strip() and _opens_ask(tail):
+        return True
+    return _opens_ask(piece)
+
+
+def _opens_ask(piece: str) -> bool:
     words = [w.lower() for w in _WORD.findall(piece)]
     while words and words[0] in _LEADING:
         words = words[1:]

@@ -26,6 +26,7 @@ from agentlab.toolkits.base import Call
     "to open that same page every time it starts.",
     "star his contract renewal email so I don't lose it?",
     "I'd like Chromium to show the Home button",
+    "We're releasing: bump the version in package.json to 1.4.0",  # after a colon, a start of its own
 ])
 def test_a_piece_asking_for_an_operation_is_an_ask(piece: str) -> None:
     assert is_ask(piece)
