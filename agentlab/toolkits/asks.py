@@ -48,7 +48,8 @@ _MARKER = re.compile(r"\b(?:can|could|would|will)\s+you\b|\bplease\b|\bi'?d\s+li
                      re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _QUOTED = re.compile(r"(?<!\w)(['\"‘“])(.+?)(?:['\"’”])(?!\w)")
-_LEADING = frozenset("also and then so now finally just and, please".split())
+#: words before a piece's first verb that say nothing of it ("also add ...", "then please sort ...")
+_LEADING = frozenset("also and then so now finally just please".split())
 #: a value shorter than this (characters) points nowhere: 'a', 'on', a bare digit
 MIN_VALUE_CHARS = 2
 
@@ -59,13 +60,14 @@ def is_ask(piece: str) -> bool:
     by asking that something stays as it is. What follows a colon is read as a start of its own
     ("We're releasing: bump the version ...")."""
     piece = _QUOTED.sub(" ", piece)  # a quoted title is not the request's verb ("'Send the invites'.")
-    head, colon, tail = piece.partition(":")
+    _, colon, tail = piece.partition(":")
     if colon and tail.strip() and _opens_ask(tail):
         return True
     return _opens_ask(piece)
 
 
 def _opens_ask(piece: str) -> bool:
+    """:func:`is_ask` of one stretch of words, read from its start."""
     words = [w.lower() for w in _WORD.findall(piece)]
     while words and words[0] in _LEADING:
         words = words[1:]
