@@ -192,6 +192,9 @@ class DesktopEnv(Env):
                 log.info("no accessibility tree: %s", exc.message)
         if elements:
             info["source"] = "a11y"
+            if shot.getbbox() is None:  # every pixel black: grabbed before the windows the tree lists painted
+                shot = self.screenshot()  # (a loaded machine: the tree was read after the paint)
+                info["regrabbed"] = True
         else:
             elements, nodes = grid_elements(shot.size, *self.grid), []
             info["source"] = "grid"

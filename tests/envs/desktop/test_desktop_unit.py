@@ -191,3 +191,27 @@ def test_vcl_offsets_are_corrected_until_an_embedded_gtk_widget():
 
 def test_desktop_env_hands_out_the_desktop_space():
     assert grid_env().actions is DESKTOP
+
+
+def test_a_black_screen_grabbed_before_the_listed_windows_painted_is_grabbed_again(monkeypatch):
+    """On a loaded machine the first grab can come before the app's window paints while the
+    accessibility tree, read after it, already lists its buttons: an all-black screenshot with
+    elements is grabbed once more (CI saw the demo app's 'Add one' button as black pixels)."""
+    from agentlab.envs.a11y import A11yTree
+
+    class LatePaint(RecordingDriver):
+        grabs = 0
+
+        def screenshot(self):
+            LatePaint.grabs += 1
+            return Image.new("RGB", self.size, (0, 0, 0) if LatePaint.grabs == 1 else (230, 230, 230))
+
+    node = A11yNode(path=(0, 0), depth=1, app="demo", role="push button", name="Add one", bbox=(10, 10, 90, 40),
+                    states=frozenset({"showing", "visible", "enabled", "sensitive"}), actions=("click",))
+    env = DesktopEnv(display=":99", a11y="on", driver=LatePaint(), settle_s=0)
+    monkeypatch.setattr(env, "accessibility_tree", lambda: A11yTree(nodes=[node], apps=["demo"]))
+    obs = env.observe()
+    assert obs.info["source"] == "a11y" and obs.info["regrabbed"] and LatePaint.grabs == 2
+    assert obs.screenshot.getpixel((50, 20)) == (230, 230, 230)
+    again = env.observe()  # a screen that is painted is grabbed once
+    assert "regrabbed" not in again.info and LatePaint.grabs == 3
