@@ -184,6 +184,10 @@ class _ToolEpisode(Episode):
     ran: set[str] = field(default_factory=set)
     #: the calls that ran without error so far, in order (``check_asks``)
     done_calls: list[Call] = field(default_factory=list)
+    #: ``check_asks``' reading of the episode's fixed inputs, once: the files at the start, and
+    #: each piece's most likely tool (MiniLM and the prior, per piece, not per step)
+    existed: frozenset[str] | None = None
+    tops: dict[str, str | None] = field(default_factory=dict)
 
 
 def _call_key(call: Call) -> str:
@@ -538,8 +542,16 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             confident = {piece for piece, tool in self._sure(ep) if tool not in ep.called}
             unmet = [a for a in split_asks(ep.task) if a in unmet or a in confident]
         if self.options.check_asks != "off" and ep.tool_prior is not None:
-            unanswered = set(unanswered_asks(ep.task, ep.done_calls, self.kit, _listing(ep.origin),
-                                             functools.partial(_top_tool, ep.tool_prior),
+            prior = ep.tool_prior
+            if ep.existed is None:
+                ep.existed = _listing(ep.origin)
+
+            def top(piece: str) -> str | None:
+                if piece not in ep.tops:
+                    ep.tops[piece] = _top_tool(prior, piece)
+                return ep.tops[piece]
+
+            unanswered = set(unanswered_asks(ep.task, ep.done_calls, self.kit, ep.existed, top,
                                              by_tool_always=self.options.check_asks == "lenient"))
             unmet = [a for a in split_asks(ep.task) if a in unmet or a in unanswered]
         return [a for a in unmet if a not in ep.asked]

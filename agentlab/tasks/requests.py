@@ -103,17 +103,18 @@ def split_asks(text: str, *, min_words: int = MIN_WORDS, max_pieces: int = MAX_P
     row between Tuesday and Thursday, with 7.5 hours" cut at its "and" made "Thursday, with 7.5
     hours?" an ask of its own, asked alone (the first development set); the MetaAgent's
     multi-application detection keeps the plain cut it was measured with."""
-    parts = cut_at_joints(text, _JOINT_ALL, min_words=min_words, cut=_and_joins_clauses)
-    if len(parts) > max_pieces:
-        parts = cut_at_joints(text, _JOINT_STRONG, min_words=min_words)
-    if len(parts) > max_pieces:
-        parts = [*parts[: max_pieces - 1], " ".join(parts[max_pieces - 1:])]
-    return parts or ([text.strip()] if text.strip() else [])
+    return _pieces(text, min_words, max_pieces, _and_joins_clauses)
 
 
 def split_pieces(text: str, *, min_words: int = MIN_WORDS, max_pieces: int = MAX_PIECES) -> list[str]:
     """``text``'s pieces in order, cut at every joint (never empty for a non-empty text)."""
-    parts = cut_at_joints(text, _JOINT_ALL, min_words=min_words)
+    return _pieces(text, min_words, max_pieces, None)
+
+
+def _pieces(text: str, min_words: int, max_pieces: int, cut: Callable[[str, str], bool] | None) -> list[str]:
+    """Cut at every joint ``cut`` accepts; above ``max_pieces``, at the strong joints only, then
+    the tail glued (never empty for a non-empty text)."""
+    parts = cut_at_joints(text, _JOINT_ALL, min_words=min_words, cut=cut)
     if len(parts) > max_pieces:
         parts = cut_at_joints(text, _JOINT_STRONG, min_words=min_words)
     if len(parts) > max_pieces:

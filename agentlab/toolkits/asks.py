@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from agentlab.tasks.requests import OPERATION_VERBS, split_asks
 from agentlab.toolkits.base import END_CALLS, Call, Toolkit
-from agentlab.toolkits.slots import request_values
+from agentlab.toolkits.slots import QUOTED, request_values
 
 #: words that open a piece asking that something stays as it is, or how to do the operations:
 #: never an operation of its own
@@ -47,7 +47,6 @@ _MARKER = re.compile(r"\b(?:can|could|would|will)\s+you\b|\bplease\b|\bi'?d\s+li
                      r"\bwe\s+(?:want|need)\b|\bshould\s+(?:be|go|come|read|say|have)\b|\bneeds?\s+to\b|^to\b",
                      re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-_QUOTED = re.compile(r"(?<!\w)(['\"‘“])(.+?)(?:['\"’”])(?!\w)")
 #: words before a piece's first verb that say nothing of it ("also add ...", "then please sort ...")
 _LEADING = frozenset("also and then so now finally just please".split())
 #: a value shorter than this (characters) points nowhere: 'a', 'on', a bare digit
@@ -59,7 +58,7 @@ def is_ask(piece: str) -> bool:
     "also", "then", "please" ...), or a request marker followed by one; never a piece that opens
     by asking that something stays as it is. What follows a colon is read as a start of its own
     ("We're releasing: bump the version ...")."""
-    piece = _QUOTED.sub(" ", piece)  # a quoted title is not the request's verb ("'Send the invites'.")
+    piece = QUOTED.sub(" ", piece)  # a quoted title is not the request's verb ("'Send the invites'.")
     _, colon, tail = piece.partition(":")
     if colon and tail.strip() and _opens_ask(tail):
         return True
@@ -132,14 +131,15 @@ def answered_pieces(pieces: Sequence[str], calls: Sequence[Call], kit: Toolkit, 
                     key = (asks[i], len(text), -i)
                     if _names(piece, text) and (best is None or key > best):
                         best = key
-        if best is not None:
-            answered.add(-best[2])
-            if not asks[-best[2]]:  # a note saying what the call did: the ask beside it refers to it
-                answered.update(_beside(-best[2], asks, answered))
+        place = None if best is None else -best[2]
+        if place is not None:
+            answered.add(place)
+            if not asks[place]:  # a note saying what the call did: the ask beside it refers to it
+                answered.update(_beside(place, asks, answered))
         # values and tool disagree (add_slide's title named by "Title it 'Next steps'", whose own
         # tool is set_title): the call also did the ask of its tool ("add one more slide")
-        if best is None or by_tool_always or (asks[-best[2]] and top_tool(pieces[-best[2]]) != call.name):
-            by_tool.append((call, best is not None))
+        if place is None or by_tool_always or (asks[place] and top_tool(pieces[place]) != call.name):
+            by_tool.append((call, place is not None))
     for call, placed in by_tool:
         for i, piece in enumerate(pieces):
             if i not in answered and asks[i] and top_tool(piece) == call.name and not (placed and _own_values(piece)):
@@ -159,7 +159,7 @@ def _beside(i: int, asks: Sequence[bool], answered: set[int]) -> list[int]:
 def _own_values(piece: str) -> bool:
     """Whether ``piece`` names a value other than a file: a quoted phrase, a number, a URL."""
     said = request_values(piece)
-    return bool(_QUOTED.search(piece) or said.numbers or said.urls)
+    return bool(QUOTED.search(piece) or said.numbers or said.urls)
 
 
 def unanswered_asks(instruction: str, calls: Sequence[Call], kit: Toolkit, existed: Collection[str],
