@@ -38,7 +38,7 @@ from agentlab.experiments.markdown import table
 from agentlab.fileio import read_jsonl
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.roles import Backends, ModelsFile
-from agentlab.metaagent.router import ROUTERS
+from agentlab.metaagent.router import LEARNED_ROUTERS, ROUTERS, router_class
 from agentlab.parallel import Scale
 from agentlab.paths import data_dir
 from agentlab.pool import AgentPool
@@ -69,16 +69,35 @@ ARMS: tuple[str, ...] = (*ROUTERS, *GENERALIST_ARMS)
 def parse_arm(name: str) -> tuple[str, int | None]:
     """``hybrid@10`` -> (``hybrid``, 10); a plain arm -> (name, None). Unknown names: one line.
     ``<router>@<k>`` (Figure 3 on the execution axis) is the store with only the first ``k`` agents
-    of :func:`enrolment_order` enrolled (distractors of other devices included), routed as usual."""
+    of :func:`enrolment_order` enrolled (distractors of other devices included), routed as usual.
+    ``<router>:<n>`` (Figure 5 on the execution axis, :func:`demos_of`) parses to (router, None)."""
     base, _, size = name.partition("@")
     if size:
         if base not in ROUTERS or base == "gt" or not size.isdigit() or int(size) < 1:
             raise ConfigError(f"arm {name!r}: a store of k agents is <router>@<k> with a router of "
                               f"{', '.join(r for r in ROUTERS if r != 'gt')} and k >= 1")
         return base, int(size)
+    if ":" in name:
+        return demos_of(name)[0], None
     if name not in ARMS:
-        raise ConfigError(f"unknown arm {name!r}; known: {', '.join(ARMS)}, or <router>@<k> (a store of k agents)")
+        raise ConfigError(f"unknown arm {name!r}; known: {', '.join(ARMS)}, <router>@<k> (a store of k agents) "
+                          "or <router>:<n> (a router fitted on n demonstrations per agent)")
     return name, None
+
+
+def demos_of(name: str) -> tuple[str, int | None]:
+    """``agenttoken:30`` -> (``agenttoken``, 30): the router fitted afresh on at most 30
+    demonstrations per agent (seeds first, then a seeded sample of the self-instructed ones,
+    :func:`~agentlab.metaagent.data.load_training_set`) instead of its shipped checkpoint or its
+    default data -- Figure 5 on the execution axis, and the LoRA and prompt-tuning arms at a size
+    a 2-core machine trains in minutes. A name without ``:`` -> (name, None)."""
+    base, sep, size = name.partition(":")
+    if not sep:
+        return name, None
+    if base not in LEARNED_ROUTERS or not size.isdigit() or int(size) < 1:
+        raise ConfigError(f"arm {name!r}: a router fitted on n demonstrations per agent is <router>:<n> with a "
+                          f"router of {', '.join(LEARNED_ROUTERS)} and n >= 1")
+    return base, int(size)
 
 
 def enrolment_order(pool: AgentPool, seed: int = 0) -> list[str]:
@@ -148,6 +167,18 @@ def set_tasks(name: str, config: Table1Config) -> list[ExecTask]:
     if not folder.is_dir():
         raise ConfigError(f"task set '{name}': no folder {folder}")
     return ea.pick_tasks(load_tasks(folder), config.per_set, config.envs)
+
+
+def fitted_route(kind: str, pool: AgentPool, per_agent: int, *, seed: int = 0) -> RouterRoute:
+    """Router ``kind`` fitted afresh on at most ``per_agent`` demonstrations per agent of the
+    project's data (:func:`demos_of`), routing under the store's policy as every arm does."""
+    from agentlab.metaagent.data import load_training_set
+
+    train = load_training_set(pool, None, per_agent=per_agent, seed=seed)
+    log.info("table 1: fitting %s on %d demonstration(s) (at most %d per agent)", kind, len(train), per_agent)
+    router = router_class(kind)(pool, progress=False)
+    router.fit(train)
+    return RouterRoute(router, f"{kind}:{per_agent}")
 
 
 def generalist_route(arm: str, pool: AgentPool) -> RouteFn:
@@ -323,6 +354,14 @@ def run(config: Table1Config, pool: AgentPool, llm: LLMBackend | Backends, out: 
     loaded from); the rows are the serial run's, timings aside."""
     config.check()
     routes: dict[str, RouteFn] = {arm: generalist_route(arm, pool) for arm in config.arms if arm in GENERALIST_ARMS}
+    # every router is built (and a fitted one trained) once for the whole run, not once per set
+    for arm in config.arms:
+        if arm in ROUTERS:
+            routes[arm] = router_route(arm, pool)
+        elif ":" in arm:
+            kind, n = demos_of(arm)
+            assert n is not None
+            routes[arm] = fitted_route(kind, pool, n, seed=config.seed)
     growth = [(arm, *parse_arm(arm)) for arm in config.arms if "@" in arm]
     if growth:
         order = enrolment_order(pool, config.seed)
@@ -365,17 +404,42 @@ def record_heatmap(path: Path) -> tuple[dict[str, dict[str, float | None]], dict
     return rates, counts, {k: data.get(k) for k in ("command", "model", "config")}
 
 
+def record_curves(path: Path, axis: str) -> dict[str, tuple[list[float], list[float]]]:
+    """Figures 3 and 5 on the execution axis from the committed record: per router, the sizes and
+    the overall ExecutionAcc (0..1) of its sized arms -- ``axis="store"``: the ``<router>@<k>``
+    arms (agents enrolled), ``axis="demos"``: the ``<router>:<n>`` arms (demonstrations per
+    agent) -- as :func:`agentlab.viz.routing.scaling_curves` takes them; empty when the record
+    has no such arm."""
+    if axis not in ("store", "demos"):
+        raise ConfigError(f"axis must be store or demos, not {axis!r}")
+    rates, _, _ = record_heatmap(path)
+    points: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for arm, by in rates.items():
+        if axis == "store" and "@" in arm:
+            base, size = parse_arm(arm)
+        elif axis == "demos" and ":" in arm:
+            base, size = demos_of(arm)
+        else:
+            continue
+        if size is not None and by.get("all") is not None:
+            points[base].append((size, float(by["all"] or 0.0)))
+    return {base: ([float(x) for x, _ in sorted(v)], [y for _, y in sorted(v)]) for base, v in points.items()}
+
+
 def arms_of(names: Sequence[str]) -> list[str]:
     """``names`` checked (:func:`parse_arm`; ``all``: every arm of :data:`ARMS`), in the table's
-    order: the plain arms, then the growth arms by router and size."""
+    order: the plain arms, then the fitted-size arms (``<router>:<n>``) and the growth arms
+    (``<router>@<k>``), each by router and size."""
     if list(names) == ["all"]:
         return list(ARMS)
     parsed = {n: parse_arm(n) for n in names}
     plain = [a for a in ARMS if a in names]
+    sized = sorted((n for n in names if ":" in n),
+                   key=lambda n: (list(ROUTERS).index(demos_of(n)[0]), demos_of(n)[1] or 0))
     grown = sorted((n for n, (_, k) in parsed.items() if k is not None),
                    key=lambda n: (list(ROUTERS).index(parsed[n][0]), parsed[n][1]))
-    return plain + grown
+    return plain + sized + grown
 
 
-__all__ = ["ARMS", "GENERALIST_ARMS", "TASK_SETS", "StoreOfK", "enrolment_order", "parse_arm", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
+__all__ = ["ARMS", "GENERALIST_ARMS", "TASK_SETS", "StoreOfK", "demos_of", "enrolment_order", "fitted_route", "parse_arm", "record_curves", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
            "set_tasks"]

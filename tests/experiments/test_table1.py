@@ -172,3 +172,43 @@ def test_a_torn_decisions_file_is_one_line_naming_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the arms' decisions") as err:
         t1.Table1.load(tmp_path)
     assert "decisions.json" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_fitted_size_arms_parse_order_and_refuse_what_cannot_be_fitted() -> None:
+    assert t1.demos_of("agenttoken:30") == ("agenttoken", 30) and t1.demos_of("lora") == ("lora", None)
+    assert t1.parse_arm("prompt:16") == ("prompt", None)
+    for bad in ("gt:10", "agenttoken:0", "nope:3", "lora:x"):
+        with pytest.raises(ConfigError, match="<router>:<n>"):
+            t1.parse_arm(bad)
+    assert t1.arms_of(["agenttoken:100", "hybrid@5", "lora:16", "agenttoken:10", "gt"]) == [
+        "gt", "agenttoken:10", "agenttoken:100", "lora:16", "hybrid@5"]
+    with pytest.raises(ConfigError, match="unknown arm 'best'.*<router>:<n>"):
+        t1.parse_arm("best")
+
+
+def test_a_fitted_route_is_trained_on_the_size_it_names(pool) -> None:
+    """The embedding router fitted on 1 seed per agent is a different router from one fitted on 10:
+    its centroids come from fewer demonstrations, and it still routes only to agents that can act."""
+    from agentlab.paths import data_dir
+    from agentlab.run.episode import RouterRoute
+    from agentlab.tasks.spec import load_tasks
+
+    small, big = t1.fitted_route("embedding", pool, 1), t1.fitted_route("embedding", pool, 10)
+    assert isinstance(small, RouterRoute) and small.kind == "embedding:1"
+    assert len(small.router.examples) == len(pool) < len(big.router.examples)  # one demonstration per agent
+    tasks = load_tasks(data_dir() / "tasks_dev2")[:8]
+    for task in tasks:
+        assert small(task) in small.acting("workspace") and big(task) in big.acting("workspace")
+
+
+def test_the_record_gives_figure_3_and_5_curves(tmp_path: Path) -> None:
+    import json
+
+    record = tmp_path / "r.json"
+    record.write_text(json.dumps({"command": "c", "model": "m", "config": {}, "domains": ["os"], "cells": {
+        "gt": {"os": [2, 4], "all": [2, 4]}, "agenttoken:30": {"all": [1, 4]}, "agenttoken:10": {"all": [0, 4]},
+        "hybrid@5": {"all": [1, 4]}, "hybrid@10": {"all": [3, 4]}}}))
+    assert t1.record_curves(record, "demos") == {"agenttoken": ([10.0, 30.0], [0.0, 0.25])}
+    assert t1.record_curves(record, "store") == {"hybrid": ([5.0, 10.0], [0.25, 0.75])}
+    with pytest.raises(ConfigError, match="axis must be"):
+        t1.record_curves(record, "time")
