@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentlab.errors import ConfigError
+from agentlab.errors import AgentlabError, ConfigError
 from agentlab.eval.variance import wilson_interval
 from agentlab.experiments import execution_acc as ea
 from agentlab.experiments.markdown import table
@@ -169,15 +169,40 @@ def set_tasks(name: str, config: Table1Config) -> list[ExecTask]:
     return ea.pick_tasks(load_tasks(folder), config.per_set, config.envs)
 
 
-def fitted_route(kind: str, pool: AgentPool, per_agent: int, *, seed: int = 0) -> RouterRoute:
+#: the marker a fitted router's folder gets once its state is saved whole (:func:`fitted_route`)
+FITTED = "fitted.json"
+
+
+def fitted_route(kind: str, pool: AgentPool, per_agent: int, *, seed: int = 0, keep: Path | None = None) -> RouterRoute:
     """Router ``kind`` fitted afresh on at most ``per_agent`` demonstrations per agent of the
-    project's data (:func:`demos_of`), routing under the store's policy as every arm does."""
+    project's data (:func:`demos_of`), routing under the store's policy as every arm does.
+    ``keep``: a folder (``<out>/routers``) where the fitted state is saved and, on a later
+    invocation into the same run folder, loaded instead of fitted again (LoRA and prompt tuning
+    take minutes); a saved state that does not load is one warning and a fresh fit."""
+    from agentlab.fileio import atomic_write_json
     from agentlab.metaagent.data import load_training_set
 
+    cls = router_class(kind)
+    where = keep / f"{kind}-{per_agent}-seed{seed}" if keep is not None else None
+    if where is not None and (where / FITTED).is_file():
+        try:
+            router = cls.load(where / "state", pool)
+            log.info("table 1: %s:%d loaded from %s", kind, per_agent, where)
+            return RouterRoute(router, f"{kind}:{per_agent}")
+        except (AgentlabError, OSError, ValueError, NotImplementedError) as exc:
+            log.warning("table 1: the fitted %s:%d in %s does not load (%s); fitting it again",
+                        kind, per_agent, where, " ".join(str(exc).split()))
     train = load_training_set(pool, None, per_agent=per_agent, seed=seed)
     log.info("table 1: fitting %s on %d demonstration(s) (at most %d per agent)", kind, len(train), per_agent)
-    router = router_class(kind)(pool, progress=False)
+    router = cls(pool, progress=False)
     router.fit(train)
+    if where is not None:
+        try:
+            router.save(where / "state")
+            atomic_write_json(where / FITTED, {"router": kind, "per_agent": per_agent, "seed": seed,
+                                               "examples": len(train)})
+        except NotImplementedError:  # nothing trained to keep (ICL reads its demonstrations each time)
+            pass
     return RouterRoute(router, f"{kind}:{per_agent}")
 
 
@@ -361,7 +386,7 @@ def run(config: Table1Config, pool: AgentPool, llm: LLMBackend | Backends, out: 
         elif ":" in arm:
             kind, n = demos_of(arm)
             assert n is not None
-            routes[arm] = fitted_route(kind, pool, n, seed=config.seed)
+            routes[arm] = fitted_route(kind, pool, n, seed=config.seed, keep=out / "routers")
     growth = [(arm, *parse_arm(arm)) for arm in config.arms if "@" in arm]
     if growth:
         order = enrolment_order(pool, config.seed)

@@ -186,6 +186,30 @@ def test_fitted_size_arms_parse_order_and_refuse_what_cannot_be_fitted() -> None
         t1.parse_arm("best")
 
 
+def test_a_fitted_router_is_kept_in_the_run_folder_and_loaded_by_the_next_invocation(pool, tmp_path: Path, monkeypatch,
+                                                                                     caplog) -> None:
+    import logging
+
+    import numpy as np
+
+    first = t1.fitted_route("embedding", pool, 2, keep=tmp_path)
+    assert (tmp_path / "embedding-2-seed0" / t1.FITTED).is_file()
+    from agentlab.metaagent.baselines.embedding import EmbeddingRouter
+
+    def no_fit(self, train):  # the second invocation must not fit again
+        raise AssertionError("fitted again")
+    monkeypatch.setattr(EmbeddingRouter, "fit", no_fit)
+    again = t1.fitted_route("embedding", pool, 2, keep=tmp_path)
+    assert np.array_equal(again.router.examples, first.router.examples)
+    for f in (tmp_path / "embedding-2-seed0" / "state").iterdir():
+        f.write_text("torn")  # a state that does not load: one warning, a fresh fit
+    monkeypatch.undo()
+    with caplog.at_level(logging.WARNING, logger="agentlab.experiments.table1"):
+        refit = t1.fitted_route("embedding", pool, 2, keep=tmp_path)
+    assert np.array_equal(refit.router.examples, first.router.examples)
+    assert "does not load" in caplog.text and "fitting it again" in caplog.text
+
+
 def test_a_fitted_route_is_trained_on_the_size_it_names(pool) -> None:
     """The embedding router fitted on 1 seed per agent is a different router from one fitted on 10:
     its centroids come from fewer demonstrations, and it still routes only to agents that can act."""
