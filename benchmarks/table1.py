@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("runs/table1"), help="resumable run folder")
     ap.add_argument("--sets", default=",".join(t1.TASK_SETS), help=f"task sets ({', '.join(t1.TASK_SETS)})")
-    ap.add_argument("--arms", default="all", help=f"arms ({', '.join(t1.ARMS)}) or all; <router>@<k>: a store of k "
+    ap.add_argument("--arms", default="default", help=f"arms ({', '.join(t1.ARMS)}), all, or default (the committed "
+                    f"table's: {', '.join(t1.DEFAULT_ARMS)}); <router>@<k>: a store of k "
                     "agents (Figure 3); <router>:<n>: the router fitted on n demonstrations per agent (Figure 5)")
     ap.add_argument("--per-set", type=int, default=None, help="at most this many tasks per set, round-robin over domains")
     ap.add_argument("--envs", default="workspace,desktop,phone")

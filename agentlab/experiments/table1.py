@@ -65,6 +65,11 @@ GENERALIST_ARMS: dict[str, dict[str, str]] = {
 
 #: every arm in the table's order: ground truth, the routers, the generalists
 ARMS: tuple[str, ...] = (*ROUTERS, *GENERALIST_ARMS)
+#: the arms of the committed table (``--arms default``): LoRA and prompt tuning fitted on 16
+#: demonstrations per agent (as the routing benchmark fits them; on all 3,240 each takes about
+#: half an hour here) and AgentToken fitted on 10, 30 and 100 per agent (Figure 5)
+DEFAULT_ARMS: tuple[str, ...] = ("gt", "agenttoken", "hybrid", "embedding", "icl", *GENERALIST_ARMS,
+                                 "agenttoken:10", "agenttoken:30", "agenttoken:100", "lora:16", "prompt:16")
 
 def parse_arm(name: str) -> tuple[str, int | None]:
     """``hybrid@10`` -> (``hybrid``, 10); a plain arm -> (name, None). Unknown names: one line.
@@ -141,7 +146,7 @@ class Table1Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sets: list[str] = Field(default_factory=lambda: list(TASK_SETS))
-    arms: list[str] = Field(default_factory=lambda: list(ARMS))
+    arms: list[str] = Field(default_factory=lambda: arms_of(DEFAULT_ARMS))
     #: at most this many tasks per set, round-robin over its domains (None: all)
     per_set: int | None = Field(None, ge=1)
     envs: list[str] = Field(default_factory=lambda: ["workspace", "desktop", "phone"])
@@ -452,11 +457,13 @@ def record_curves(path: Path, axis: str) -> dict[str, tuple[list[float], list[fl
 
 
 def arms_of(names: Sequence[str]) -> list[str]:
-    """``names`` checked (:func:`parse_arm`; ``all``: every arm of :data:`ARMS`), in the table's
-    order: the plain arms, then the fitted-size arms (``<router>:<n>``) and the growth arms
-    (``<router>@<k>``), each by router and size."""
+    """``names`` checked (:func:`parse_arm`; ``all``: every arm of :data:`ARMS`; ``default``: the
+    committed table's, :data:`DEFAULT_ARMS`), in the table's order: the plain arms, then the
+    fitted-size arms (``<router>:<n>``) and the growth arms (``<router>@<k>``), each by router and size."""
     if list(names) == ["all"]:
         return list(ARMS)
+    if list(names) == ["default"]:
+        names = DEFAULT_ARMS
     parsed = {n: parse_arm(n) for n in names}
     plain = [a for a in ARMS if a in names]
     sized = sorted((n for n in names if ":" in n),
@@ -466,5 +473,5 @@ def arms_of(names: Sequence[str]) -> list[str]:
     return plain + sized + grown
 
 
-__all__ = ["ARMS", "GENERALIST_ARMS", "TASK_SETS", "StoreOfK", "demos_of", "enrolment_order", "fitted_route", "parse_arm", "record_curves", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
+__all__ = ["ARMS", "DEFAULT_ARMS", "GENERALIST_ARMS", "TASK_SETS", "StoreOfK", "demos_of", "enrolment_order", "fitted_route", "parse_arm", "record_curves", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
            "set_tasks"]

@@ -66,6 +66,10 @@ def test_unknown_sets_and_arms_are_refused_in_one_line() -> None:
     with pytest.raises(ConfigError, match="unknown arm.*best"):
         t1.arms_of(["gt", "best"])
     assert t1.arms_of(["all"]) == list(t1.ARMS)
+    default = t1.arms_of(["default"])
+    assert default[:7] == ["gt", "agenttoken", "hybrid", "embedding", "icl", "generalist-s2", "generalist-pc"]
+    assert default[7:] == ["agenttoken:10", "agenttoken:30", "agenttoken:100", "lora:16", "prompt:16"]
+    assert t1.Table1Config().arms == default
     assert t1.arms_of(["generalist-s2", "gt"]) == ["gt", "generalist-s2"]
 
 
