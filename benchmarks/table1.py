@@ -119,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *res.summary_lines(),
         "",
+        *(["### Figures 3 and 5 on the execution axis: the store's size and the demonstrations per agent", "",
+           *res.size_lines(), ""] if res.size_lines() else []),
         f"Run folder: `{args.out}` (rows of every arm: `<set>/arms/<arm>/results.jsonl`; episodes: `<set>/by_agent/`).",
     ]
     cells = res.cells()

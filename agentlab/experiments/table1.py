@@ -352,6 +352,33 @@ class Table1:
             body.append(line)
         return table(["arm", *sets], body)
 
+    def size_lines(self) -> list[str]:
+        """Figures 3 and 5 on the execution axis as a table: each sized arm (``<router>@<k>``: a
+        store of k agents; ``<router>:<n>``: fitted on n demonstrations per agent) beside its
+        router's plain arm when the run has it, ExecutionAcc with its interval and routing to the
+        gold agent. Empty when the run has no sized arm."""
+        cells = self.cells()
+        sized = [a for a in self.rows if "@" in a or ":" in a]
+        if not sized:
+            return []
+        body: list[list[object]] = []
+        for arm in sized:
+            if "@" in arm:
+                base, size = parse_arm(arm)
+                axis = f"store of {size} agents"
+            else:
+                base, size = demos_of(arm)
+                axis = f"{size} demonstrations per agent"
+            for name, what in ((arm, axis), (base, "as shipped / default data")):
+                if name not in self.rows or (name == base and any(r[0] == base for r in body)):
+                    continue
+                k, n = cells[name]["all"]
+                lo, hi = wilson_interval(k, n)
+                route = self.routing_accuracy(name)
+                body.append([name, what, f"{k}/{n} ({100 * k / max(n, 1):.1f} %)", f"{100 * lo:.1f}-{100 * hi:.1f}",
+                             "-" if route is None else f"{100 * route:.1f}"])
+        return table(["arm", "what it is", "solved", "95 % interval", "routed to gold %"], body)
+
     def summary_lines(self) -> list[str]:
         """Per arm: ExecutionAcc, its ratio to ground truth, routing accuracy, the gap split and cost."""
         cells = self.cells()

@@ -240,3 +240,17 @@ def test_the_record_gives_figure_3_and_5_curves(tmp_path: Path) -> None:
     assert t1.record_curves(record, "store") == {"hybrid": ([5.0, 10.0], [0.25, 0.75])}
     with pytest.raises(ConfigError, match="axis must be"):
         t1.record_curves(record, "time")
+
+
+def test_the_sized_arms_table_puts_each_beside_its_plain_router() -> None:
+    rows = {"gt": [_row("a", "os", "G", True), _row("b", "os", "G", False)],
+            "agenttoken": [_row("a", "os", "G", True), _row("b", "os", "X", False)],
+            "agenttoken:10": [_row("a", "os", "X", False), _row("b", "os", "X", False)],
+            "hybrid@5": [_row("a", "os", "G", True), _row("b", "os", "G", False)]}
+    table = t1.Table1(rows=rows, gold={"a": "G", "b": "G"})
+    lines = table.size_lines()
+    assert lines[0] == "| arm | what it is | solved | 95 % interval | routed to gold % |"
+    assert lines[2].startswith("| agenttoken:10 | 10 demonstrations per agent | 0/2 (0.0 %) |") and lines[2].endswith("| 0.0 |")
+    assert lines[3].startswith("| agenttoken | as shipped / default data | 1/2 (50.0 %) |")
+    assert lines[4].startswith("| hybrid@5 | store of 5 agents | 1/2 (50.0 %) |") and len(lines) == 5
+    assert t1.Table1(rows={"gt": rows["gt"]}, gold={}).size_lines() == []
