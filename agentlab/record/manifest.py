@@ -374,8 +374,9 @@ def open_run(
     differences are logged as warnings. ``refuse=False`` (a command with its own resume rule,
     such as self-instruct's journal) only records the differences in the resume's ``changed``.
     ``grow`` (a benchmark whose per-agent folders gain tasks as its arms or its task cap grow):
-    tasks the recorded manifest lacks are added to it instead of refusing the resume; a task
-    that changed or went missing still refuses, and so does every other difference.
+    tasks the recorded manifest lacks are added to it instead of refusing the resume, and recorded
+    tasks this invocation does not ask for (fewer arms chose this agent) stay recorded with their
+    rows; a task that changed still refuses, and so does every other difference.
     Returns the manifest now in the folder.
     """
     path = manifest_path(out_dir)
@@ -391,6 +392,10 @@ def open_run(
         if added:
             log.info("%s: %d task(s) added to the run", path, len(added))
             recorded.tasks = {**recorded.tasks, **added}
+        kept = {k: v for k, v in recorded.tasks.items() if k not in current.tasks}
+        if kept:
+            log.info("%s: %d recorded task(s) not asked for this time; their rows stay", path, len(kept))
+            current = current.model_copy(update={"tasks": {**current.tasks, **kept}})
     refusing, warning = differences(recorded, current)
     if not refuse:
         if refusing:

@@ -42,3 +42,19 @@ def test_a_growing_folder_still_refuses_a_changed_task_or_option(tmp_path: Path)
     with pytest.raises(ManifestMismatchError, match="max_steps"):
         open_run(out, build_manifest("exec", models={}, seeds=[0], options={"max_steps": 4}, tasks=files),
                  resume=True, grow=True)
+
+
+def test_a_growing_folder_keeps_recorded_tasks_an_invocation_does_not_ask_for(tmp_path: Path) -> None:
+    """Fewer arms chose this agent this time: its other episodes stay; a plain resume still refuses."""
+    files = _tasks(tmp_path, a="{1}", b="{2}")
+    out = tmp_path / "run"
+    open_run(out, build_manifest("exec", models={}, seeds=[0], options={}, tasks=files), resume=False)
+    fewer = build_manifest("exec", models={}, seeds=[0], options={}, tasks={"b": files["b"]})
+    with pytest.raises(ManifestMismatchError, match="1 task\\(s\\) removed \\(a\\)"):
+        open_run(out, fewer, resume=True)
+    open_run(out, fewer, resume=True, grow=True)
+    assert set(read_manifest(manifest_path(out)).tasks) == {"a", "b"}
+    files["b"].write_text("{changed}")
+    with pytest.raises(ManifestMismatchError, match="task b changed"):
+        open_run(out, build_manifest("exec", models={}, seeds=[0], options={}, tasks={"b": files["b"]}),
+                 resume=True, grow=True)
