@@ -387,7 +387,10 @@ class Table1:
         for arm in self.rows:
             k, n = cells[arm]["all"]
             lo, hi = wilson_interval(k, n)
-            ratio = f"{(k / n) / (gt[0] / gt[1]):.2f}" if gt and gt[0] and n else "-"
+            # against ground truth on the arm's own tasks (an arm run on fewer sets is not compared with all)
+            ids = {(r.get("set"), r["id"]) for r in self.rows[arm]}
+            gt_ok = [bool(r.get("success")) for r in self.rows.get("gt", []) if (r.get("set"), r["id"]) in ids]
+            ratio = f"{(k / n) / (sum(gt_ok) / len(gt_ok)):.2f}" if gt and n and gt_ok and sum(gt_ok) else "-"
             route = self.routing_accuracy(arm)
             g = self.gap(arm) if "gt" in self.rows and arm != "gt" else None
             c = self.cost(arm)

@@ -254,3 +254,13 @@ def test_the_sized_arms_table_puts_each_beside_its_plain_router() -> None:
     assert lines[3].startswith("| agenttoken | as shipped / default data | 1/2 (50.0 %) |")
     assert lines[4].startswith("| hybrid@5 | store of 5 agents | 1/2 (50.0 %) |") and len(lines) == 5
     assert t1.Table1(rows={"gt": rows["gt"]}, gold={}).size_lines() == []
+
+
+def test_the_ratio_to_ground_truth_is_on_the_arms_own_tasks() -> None:
+    """An arm run on one set only is compared with ground truth on that set, not on every set."""
+    gt = [{**_row("a", "os", "G", True), "set": "s1"}, {**_row("b", "os", "G", False), "set": "s1"},
+          {**_row("c", "os", "G", True), "set": "s2"}, {**_row("d", "os", "G", True), "set": "s2"}]
+    arm = [{**_row("a", "os", "G", True), "set": "s1"}, {**_row("b", "os", "G", False), "set": "s1"}]
+    table = t1.Table1(rows={"gt": gt, "icl": arm}, gold={t: "G" for t in "abcd"})
+    line = next(ln for ln in table.summary_lines() if ln.startswith("| icl |"))
+    assert "| 1.00 |" in line  # 1/2 against ground truth's 1/2 on s1 (not its 3/4 overall: 0.67)

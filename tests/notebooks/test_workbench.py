@@ -114,6 +114,17 @@ def test_trajectories_html_renders_figures_and_screenshots_in_chromium(tiny_run)
     assert len(img.resize((64, 200)).getcolors(1 << 16)) > 20  # a rendered page, not a blank one
 
 
+def _curve_figures() -> set[str]:
+    """The Figure 3 / 5 curves notebook 04 draws from the committed Table 1 record (those it has arms for)."""
+    from agentlab.experiments.table1 import record_curves
+
+    record = REPO / "benchmarks" / "results" / "table1_record.json"
+    if not record.is_file():
+        return set()
+    return {name for axis, name in (("store", "table1_fig3_store"), ("demos", "table1_fig5_demos"))
+            if record_curves(record, axis)}
+
+
 def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
     report = json.loads((tiny_run / "report.json").read_text())
     nb04 = next(n for n in report["notebooks"] if n["name"].startswith("04"))
@@ -123,8 +134,8 @@ def test_routing_notebook_measured_every_router_it_was_given(tiny_run):
                                                    "backbones_acc_313", "backbones_acc_v2_domain",
                                                    "heldout_execution_acc", "generalist_fallback"} | (
         {"heldout_v2_execution_acc"} if (REPO / "benchmarks" / "results" / "heldout_v2_record.json").is_file() else set()) | (
-        {"table1_store"} if (REPO / "benchmarks" / "results" / "table1_record.json").is_file() else set())
-    # the last four (and table1_store) read committed records
+        {"table1_store"} if (REPO / "benchmarks" / "results" / "table1_record.json").is_file() else set()) | _curve_figures()
+    # the last four (and table1_store and its curves) read committed records
     page = (tiny_run / "figures" / nb04["name"] / "table4_accuracy.html").read_text()
     for router in nb04["parameters"]["routers"]:
         assert f'"{router}"' in page  # one row per router in the Table 4 heatmap
