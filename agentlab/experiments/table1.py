@@ -183,13 +183,20 @@ def fitted_route(kind: str, pool: AgentPool, per_agent: int, *, seed: int = 0, k
     project's data (:func:`demos_of`), routing under the store's policy as every arm does.
     ``keep``: a folder (``<out>/routers``) where the fitted state is saved and, on a later
     invocation into the same run folder, loaded instead of fitted again (LoRA and prompt tuning
-    take minutes); a saved state that does not load is one warning and a fresh fit."""
+    take minutes) -- only when it was fitted on the very same demonstrations (their fingerprint is
+    in its marker: an enrolled agent or new self-instruct data means a fresh fit); a saved state
+    that does not load is one warning and a fresh fit."""
+    import hashlib
+
     from agentlab.fileio import atomic_write_json
     from agentlab.metaagent.data import load_training_set
 
     cls = router_class(kind)
+    train = load_training_set(pool, None, per_agent=per_agent, seed=seed)
+    data = json.dumps([train.agents, train.texts, train.labels, train.states], ensure_ascii=False)
+    fingerprint = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
     where = keep / f"{kind}-{per_agent}-seed{seed}" if keep is not None else None
-    if where is not None and (where / FITTED).is_file():
+    if where is not None and _kept_fingerprint(where) == fingerprint:
         try:
             router = cls.load(where / "state", pool)
             log.info("table 1: %s:%d loaded from %s", kind, per_agent, where)
@@ -197,7 +204,6 @@ def fitted_route(kind: str, pool: AgentPool, per_agent: int, *, seed: int = 0, k
         except (AgentlabError, OSError, ValueError, NotImplementedError) as exc:
             log.warning("table 1: the fitted %s:%d in %s does not load (%s); fitting it again",
                         kind, per_agent, where, " ".join(str(exc).split()))
-    train = load_training_set(pool, None, per_agent=per_agent, seed=seed)
     log.info("table 1: fitting %s on %d demonstration(s) (at most %d per agent)", kind, len(train), per_agent)
     router = cls(pool, progress=False)
     router.fit(train)
@@ -205,10 +211,18 @@ def fitted_route(kind: str, pool: AgentPool, per_agent: int, *, seed: int = 0, k
         try:
             router.save(where / "state")
             atomic_write_json(where / FITTED, {"router": kind, "per_agent": per_agent, "seed": seed,
-                                               "examples": len(train)})
+                                               "examples": len(train), "demonstrations": fingerprint})
         except NotImplementedError:  # nothing trained to keep (ICL reads its demonstrations each time)
             pass
     return RouterRoute(router, f"{kind}:{per_agent}")
+
+
+def _kept_fingerprint(where: Path) -> str | None:
+    """The demonstrations' fingerprint a kept fit was made from (None: no kept fit, or a marker that does not read)."""
+    try:
+        return str(json.loads((where / FITTED).read_text(encoding="utf-8"))["demonstrations"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def generalist_route(arm: str, pool: AgentPool) -> RouteFn:

@@ -212,6 +212,12 @@ def test_a_fitted_router_is_kept_in_the_run_folder_and_loaded_by_the_next_invoca
         refit = t1.fitted_route("embedding", pool, 2, keep=tmp_path)
     assert np.array_equal(refit.router.examples, first.router.examples)
     assert "does not load" in caplog.text and "fitting it again" in caplog.text
+    # a kept fit made from other demonstrations (an agent enrolled since) is not loaded: fitted again
+    marker = tmp_path / "embedding-2-seed0" / t1.FITTED
+    marker.write_text(marker.read_text().replace('"demonstrations": "', '"demonstrations": "0'))
+    monkeypatch.setattr(EmbeddingRouter, "fit", no_fit)
+    with pytest.raises(AssertionError, match="fitted again"):
+        t1.fitted_route("embedding", pool, 2, keep=tmp_path)
 
 
 def test_a_fitted_route_is_trained_on_the_size_it_names(pool) -> None:
