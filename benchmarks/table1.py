@@ -13,6 +13,11 @@ notebook 04).
     python benchmarks/table1.py --out runs/table1 [--sets tasks,dev1,...] [--arms gt,agenttoken,...]
         [--per-set N] [--envs workspace,desktop,phone] [--max-steps 4] [--max-new-tokens 256]
         [--llm-config FILE] [--workers N | --ray-address ADDR] [--retry-errors] [--report-only] [--quick]
+        [--same-as RUN_FOLDER]
+
+``--same-as`` compares every (arm, set, task) row with another run folder's, timings aside: a run
+on Ray workers (``--workers 2``, or ``--ray-address auto`` on an existing cluster) against the
+serial one, row for row.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS / "table1.md")
     ap.add_argument("--record", type=Path, default=RESULTS / "table1_record.json")
     ap.add_argument("--note", default="", help="a sentence added to the results")
+    ap.add_argument("--same-as", type=Path, default=None,
+                    help="another run folder: report which (arm, set, task) rows differ from its (a Ray run against the serial one)")
     ap.add_argument("--quick", action="store_true",
                     help="a look, not a result: set dev2, 2 tasks, arms gt and generalist-s2, workspace, 1 step")
     args = ap.parse_args(argv)
@@ -80,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                          scale=scale, models=models)
         else:
             res = t1.Table1.load(args.out)
+        match = t1.match_rows(res, args.out, t1.Table1.load(args.same_as), args.same_as) if args.same_as else None
     except AgentlabError as exc:
         return usage_error(str(exc))
     took = time.perf_counter() - t0
@@ -121,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *(["### Figures 3 and 5 on the execution axis: the store's size and the demonstrations per agent", "",
            *res.size_lines(), ""] if res.size_lines() else []),
+        *([f"### Row for row against `{args.same_as}`", "", *match.lines(f"`{args.same_as}`"), ""]
+          if match is not None and args.same_as is not None else []),
         f"Run folder: `{args.out}` (rows of every arm: `<set>/arms/<arm>/results.jsonl`; episodes: `<set>/by_agent/`).",
     ]
     cells = res.cells()
@@ -128,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     for arm, by in cells.items():
         k, n = by["all"]
         values[f"acc_{arm}"] = k / n if n else None
+    if match is not None:
+        values.update(rows_compared=match.compared, rows_same=match.same)
     summary = summary_line(values)
     write_result(args.results, "Table 1: the store, every router, the generalists (ExecutionAcc per domain)", body,
                  summary, command=command)

@@ -460,6 +460,60 @@ def run(config: Table1Config, pool: AgentPool, llm: LLMBackend | Backends, out: 
     return Table1.load(out)
 
 
+@dataclass
+class RowMatch:
+    """Two run folders' rows side by side (:func:`match_rows`): the Ray run against the serial one."""
+
+    #: (arm, set, task) rows both folders hold
+    compared: int
+    #: (arm, set, task, the fields that differ) for each compared row that differs
+    differing: list[tuple[str, str, str, list[str]]]
+    #: rows only one of the folders holds (arms or sets the other invocation did not run)
+    unmatched: int
+
+    @property
+    def same(self) -> int:
+        return self.compared - len(self.differing)
+
+    def lines(self, label: str) -> list[str]:
+        """The comparison as a paragraph and, when rows differ, a table of them."""
+        head = (f"{self.same} of {self.compared} (arm, set, task) rows identical to {label}, timings and the "
+                f"run folder's own path aside; {self.unmatched} row(s) in only one of the two folders.")
+        if not self.differing:
+            return [head]
+        return [head, "", *table(["arm", "set", "task", "fields that differ"],
+                                 [[a, s, t, ", ".join(f)] for a, s, t, f in self.differing])]
+
+
+#: a row's fields that name where its folder is, not what happened
+_PLACE_FIELDS = frozenset({"trajectory", "set"})
+
+
+def match_rows(a: Table1, a_root: Path, b: Table1, b_root: Path) -> RowMatch:
+    """Every (arm, set, task) row the two tables share, compared field by field without timings
+    (:func:`~agentlab.run.episode.comparable_row`) and with each folder's path read as the same
+    place: the check that a run on Ray workers is the serial run row for row (issue 42). Why not
+    just the success column: a worker that got another reply would show in steps, tokens or the
+    error even where both failed."""
+    from agentlab.run.episode import comparable_row
+
+    def keyed(t: Table1, root: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+        out = {}
+        for arm, rows in t.rows.items():
+            for r in rows:
+                clean = {k: v for k, v in comparable_row(r).items() if k not in _PLACE_FIELDS}
+                out[(arm, str(r.get("set")), str(r["id"]))] = json.loads(
+                    json.dumps(clean, sort_keys=True, default=str).replace(str(root.resolve()), "<out>")
+                    .replace(str(root), "<out>"))
+        return out
+
+    left, right = keyed(a, a_root), keyed(b, b_root)
+    shared = sorted(set(left) & set(right))
+    differing = [(*key, sorted(f for f in set(left[key]) | set(right[key]) if left[key].get(f) != right[key].get(f)))
+                 for key in shared if left[key] != right[key]]
+    return RowMatch(compared=len(shared), differing=differing, unmatched=len(set(left) ^ set(right)))
+
+
 def record_heatmap(path: Path) -> tuple[dict[str, dict[str, float | None]], dict[str, dict[str, int]], dict[str, Any]]:
     """The committed record ``benchmarks/table1.py`` writes (``table1_record.json``) as
     :func:`agentlab.viz.accuracy_heatmap` takes it -- ExecutionAcc and task counts per arm and
@@ -517,5 +571,5 @@ def arms_of(names: Sequence[str]) -> list[str]:
     return plain + sized + grown
 
 
-__all__ = ["ARMS", "DEFAULT_ARMS", "GENERALIST_ARMS", "TASK_SETS", "StoreOfK", "demos_of", "enrolment_order", "fitted_route", "parse_arm", "record_curves", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
+__all__ = ["ARMS", "DEFAULT_ARMS", "GENERALIST_ARMS", "TASK_SETS", "RowMatch", "match_rows", "StoreOfK", "demos_of", "enrolment_order", "fitted_route", "parse_arm", "record_curves", "Table1", "Table1Config", "arms_of", "generalist_route", "record_heatmap", "run",
            "set_tasks"]

@@ -190,6 +190,14 @@ def test_table1_smoke(tmp_path, capsys):
     import json
 
     assert json.loads(rec.read_text())["cells"]["gt"]["all"][1] == 2
+    # the folder elsewhere (as a Ray run's would be) is the same run row for row
+    import shutil
+
+    shutil.copytree(out_dir, tmp_path / "copy")
+    same = summary(run(capsys, "table1", *args[:-6], "--out", str(tmp_path / "copy"), "--results", str(res),
+                       "--record", str(rec), "--report-only", "--same-as", str(out_dir)))
+    assert (same["rows_compared"], same["rows_same"]) == ("4", "4")
+    assert f"### Row for row against `{out_dir}`" in res.read_text()
 
 
 @needs_lists

@@ -270,3 +270,31 @@ def test_the_ratio_to_ground_truth_is_on_the_arms_own_tasks() -> None:
     table = t1.Table1(rows={"gt": gt, "icl": arm}, gold={t: "G" for t in "abcd"})
     line = next(ln for ln in table.summary_lines() if ln.startswith("| icl |"))
     assert "| 1.00 |" in line  # 1/2 against ground truth's 1/2 on s1 (not its 3/4 overall: 0.67)
+
+
+def test_rows_match_across_folders_except_timings_and_where_the_folder_is(tmp_path: Path) -> None:
+    """The Ray-against-serial check: timings and the folder's own path do not count; another reply
+    shows in tokens even where both failed; a row in one folder only is counted, not compared."""
+    a_root, b_root = tmp_path / "serial", tmp_path / "ray"
+
+    def rows(root: Path, tokens: int, seconds: float) -> dict[str, list[dict[str, object]]]:
+        out = []
+        for task in "abc":
+            r = {**_row(task, "calc", "SheetAgent", task == "a"), "set": "dev2", "seconds": seconds,
+                 "trajectory": str(root / "dev2" / "by_agent" / "SheetAgent" / "episodes" / task),
+                 "error": f"see {root}/dev2/log" if task == "c" else None}
+            if task == "b":
+                r["tokens_out"] = tokens
+            out.append(r)
+        return {"gt": out}
+
+    a = t1.Table1(rows=rows(a_root, 2, 1.0), gold={})
+    same = t1.match_rows(a, a_root, t1.Table1(rows=rows(b_root, 2, 9.5), gold={}), b_root)
+    assert (same.compared, same.same, same.differing, same.unmatched) == (3, 3, [], 0)
+    assert same.lines("`serial`") == ["3 of 3 (arm, set, task) rows identical to `serial`, timings and the run "
+                                      "folder's own path aside; 0 row(s) in only one of the two folders."]
+    other = rows(b_root, 7, 1.0)
+    other["embedding"] = [dict(other["gt"][0])]
+    diff = t1.match_rows(a, a_root, t1.Table1(rows=other, gold={}), b_root)
+    assert diff.compared == 3 and diff.differing == [("gt", "dev2", "b", ["tokens_out"])] and diff.unmatched == 1
+    assert any("| gt | dev2 | b | tokens_out |" in line for line in diff.lines("x"))

@@ -53,3 +53,6 @@ def test_table1_on_two_workers_matches_the_serial_run(ray_session, tmp_path: Pat
                       scale=Scale(workers=2))
     assert serial.cells()["gt"]["all"] == (2, 3)
     assert _rows(serial, tmp_path / "serial") == _rows(parallel, tmp_path / "parallel")
+    match = t1.match_rows(parallel, tmp_path / "parallel", serial, tmp_path / "serial")
+    assert match.compared == sum(len(r) for r in serial.rows.values()) > 0
+    assert (match.differing, match.unmatched) == ([], 0)
