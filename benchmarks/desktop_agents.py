@@ -97,7 +97,11 @@ def table(args: argparse.Namespace) -> tuple[list[str], dict[str, float | int | 
         "",
         "Subtask success = subgoals (S2) or subtasks (PC-Agent) completed / planned, summed over the tasks; "
         "`-` for runners without subtasks. `agents` = who carried the tasks out (the store's column shows where "
-        "AgentToken routed them).",
+        "AgentToken routed them). PC-Agent's own figures (its paper's Table 4; `agentlab.experiments.pcagent_metrics`): "
+        "*recovery %* = episodes in which the reflection agent found an action wrong and a later action of the same "
+        "subtask as intended, of those with any reflection verdict; *manager SR %* = two-application tasks whose "
+        "plan's subtasks name the task's applications in order (read with the store's application lexicon, one "
+        "subtask per application at least; judged automatically, where the paper judged by hand).",
     ]
     values: dict[str, float | int | str | None] = {"tasks": len(chosen)}
     for name in frame.index:

@@ -40,6 +40,8 @@ from agentlab.record.row import rebased
 from agentlab.llm.base import LLMBackend
 from agentlab.llm.roles import Backends
 from agentlab.pool import AgentPool
+from agentlab.experiments.pcagent_metrics import episode_metrics, rate
+from agentlab.metaagent.mentions import ApplicationLexicon
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -145,6 +147,9 @@ class ArchTable:
                 "subtask success %": round(100 * done / planned, 1) if planned else float("nan"),
                 "subtasks / task": round(planned / n, 1) if planned else float("nan"),
                 "harness errors": sum(1 for r in rows if r.get("error")),
+                # PC-Agent's own figures (its paper's Table 4): "-" where no row of the variant has them
+                "recovery %": _percent(rate(r.get("recovered") for r in rows)),
+                "manager SR %": _percent(rate(r.get("manager_ok") for r in rows)),
                 "agents": ", ".join(sorted({a for r in rows for a in r.get("agents", [])})),
                 **{f"{f} / task": round(sum(float(r.get(f) or 0) for r in rows) / n, 1) for f in COST_FIELDS},
             })
@@ -160,6 +165,12 @@ class ArchTable:
         columns = ["variant", "role", "model", "llm_calls / task", "tokens_in / task", "tokens_out / task",
                    "image_bytes / task"]
         return pd.DataFrame(out, columns=columns).set_index("variant")
+
+
+def _percent(counts: tuple[int, int]) -> float:
+    """``k / n`` in percent, one decimal; NaN (shown as "-") when nothing was judged."""
+    k, n = counts
+    return round(100 * k / n, 1) if n else float("nan")
 
 
 def _slug(name: str) -> str:
@@ -205,6 +216,7 @@ def run(
     if not chosen:
         raise ConfigError(f"no desktop task to run (prefixes: {config.prefixes or 'any'})")
     rows: dict[str, list[dict[str, Any]]] = {}
+    lexicon = ApplicationLexicon.from_pool(pool)
     for variant in config.variants:
         route = variant_route(variant, pool, config)
         pairs: dict[str, list[ExecTask]] = {}
@@ -245,7 +257,11 @@ def run(
                             "agent_error": message if status == "no_agent" else None,
                             **{f: 0 for f in COST_FIELDS}, "trajectory": None})
                 continue
-            out.append(rebased(done[(task.id, chosen_agent)], f"../../runs/{key}/", router=variant.name))  # relative to the variant's folder
+            row = rebased(done[(task.id, chosen_agent)], f"../../runs/{key}/", router=variant.name)  # relative to the variant's folder
+            episode = done[(task.id, chosen_agent)].get("trajectory")
+            if pool.get(chosen_agent).runner == "pcagent" and episode:  # PC-Agent's recovery and manager figures
+                row.update(episode_metrics(out_dir / "runs" / key / str(episode), task.apps, lexicon))
+            out.append(row)
         write_jsonl(sub / "results.jsonl", out)
         rows[variant.name] = out
     return ArchTable(rows=rows, variants=list(config.variants))

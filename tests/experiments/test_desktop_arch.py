@@ -143,3 +143,40 @@ def test_the_grounding_ablation_rows_are_agent_s2_with_each_grounding(pool):
     assert sorted(v.runner_options["grounding"] for v in rows) == ["elements", "worker"]
     names = {v.name for v in default_variants()}
     assert not names & {v.name for v in rows}  # opt-in: the default table is unchanged
+
+
+def test_pc_agent_rows_carry_recovery_and_manager_success_read_from_their_trajectories(monkeypatch, tmp_path, pool, desktop_tasks):
+    """The PC-Agent rows get the paper's recovery and manager figures from the episodes they ran;
+    other runners' rows do not, and the table shows "-" for them."""
+    from agentlab.envs.trajectory import TrajectoryRecorder
+
+    two_apps = next(t for t in desktop_tasks if t.id == "pc-attendees-to-roster")
+    one_app = next(t for t in desktop_tasks if t.id == "calc-enter-total")
+
+    def fake_run_pairs(pairs, *, pool, llm, out_dir, options, progress, retry_errors):
+        out = {}
+        for agent, tasks in pairs.items():
+            for t in tasks:
+                rel = f"{agent}/episodes/{t.id}"
+                rec = TrajectoryRecorder(out_dir / rel, task=t.instruction, env="desktop", agent=agent)
+                plan = ["Read the names in attendees.docx (Writer)", "Type them into roster.xlsx in Calc"]
+                rec.record(None, None, info={"subtask": 1, "roles": [
+                    {"role": "manager", "text": "1. ...", "plan": plan},
+                    {"role": "reflection", "verdict": "no effect" if t is two_apps else "as intended"}]})
+                rec.record(None, None, info={"subtask": 1, "roles": [{"role": "reflection", "verdict": "as intended"}]})
+                rec.finish("done")
+                out[(t.id, agent)] = {"id": t.id, "domain": t.domain, "agents": [agent], "success": False,
+                                      "status": "done", "trajectory": rel}
+        return out
+
+    monkeypatch.setattr(desktop_arch, "run_pairs", fake_run_pairs)
+    monkeypatch.setattr(desktop_arch, "choose_tasks", lambda tasks, config: [two_apps, one_app])
+    config = DesktopArchConfig(variants=[Variant(name="PC-Agent", agent="PCAgent"), Variant(name="S2", agent="AgentS2")])
+    table = desktop_arch.run(desktop_tasks, pool, llm=None, config=config, out_dir=tmp_path, progress=False)
+    pc = {r["id"]: r for r in table.rows["PC-Agent"]}
+    assert (pc["pc-attendees-to-roster"]["recovered"], pc["pc-attendees-to-roster"]["manager_ok"]) == (True, True)
+    assert (pc["calc-enter-total"]["recovered"], pc["calc-enter-total"]["manager_ok"]) == (False, None)
+    assert all("recovered" not in r for r in table.rows["S2"])
+    frame = table.frame()
+    assert frame.loc["PC-Agent", "recovery %"] == 50.0 and frame.loc["PC-Agent", "manager SR %"] == 100.0
+    assert math.isnan(frame.loc["S2", "recovery %"]) and math.isnan(frame.loc["S2", "manager SR %"])

@@ -21,6 +21,7 @@ from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm.base import ChatMessage
 from agentlab.pool.document import AgentDocument
 from agentlab.envs.trajectory import Trajectory, TrajectoryRecorder, load_trajectory
+from agentlab.experiments.pcagent_metrics import read_episode
 
 
 def item(prompt: str, pattern: str) -> int:
@@ -82,6 +83,8 @@ def test_reflection_says_no_effect_for_a_click_on_nothing_and_asks_only_when_the
     assert traj.steps[1].thought == "that spot is empty; press the button."
     assert traj.steps[1].reflection == "Add one pressed once; nothing is left."
     assert traj.steps[-1].done and traj.meta.extra["prompts"]["pcagent/decision"]
+    # the paper's recovery: reflection found the click did nothing, and the next action did as meant
+    assert (read_episode(traj).recovered, read_episode(traj).problems, read_episode(traj).plan) == (True, 1, None)
 
 
 def test_the_hub_passes_a_value_from_one_subtask_into_the_next(xdisplay, needs_a11y, demo_app, pc_doc, role_scripted, tmp_path) -> None:
@@ -124,6 +127,8 @@ def test_the_hub_passes_a_value_from_one_subtask_into_the_next(xdisplay, needs_a
     assert filled["text"] == "subtask 2: filled {name} = 'Ada'"
     assert traj.steps[0].info["outputs"] == {"name": "Ada"} and traj.steps[0].action is None
     assert traj.meta.extra["hub"] == {"name": "Ada"} and traj.meta.extra["subtasks_done"] == 2
+    reading = read_episode(traj)  # every action as intended: no recovery; the manager's plan as recorded
+    assert (reading.recovered, reading.problems, reading.plan) == (False, 0, manager["plan"])
 
 
 def test_active_perception_lists_ocr_text_and_a_click_and_a_selection_by_text_land(
@@ -185,4 +190,5 @@ def test_without_reflection_and_without_manager_those_roles_are_skipped(
     assert {role for role, _ in llm.calls} == {"decision", "progress"}
     assert _roles(traj) == [["decision", "progress"], ["decision"]]
     assert "Reflection on it: (no reflection agent in this run)" in llm.asked("progress")[0]
+    assert read_episode(traj).recovered is None  # no reflection: no recovery figure, not a 0
     assert demo_app.wait_for("count", 1)["count"] == 1
