@@ -45,6 +45,7 @@ ROLES: Mapping[str, tuple[RoleInfo, ...]] = {
         RoleInfo("progress", False, "summarises the current subtask's progress"),
         RoleInfo("decision", True, "one desktop action (the screenshot with marks)"),
         RoleInfo("reflection", True, "compares the screens before and after an action"),
+        RoleInfo("intention", False, "active perception: which on-screen text (OCR lines) a selection means"),
     ),
     "cola": (
         RoleInfo("planner", False, "splits the task into capability-named subtasks"),

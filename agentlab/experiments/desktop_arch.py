@@ -75,6 +75,8 @@ def default_variants() -> list[Variant]:
         Variant(name="PC-Agent", agent=pc),
         Variant(name="PC-Agent w/o reflection", agent=pc, runner_options={"reflection": False}),
         Variant(name="PC-Agent w/o manager", agent=pc, runner_options={"manager": False}),
+        # the paper's active perception ablation: no OCR text, so no intention understanding either
+        Variant(name="PC-Agent w/o active perception", agent=pc, runner_options={"ocr": False}),
         Variant(name="GUI runner (AppAgent loop)", agent=GUI),
         Variant(name="routed store (AgentToken)", agent=STORE),
     ]

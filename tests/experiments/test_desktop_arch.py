@@ -42,6 +42,7 @@ def test_default_variants_name_pool_agents_with_the_ablation_options(pool):
     opts = {v.name: v.runner_options for v in variants}
     assert opts["S2 w/o proactive replanning"] == {"replan": False}
     assert opts["PC-Agent w/o reflection"] == {"reflection": False}
+    assert opts["PC-Agent w/o active perception"] == {"ocr": False}
 
 
 def _fake_rows(monkeypatch, subtasks: dict[str, tuple[int, int]]):

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: every template PC-Agent fills; their hashes go into the trajectory header
 PROMPT_NAMES = ("pcagent/system", "pcagent/manager", "pcagent/decision", "pcagent/decision_typed",
-                "pcagent/reflection", "pcagent/progress", "pcagent/correction")
+                "pcagent/reflection", "pcagent/progress", "pcagent/correction", "pcagent/intention")
 #: PC-Agent's roles, each of which may have a model of its own
-MODEL_ROLES = ("manager", "decision", "reflection", "progress")
+MODEL_ROLES = ("manager", "decision", "reflection", "progress", "intention")
 
 
 class PCAgentConfig(BaseModel):
@@ -34,6 +34,10 @@ class PCAgentConfig(BaseModel):
     manager: bool = Field(True, description="False: the whole instruction is one subtask, no hub (ablation)")
     reflection: bool = Field(True, description="False: no reflection agent (ablation)")
     ocr: bool = Field(True, description="False: elements only, no OCR text boxes (ablation)")
+    #: the active perception module's intention understanding agent: a ``select_text("...")`` whose
+    #: words OCR does not find verbatim on screen is located by asking a model for the span's first
+    #: and last words (:mod:`agentlab.agents.pcagent.intention`); False: OCR's nearest line only
+    intention: bool = Field(True, description="False: no intention understanding agent for text selection (ablation)")
     #: the decision agent's replies: ``raw`` (Thought and one call of the env's action space, the
     #: paper's) or ``typed`` (one typed GUI call over the screen's marks, decoded under its grammar by a
     #: local model, OpenAI tools for an endpoint: :mod:`agentlab.agents.gui_actions`, the desktop

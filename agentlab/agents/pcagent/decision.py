@@ -18,6 +18,7 @@ was done then.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,10 +27,12 @@ from typing import Any
 from agentlab.agents.asker import RoleAsker
 from agentlab.agents.gui_actions import GuiCall, GuiChoices, GuiScreen, carry_out, constraint, parse_gui_reply
 from agentlab.agents.pcagent.config import PCAgentConfig
+from agentlab.agents.pcagent.intention import IntentionAgent
 from agentlab.agents.pcagent.perception import Perception
 from agentlab.agents.response import sections
 from agentlab.dialogue.ask import AskResult, Attempt
 from agentlab.envs.actions.base import Action
+from agentlab.envs.actions.desktop import SelectText
 from agentlab.envs.actions.space import ActionSpace
 from agentlab.envs.base import Env, StepResult, clip
 from agentlab.errors import ActionParseError
@@ -110,10 +113,28 @@ class Carried:
 
 
 class DecisionAgent:
-    """Asks ``pcagent/decision`` until a reply parses, names the needed outputs and its action runs."""
+    """Asks ``pcagent/decision`` until a reply parses, names the needed outputs and its action runs.
+    ``intention``: the agent that locates a text selection OCR does not find verbatim (None: off)."""
 
-    def __init__(self, asker: RoleAsker[PCAgentConfig]) -> None:
+    def __init__(self, asker: RoleAsker[PCAgentConfig], intention: IntentionAgent | None = None) -> None:
         self.asker = asker
+        self.intention = intention
+
+    def _intended(self, wrote: SelectText, action: Action, target: dict[str, Any] | None, subtask: str,
+                  perception: Perception) -> tuple[Action, dict[str, Any] | None]:
+        """The selection the intention agent located (the drag between the span's ends), or the
+        action as OCR alone resolved it, with what the agent replied kept in the target either way."""
+        assert self.intention is not None
+        span, reply = self.intention.locate(wrote.text, subtask, perception.ocr)
+        if span is None:
+            return action, {**(target or {}), "intention": {"reply": clip(reply, 300), "located": False}}
+        start, end = span.points
+        x1, y1 = min(span.start.bbox[0], span.end.bbox[0]), span.start.bbox[1]
+        x2 = max(span.start.bbox[0] + span.start.bbox[2], span.end.bbox[0] + span.end.bbox[2])
+        y2 = span.end.bbox[1] + span.end.bbox[3]
+        return (dataclasses.replace(wrote, start=start, end=end),
+                {"ocr": f"{span.start.text} ... {span.end.text}", "bbox": [x1, y1, x2 - x1, y2 - y1],
+                 "intention": {**span.record(), "reply": clip(reply, 300), "located": True}})
 
     def decide(
         self,
@@ -142,6 +163,8 @@ class DecisionAgent:
             if d.action is None:
                 return
             action, target = perception.resolve(d.action)
+            if self.intention is not None and isinstance(d.action, SelectText) and _needs_intention(d.action, target, perception):
+                action, target = self._intended(d.action, action, target, subtask, perception)
             carried.action, carried.target = action, target
             carried.result = env.step(action)
 
@@ -195,6 +218,13 @@ class DecisionAgent:
             checks=[carry], on_attempt=on_attempt, constraint=constraint(llm, choices, allow_end=True),
         )
         return asked, carried
+
+
+def _needs_intention(wrote: Action, target: dict[str, Any] | None, perception: Perception) -> bool:
+    """A selection by description (text, no points, no element) that OCR did not find word for
+    word, on a screen with OCR text: the case the paper's intention understanding agent is for."""
+    return (isinstance(wrote, SelectText) and bool(wrote.text) and wrote.start is None and wrote.element is None
+            and bool(perception.ocr) and (target is None or float(target.get("score", 0.0)) < 1.0))
 
 
 def typed_screen(perception: Perception) -> GuiScreen:

@@ -30,6 +30,7 @@ from agentlab.agents.context import RunContext
 from agentlab.agents.asker import RoleAsker
 from agentlab.agents.pcagent.config import PROMPT_NAMES, PCAgentConfig
 from agentlab.agents.pcagent.decision import Carried, Decision, DecisionAgent
+from agentlab.agents.pcagent.intention import IntentionAgent
 from agentlab.agents.pcagent.manager import CommunicationHub, ManagerAgent, Subtask
 from agentlab.agents.pcagent.perception import Perception, perceive
 from agentlab.agents.pcagent.progress import ProgressAgent
@@ -71,7 +72,7 @@ class _Episode:
         self.config, self.env, self.instruction, self.rec, self.max_steps = config, env, instruction, ctx.recorder, ctx.max_steps
         self.asker = RoleAsker(ctx.llm, config, system="pcagent/system", correction="pcagent/correction")
         self.manager = ManagerAgent(self.asker)
-        self.decision = DecisionAgent(self.asker)
+        self.decision = DecisionAgent(self.asker, IntentionAgent(self.asker) if config.intention and config.ocr else None)
         self.reflection = ReflectionAgent(self.asker)
         self.progress_agent = ProgressAgent(self.asker)
         self.hub = CommunicationHub()
@@ -160,6 +161,10 @@ class _Episode:
         self.steps += 1
         after = self.perceive(carried.result.observation)
         roles: list[Role] = [*self.take_pending(), _decision_role(d, carried.action.to_call(), carried.target)]
+        if carried.target is not None and "intention" in carried.target:  # active perception asked where the text is
+            said = carried.target["intention"]
+            roles.append({"role": "intention", "text": said.get("reply", ""), "located": said.get("located", False),
+                          **{k: said[k] for k in ("start", "end") if k in said}})
         if self.config.reflection:
             r = self.reflection.reflect(subtask=subtask, action=carried.action.describe(), thought=d.thought,
                                         before=before, after=after)

@@ -17,6 +17,7 @@ import pytest
 from agentlab.agents.base import Solo
 from agentlab.agents.base import AgentResult
 from agentlab.agents.pcagent.runner import PCAgent
+from agentlab.envs.actions.desktop import SelectText
 from agentlab.envs.desktop import DesktopEnv
 from agentlab.llm.base import ChatMessage
 from agentlab.pool.document import AgentDocument
@@ -155,8 +156,9 @@ def test_active_perception_lists_ocr_text_and_a_click_and_a_selection_by_text_la
         reflection=[AS_INTENDED] * 4,
         progress=[f"Progress: step {i} done." for i in range(1, 5)],
     )
+    # intention=False: this test is OCR's own match (a misread word must not call for another role)
     res, traj = _run(llm, pc_doc, env, "Press Add one, then write Ada Byron as the name.", tmp_path / "ep",
-                     manager=False)
+                     manager=False, intention=False)
     assert (res.status, res.steps) == ("done", 4), (res.error, seen[-1])
     assert demo_app.wait_for("count", 1)["count"] == 1  # the click on the OCR box reached the button
     assert demo_app.wait_for("name", "Ada Byron")["name"] == "Ada Byron", seen[-1]  # the OCR selection was replaced
@@ -192,3 +194,35 @@ def test_without_reflection_and_without_manager_those_roles_are_skipped(
     assert "Reflection on it: (no reflection agent in this run)" in llm.asked("progress")[0]
     assert read_episode(traj).recovered is None  # no reflection: no recovery figure, not a 0
     assert demo_app.wait_for("count", 1)["count"] == 1
+
+
+def test_the_intention_agent_finds_a_selection_described_not_quoted_on_the_real_screen(
+        xdisplay, needs_a11y, demo_app, pc_doc, role_scripted, tmp_path) -> None:
+    """"select the surname": OCR cannot find those words, so the intention agent is asked where the
+    span starts and ends among the OCR lines; the drag it gives selects "Lovelace", which typing replaces."""
+    env = DesktopEnv(display=xdisplay, app="demo_gtk")
+
+    def type_name(messages: list[ChatMessage]) -> str:
+        return f'Action: type("Ada Lovelace", {item(_user(messages), NAME)})'
+
+    def where(messages: list[ChatMessage]) -> str:
+        prompt = _user(messages)
+        assert "The decision agent wants to select: the surname" in prompt and "Lovelace" in prompt
+        return "Start: Lovelace\nEnd: Lovelace"
+
+    llm = role_scripted(
+        decision=[type_name, 'Thought: select the surname.\nAction: select_text("the surname")', 'Action: type("Byron")',
+                  "Action: subtask_done()"],
+        intention=[where],
+        reflection=[AS_INTENDED] * 3,
+        progress=[f"Progress: step {i} done." for i in range(1, 4)],
+    )
+    res, traj = _run(llm, pc_doc, env, "Write Ada Byron as the name.", tmp_path / "ep", manager=False)
+    assert (res.status, res.steps) == ("done", 3), res.error
+    assert demo_app.wait_for("name", "Ada Byron")["name"] == "Ada Byron"
+    sel = traj.steps[1].parsed_action()
+    assert isinstance(sel, SelectText) and sel.start is not None and sel.end is not None
+    roles = traj.steps[1].info["roles"]
+    assert [r["role"] for r in roles] == ["decision", "intention", "reflection", "progress"]
+    assert roles[1]["located"] is True and roles[1]["start"] == "Lovelace"
+    assert traj.steps[1].info["ocr_target"]["intention"]["start_ocr"].startswith("Lovelace")
