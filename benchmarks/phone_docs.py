@@ -16,7 +16,8 @@ SmolLM2-135M) under five arms, each one ``agentlab exec`` run folder under ``--o
 
 Before the arms, the survey is run again into ``<out>/survey-docs`` (timed) and compared with the
 shipped documents: the measured arm uses what the survey writes today. Per arm: ExecutionAcc with
-its 95 % Wilson interval, median seconds per task, mean actions, statuses; per task: success in
+its 95 % Wilson interval, AppAgent's Reward (the mean of the evaluator's check scores on the final
+state, :mod:`agentlab.eval.reward`), median seconds per task, mean actions, statuses; per task: success in
 each arm. A run folder whose ``results.jsonl`` already holds every task is reused; one holding
 some is resumed (``exec --resume``). Nothing here reads a task's evaluator: ``agentlab exec``
 judges, this script reads its rows.
@@ -91,7 +92,11 @@ class Arm:
         for r in self.rows:
             statuses[str(r.get("status"))] = statuses.get(str(r.get("status")), 0) + 1
         acc = self.acc() or 0.0
+        from agentlab.eval.reward import mean_reward
+
+        rew = mean_reward(self.rows)
         return (f"| {LABELS[self.name]} | {self.solved}/{self.n} | {acc:.2f} [{low:.2f}, {high:.2f}] | "
+                f"{'-' if rew is None else f'{rew:.2f}'} | "
                 f"{statistics.median(secs) if secs else 0:.1f} | {statistics.mean(steps) if steps else 0:.1f} | "
                 f"{', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))} |")
 
@@ -225,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.max_steps} --max-new-tokens {args.max_new_tokens}`), one episode per task and arm; run folders "
         f"under `{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}`.",
         "",
-        "| arm | solved | ExecutionAcc [95 % Wilson] | median s / task | mean actions | statuses |",
-        "|---|---|---|---|---|---|",
+        "| arm | solved | ExecutionAcc [95 % Wilson] | Reward | median s / task | mean actions | statuses |",
+        "|---|---|---|---|---|---|---|",
         *[a.line() for a in results],
         "",
         *per_task_table(ids, [(a.name, a.rows) for a in results]),

@@ -41,6 +41,7 @@ from agentlab.llm.base import LLMBackend
 from agentlab.llm.roles import Backends
 from agentlab.pool import AgentPool
 from agentlab.experiments.pcagent_metrics import episode_metrics, rate
+from agentlab.eval.reward import mean_reward
 from agentlab.metaagent.mentions import ApplicationLexicon
 
 if TYPE_CHECKING:
@@ -145,6 +146,8 @@ class ArchTable:
             out.append({
                 "variant": name, "tasks": len(rows),
                 "ExecutionAcc %": round(100 * sum(bool(r["success"]) for r in rows) / n, 1),
+                # AppAgent's finer measure: the final state's share of the evaluator's checks met
+                "Reward": round(rew, 2) if (rew := mean_reward(rows)) is not None else float("nan"),
                 # rows of flat runners carry no subtasks: "-" rather than a misleading 0
                 "subtask success %": round(100 * done / planned, 1) if planned else float("nan"),
                 "subtasks / task": round(planned / n, 1) if planned else float("nan"),

@@ -166,8 +166,10 @@ def test_pc_agent_rows_carry_recovery_and_manager_success_read_from_their_trajec
                     {"role": "reflection", "verdict": "no effect" if t is two_apps else "as intended"}]})
                 rec.record(None, None, info={"subtask": 1, "roles": [{"role": "reflection", "verdict": "as intended"}]})
                 rec.finish("done")
+                met = [1.0, 0.0, 0.0] if t is two_apps else [0.0]
                 out[(t.id, agent)] = {"id": t.id, "domain": t.domain, "agents": [agent], "success": False,
-                                      "status": "done", "trajectory": rel}
+                                      "status": "done", "trajectory": rel,
+                                      "verdict": {"score": 0.0, "checks": [{"score": m} for m in met]}}
         return out
 
     monkeypatch.setattr(desktop_arch, "run_pairs", fake_run_pairs)
@@ -181,3 +183,4 @@ def test_pc_agent_rows_carry_recovery_and_manager_success_read_from_their_trajec
     frame = table.frame()
     assert frame.loc["PC-Agent", "recovery %"] == 50.0 and frame.loc["PC-Agent", "manager SR %"] == 100.0
     assert math.isnan(frame.loc["S2", "recovery %"]) and math.isnan(frame.loc["S2", "manager SR %"])
+    assert frame.loc["S2", "Reward"] == 0.17  # AppAgent's Reward: one check of three, then none of one
