@@ -50,6 +50,7 @@ ROLES: Mapping[str, tuple[RoleInfo, ...]] = {
     "cola": (
         RoleInfo("planner", False, "splits the task into capability-named subtasks"),
         RoleInfo("reviewer", False, "judges each decision agent's result"),
+        RoleInfo("scheduler", False, "scheduler=model: picks the agent for a subtask from their capability descriptions"),
     ),
     "metaagent": (RoleInfo("router", False, "the ICL/prompt router and the plan manager (--router-llm-config wins)"),),
 }

@@ -14,6 +14,7 @@ Reply = str | Callable[[list[ChatMessage]], str]
 
 PLANNER_START = "You are the planner"
 REVIEWER_START = "You review one step"
+SCHEDULER_START = "You are the task scheduler"
 
 
 def role_of(messages: list[ChatMessage]) -> str:
@@ -23,6 +24,8 @@ def role_of(messages: list[ChatMessage]) -> str:
         return "planner"
     if first.startswith(REVIEWER_START):
         return "reviewer"
+    if first.startswith(SCHEDULER_START):
+        return "scheduler"
     return "agent"
 
 
@@ -31,9 +34,11 @@ class TeamScript(LLMBackend):
 
     model_id = "scripted-team-double"
 
-    def __init__(self, planner: list[Reply], agent: list[Reply], reviewer: list[Reply] | None = None) -> None:
-        self.queues: dict[str, list[Reply]] = {"planner": list(planner), "agent": list(agent), "reviewer": list(reviewer or [])}
-        self.prompts: dict[str, list[list[ChatMessage]]] = {"planner": [], "agent": [], "reviewer": []}
+    def __init__(self, planner: list[Reply], agent: list[Reply], reviewer: list[Reply] | None = None,
+                 scheduler: list[Reply] | None = None) -> None:
+        self.queues: dict[str, list[Reply]] = {"planner": list(planner), "agent": list(agent), "reviewer": list(reviewer or []),
+                                               "scheduler": list(scheduler or [])}
+        self.prompts: dict[str, list[list[ChatMessage]]] = {"planner": [], "agent": [], "reviewer": [], "scheduler": []}
 
     def chat(self, messages: list[ChatMessage], params: SamplingParams | None = None) -> list[str]:
         role = role_of(messages)

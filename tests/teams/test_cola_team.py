@@ -206,3 +206,40 @@ def test_the_inspector_shows_the_team_and_every_attempt(tmp_path, pool) -> None:
         keys = list(TrajectoryInspector(folder).episodes)
         assert [k.split("/")[-1] for k in keys] == ["team", f"step-1-{agent}", f"step-1-{agent}-try1"] or \
             [k.split("/")[-1] for k in keys] == ["team", f"step-1-{agent}-try1", f"step-1-{agent}"]
+
+
+def _candidates(messages: list[ChatMessage]) -> list[str]:
+    """The agents the scheduler's prompt lists, in order (``- Name: capabilities``)."""
+    import re
+
+    return re.findall(r"^- (\w+): ", messages[-1].content, re.M)
+
+
+def test_a_model_scheduler_chooses_among_the_rankings_best_from_their_capabilities(tmp_path, pool) -> None:
+    """scheduler=model: the scheduler role's model reads the candidates' capability descriptions and
+    names one; that agent takes the step, the router's order behind it."""
+    seen: list[list[str]] = []
+
+    def pick_the_third(messages: list[ChatMessage]) -> str:
+        names = _candidates(messages)
+        seen.append(names)
+        assert "Subtask: Write the per-region sales summary into report.xlsx" in messages[-1].content
+        assert pool.get(names[0]).capabilities.split()[0] in messages[-1].content  # the descriptions are shown
+        return names[2]
+
+    llm = TeamScript(planner=[ONE_STEP], agent=[SOLVE], reviewer=[YES], scheduler=[pick_the_third])
+    row = run_task(TASK, pool=pool, llm=llm, out_dir=tmp_path, options=_options(scheduler="model", scheduler_candidates=4))
+    assert row["error"] is None and len(seen) == 1 and len(seen[0]) == 4
+    assert row["plan"][0]["agent"] == seen[0][2] and row["team_llm_calls"] == 3  # planner, scheduler, reviewer
+    said = [m for m in _team_roles(tmp_path / row["trajectory"]) if m["role"] == "scheduler"][0]
+    assert said["chosen_by"] == "model" and said["agent"] == seen[0][2] and said["reply"] == seen[0][2]
+
+
+def test_a_scheduler_reply_naming_no_candidate_leaves_the_routers_choice(tmp_path, pool) -> None:
+    default = TeamScript(planner=[ONE_STEP], agent=[SOLVE], reviewer=[YES])
+    routed = run_task(TASK, pool=pool, llm=default, out_dir=tmp_path / "router", options=_options())
+    llm = TeamScript(planner=[ONE_STEP], agent=[SOLVE], reviewer=[YES], scheduler=["the best one", "no idea"])
+    row = run_task(TASK, pool=pool, llm=llm, out_dir=tmp_path / "model", options=_options(scheduler="model"))
+    assert row["plan"][0]["agent"] == routed["plan"][0]["agent"] and len(llm.prompts["scheduler"]) == 2  # one re-ask
+    said = [m for m in _team_roles(tmp_path / "model" / row["trajectory"]) if m["role"] == "scheduler"][0]
+    assert said["chosen_by"] == "router (the model named no candidate)"

@@ -32,6 +32,11 @@ class ColaOptions(TeamSettings):
     max_backtracks: int = Field(2, ge=0, description="per task: rollbacks to an earlier step a person asked for")
     max_questions: int = Field(10, ge=0, description="per task: questions to a person (then the team decides alone)")
     scheduler_router: str = Field("embedding", description="the router whose ranking assigns subtasks (agentlab.metaagent.router)")
+    #: ``router``: the ranking's first agent takes the subtask; ``model``: the ``scheduler`` role's model
+    #: chooses among the ranking's first ``scheduler_candidates`` from their capability descriptions
+    #: (the paper's LLM scheduler, :mod:`agentlab.teams.cola.chooser`)
+    scheduler: Literal["router", "model"] = Field("router", description="router: the ranking decides; model: an LLM chooses from the agents' capabilities")
+    scheduler_candidates: int = Field(6, ge=0, description="scheduler=model: the ranking's best agents shown to the model (0: every able agent)")
     scheduler_tokens: Path | None = Field(None, description="that router's checkpoint (agenttoken: default data/tokens)")
     memory_path: Path | None = Field(None, description="long-term memory JSONL (default: cola_memory.jsonl in the run folder)")
     memory_top_n: int = Field(3, ge=0, description="past task summaries given to the planner (0: none)")

@@ -19,7 +19,7 @@ from agentlab.teams.executed import plan_record, plan_status
 from agentlab.teams.hub import PLAN_FILE, Hub
 
 #: the team's own roles (their calls are the row's ``team_llm_calls``)
-TEAM_ROLES = ("planner", "reviewer")
+TEAM_ROLES = ("planner", "reviewer", "scheduler")
 
 
 def fill_cola(row: EpisodeRow, part: ColaPart, team: ColaTeam, status: TeamStatus, job: Job) -> None:

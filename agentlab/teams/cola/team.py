@@ -46,6 +46,8 @@ from agentlab.tasks.decisions import PlanStep
 from agentlab.pool.document import AgentDocument
 from agentlab.teams.base import Job
 from agentlab.dialogue.person import Answer, Question, QuestionKind
+from agentlab.teams.cola.chooser import PROMPTS as CHOOSER_PROMPTS
+from agentlab.teams.cola.chooser import ModelChooser
 from agentlab.teams.cola.memory import LongTermMemory, MemoryEntry, ShortTermMemory
 from agentlab.teams.cola.options import ColaOptions
 from agentlab.teams.cola.policy import Decision, Slot, decide
@@ -63,7 +65,7 @@ log = logging.getLogger(__name__)
 TEAM_DIR = "team"  # the viewer looks for it by this name (agentlab.viz.trajectory.TEAM_DIR)
 SNAPSHOT_DIR = "snapshots"
 MEMORY_FILE = "cola_memory.jsonl"
-PROMPTS = (*PLANNER_PROMPTS, *REVIEWER_PROMPTS, "cola/decision")
+PROMPTS = (*PLANNER_PROMPTS, *REVIEWER_PROMPTS, *CHOOSER_PROMPTS, "cola/decision")
 #: how a team's run ended: every step accepted or given up on, a person stopped it, or the time ran out
 TeamStatus = Literal["done", "stopped", "time_limit"]
 
@@ -107,8 +109,11 @@ class ColaTeam:
         self.reviewer = Reviewer(job.models.get("reviewer"), mode=self.cola.review, max_attempts=self.cola.max_attempts,
                                  sampling=self.review_sampling)
         router = (job.routers or RouterShelf(pool)).get(self.cola.scheduler_router, self.cola.scheduler_tokens)
+        chooser = (ModelChooser(job.models.get("scheduler"), pool, max_attempts=self.cola.max_attempts,
+                                sampling=RetrySampling(max_new_tokens=16, seed=options.seed + 2000))
+                   if self.cola.scheduler == "model" else None)
         self.scheduler = Scheduler(pool, lambda text: router.rank([text])[0], task_env=task.env, can_act=CAN_ACT,
-                                   runnable=self._runnable)
+                                   runnable=self._runnable, chooser=chooser, shown=self.cola.scheduler_candidates)
         self.memory = memory or LongTermMemory(self.cola.memory_path or self.run_dir / MEMORY_FILE, top_n=self.cola.memory_top_n)
         self.dialogue = ShortTermMemory(self.cola.short_term)
         self.store = FolderStore(self.episode_dir / SNAPSHOT_DIR)
@@ -202,7 +207,10 @@ class ColaTeam:
             assignment = self.scheduler.assign(subtask)
             slots.append(Slot(assignment))
             top = ", ".join(f"{n} {p:.2f}" for n, p in assignment.candidates[:3])
-            roles.append(self._say("scheduler", f"step {k + 1} -> {assignment.agent(0)} (ranking: {top})", k, agent=assignment.agent(0)))
+            by = "" if assignment.chosen_by == "router" else f"; chosen by {assignment.chosen_by}"
+            roles.append(self._say("scheduler", f"step {k + 1} -> {assignment.agent(0)} (ranking: {top}{by})", k,
+                                   agent=assignment.agent(0), chosen_by=assignment.chosen_by,
+                                   **({"reply": assignment.reply} if assignment.reply else {})))
         self.hub.plan = [PlanStep(s.agent or "", s.assignment.subtask) for s in slots]
         self._record(roles, step=None, action_text=plan.reply, planner_attempts=len(plan.attempts), short_term=seen)
         return slots
