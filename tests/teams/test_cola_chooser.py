@@ -38,3 +38,15 @@ def test_the_embedded_model_under_the_grammar_names_a_candidate(backend, pool) -
     chooser = ModelChooser(backend, pool, sampling=RetrySampling(max_new_tokens=16))
     choice, reply = chooser("Sum column B of sales.xlsx into B10", list(NAMES))
     assert choice in NAMES and reply.strip() == choice
+
+
+def test_a_refined_subtask_is_one_line_that_keeps_every_file_named() -> None:
+    from agentlab.teams.cola.refiner import parse_refined
+
+    sub = "Copy column A of roster.xlsx into names.txt"
+    assert parse_refined("Subtask: Read column A of roster.xlsx and write it to names.txt", sub).endswith("names.txt")
+    assert parse_refined("**Subtask:** copy ROSTER.XLSX column A to names.txt", sub).startswith("copy")
+    with pytest.raises(ActionParseError, match="drops names.txt"):
+        parse_refined("Subtask: copy column A of roster.xlsx", sub)
+    with pytest.raises(ActionParseError, match="no 'Subtask: ...' line"):
+        parse_refined("I will copy it.", sub)

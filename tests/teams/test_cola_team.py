@@ -243,3 +243,37 @@ def test_a_scheduler_reply_naming_no_candidate_leaves_the_routers_choice(tmp_pat
     assert row["plan"][0]["agent"] == routed["plan"][0]["agent"] and len(llm.prompts["scheduler"]) == 2  # one re-ask
     said = [m for m in _team_roles(tmp_path / "model" / row["trajectory"]) if m["role"] == "scheduler"][0]
     assert said["chosen_by"] == "router (the model named no candidate)"
+
+
+def test_a_decision_agent_refines_its_subtask_with_its_model_before_acting(tmp_path, pool) -> None:
+    """refine=true: the agent's model restates the subtask (reading the team's messages) and the
+    agent acts on the restatement; the team trajectory keeps it as the refiner's message."""
+    refined = "Subtask: Read sales.csv and write the per-region totals into report.xlsx"
+    llm = TeamScript(planner=[ONE_STEP], agent=[refined, SOLVE], reviewer=[YES])
+    row = run_task(TASK, pool=pool, llm=llm, out_dir=tmp_path, options=_options(refine=True))
+    assert row["success"] is True and row["step_outcomes"][0]["success"] is True
+    asked = llm.first_user_text("agent", 0)
+    assert "Your subtask: Write the per-region sales summary into report.xlsx" in asked and "- planner" in asked
+    assert "Read sales.csv and write the per-region totals into report.xlsx" in llm.first_user_text("agent", 1)
+    said = [m for m in _team_roles(tmp_path / row["trajectory"]) if m["role"] == "refiner"]
+    assert len(said) == 1 and said[0]["by_model"] is True and said[0]["text"].startswith("Read sales.csv")
+
+
+def test_a_refinement_that_drops_the_subtasks_file_is_not_used(tmp_path, pool) -> None:
+    lossy = "Subtask: Write the summary"  # report.xlsx is gone: asked again, then the subtask goes as it was
+    llm = TeamScript(planner=[ONE_STEP], agent=[lossy, lossy, SOLVE], reviewer=[YES])
+    row = run_task(TASK, pool=pool, llm=llm, out_dir=tmp_path, options=_options(refine=True))
+    assert row["success"] is True and "drops report.xlsx" in llm.first_user_text("agent", 1)
+    assert "Your subtask: Write the per-region sales summary into report.xlsx\n" in llm.first_user_text("agent", 2)
+    said = [m for m in _team_roles(tmp_path / row["trajectory"]) if m["role"] == "refiner"][0]
+    assert said["by_model"] is False and said["text"].startswith("kept as given")
+
+
+def test_with_shared_memory_the_decision_agent_reads_the_teams_messages(tmp_path, pool) -> None:
+    llm = TeamScript(planner=[ONE_STEP], agent=[SOLVE], reviewer=[YES])
+    row = run_task(TASK, pool=pool, llm=llm, out_dir=tmp_path, options=_options(share_memory=True))
+    asked = llm.first_user_text("agent", 0)
+    assert row["success"] is True and "Team messages so far:" in asked and "- scheduler (step 1): step 1 ->" in asked
+    plain = TeamScript(planner=[ONE_STEP], agent=[SOLVE], reviewer=[YES])
+    run_task(TASK, pool=pool, llm=plain, out_dir=tmp_path / "plain", options=_options())
+    assert "Team messages so far:" not in plain.first_user_text("agent", 0)  # off by default

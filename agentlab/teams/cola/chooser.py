@@ -26,7 +26,7 @@ from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.llm.choice_grammar import ChoiceGrammar
 from agentlab.pool.store import AgentPool
 
-PROMPTS = ("cola/scheduler",)
+PROMPTS = ("cola/scheduler", "cola/reask")
 
 
 def parse_choice(reply: str, candidates: Sequence[str]) -> str:
@@ -64,7 +64,7 @@ class ModelChooser:
             return dataclasses.replace(self.sampling(i), grammar=grammar) if grammar is not None else self.sampling(i)
 
         asked = ask_until_parsed(self.llm, prompt, lambda text: parse_choice(text, candidates),
-                                 max_attempts=self.max_attempts, params=params, label="cola scheduler")
+                                 max_attempts=self.max_attempts, params=params, correction=load_template("cola/reask"), label="cola scheduler")
         return asked.value, asked.reply
 
 

@@ -38,6 +38,13 @@ class ColaOptions(TeamSettings):
     scheduler: Literal["router", "model"] = Field("router", description="router: the ranking decides; model: an LLM chooses from the agents' capabilities")
     scheduler_candidates: int = Field(6, ge=0, description="scheduler=model: the ranking's best agents shown to the model (0: every able agent)")
     scheduler_tokens: Path | None = Field(None, description="that router's checkpoint (agenttoken: default data/tokens)")
+    #: the decision agent restates its subtask with its own model before acting (the paper's
+    #: refinement; :mod:`agentlab.teams.cola.refiner`); false: the guidance is added without a model call
+    refine: bool = Field(False, description="decision agents refine their subtask with their model before acting")
+    #: the decision agents read the team's shared short-term memory: its last ``short_term`` messages
+    #: ride along with the subtask they act on (off by default: a specialist reads values off its
+    #: request, and the team's messages would offer it every other step's values too)
+    share_memory: bool = Field(False, description="decision agents get the team's recent messages with their subtask")
     memory_path: Path | None = Field(None, description="long-term memory JSONL (default: cola_memory.jsonl in the run folder)")
     memory_top_n: int = Field(3, ge=0, description="past task summaries given to the planner (0: none)")
     short_term: int = Field(6, ge=0, description="last team messages given to the planner and reviewer (0: none)")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentlab.agents.base import build_agent
+from agentlab.agents.roles import DEFAULT_ROLE
 from agentlab.tasks.env_kinds import CAN_ACT
 from agentlab.dialogue.ask import RetrySampling
 from agentlab.dialogue.templates import load_template, template_hashes
@@ -47,6 +48,8 @@ from agentlab.pool.document import AgentDocument
 from agentlab.teams.base import Job
 from agentlab.dialogue.person import Answer, Question, QuestionKind
 from agentlab.teams.cola.chooser import PROMPTS as CHOOSER_PROMPTS
+from agentlab.teams.cola.refiner import PROMPTS as REFINER_PROMPTS
+from agentlab.teams.cola.refiner import Refiner
 from agentlab.teams.cola.chooser import ModelChooser
 from agentlab.teams.cola.memory import LongTermMemory, MemoryEntry, ShortTermMemory
 from agentlab.teams.cola.options import ColaOptions
@@ -65,7 +68,7 @@ log = logging.getLogger(__name__)
 TEAM_DIR = "team"  # the viewer looks for it by this name (agentlab.viz.trajectory.TEAM_DIR)
 SNAPSHOT_DIR = "snapshots"
 MEMORY_FILE = "cola_memory.jsonl"
-PROMPTS = (*PLANNER_PROMPTS, *REVIEWER_PROMPTS, *CHOOSER_PROMPTS, "cola/decision")
+PROMPTS = (*PLANNER_PROMPTS, *REVIEWER_PROMPTS, *CHOOSER_PROMPTS, *REFINER_PROMPTS, "cola/decision")
 #: how a team's run ended: every step accepted or given up on, a person stopped it, or the time ran out
 TeamStatus = Literal["done", "stopped", "time_limit"]
 
@@ -118,6 +121,9 @@ class ColaTeam:
         self.dialogue = ShortTermMemory(self.cola.short_term)
         self.store = FolderStore(self.episode_dir / SNAPSHOT_DIR)
         self.decision_template = load_template("cola/decision")
+        self.refiner = (Refiner(job.models.get(DEFAULT_ROLE), max_attempts=self.cola.max_attempts,
+                                sampling=RetrySampling(max_new_tokens=self.cola.max_new_tokens, seed=options.seed + 3000))
+                        if self.cola.refine else None)
         self.counters = Counters()
         self.attempts: list[StepOutcome] = []
         self.subtasks: list[str] = []
@@ -219,7 +225,17 @@ class ColaTeam:
         agent = slot.agent
         assert agent is not None
         subtask = slot.assignment.subtask
-        refined = self.decision_template.render(subtask=subtask, guidance="\n".join(slot.guidance)).strip()
+        guidance = "\n".join(slot.guidance)
+        if self.refiner is not None:  # the decision agent restates its subtask, reading the team's messages
+            said = self.refiner.refine(task=self.task.instruction, subtask=subtask, guidance=guidance,
+                                       dialogue=self.dialogue.render())
+            refined = said.text
+            self._record([self._say("refiner", refined if said.by_model else f"kept as given: {said.reply[:120]!r} did not read",
+                                    i, agent=agent, by_model=said.by_model)], step=i, action_text=said.reply)
+        else:
+            refined = self.decision_template.render(subtask=subtask, guidance=guidance).strip()
+        if self.cola.share_memory and self.dialogue.recent():
+            refined += f"\n\nTeam messages so far:\n{self.dialogue.render()}"
         folder = step_folder(self.episode_dir, i, agent)
         if folder.exists():  # an earlier attempt of this step by this agent, rolled back: kept aside
             n = 1
