@@ -26,7 +26,7 @@ ORDER = [
     "heldout_v2_apps", "check_done_settings", "heldout_v2_settings", "relative_paths", "heldout_v2_paths", "heldout_v2_r4", "prior_weight", "heldout_v2_pw3",
     "heldout_v2_r5", "heldout_v2_r6", "heldout_v2_r7", "desktop_file_route_v2", "phone_docs", "phone_heldout", "phone_heldout2", "gui_route_web", "desktop_heldout_pcagent", "desktop_heldout_s2", "gui_route_heldout",
     "gui_route_dev", "check_asks", "heldout_v2_r8", "heldout_v2_r9",
-    "table1", "table1_growth", "table1_v3",
+    "table1", "table1_ray", "table1_growth", "table1_v3",
 ]
 HEADER = """# Benchmark results
 
