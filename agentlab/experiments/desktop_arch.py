@@ -262,11 +262,11 @@ def run(
                             "agent_error": message if status == "no_agent" else None,
                             **{f: 0 for f in COST_FIELDS}, "trajectory": None})
                 continue
-            row = rebased(done[(task.id, chosen_agent)], f"../../runs/{key}/", router=variant.name)  # relative to the variant's folder
             episode = done[(task.id, chosen_agent)].get("trajectory")
-            if pool.get(chosen_agent).runner == "pcagent" and episode:  # PC-Agent's recovery and manager figures
-                row.update(episode_metrics(out_dir / "runs" / key / str(episode), task.apps, lexicon))
-            out.append(row)
+            figures = (episode_metrics(out_dir / "runs" / key / str(episode), task.apps, lexicon)  # PC-Agent's own
+                       if pool.get(chosen_agent).runner == "pcagent" and episode else None)
+            out.append(rebased(done[(task.id, chosen_agent)], f"../../runs/{key}/", router=variant.name,  # relative to the variant's folder
+                               extra=figures))
         write_jsonl(sub / "results.jsonl", out)
         rows[variant.name] = out
     return ArchTable(rows=rows, variants=list(config.variants))

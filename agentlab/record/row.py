@@ -178,12 +178,16 @@ class EpisodeRow(_Lenient):
         return (self.tokens_in or 0) + (self.tokens_out or 0)
 
 
-def rebased(row: Mapping[str, Any], prefix: str, *, router: str | None = None) -> dict[str, Any]:
+def rebased(row: Mapping[str, Any], prefix: str, *, router: str | None = None,
+            extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A row as a folder above its run folder holds it (a study's arms share the episodes of one
-    run per agent): its ``trajectory`` under ``prefix`` and, given one, the arm as its ``router``."""
+    run per agent): its ``trajectory`` under ``prefix`` and, given one, the arm as its ``router``;
+    ``extra``: fields the study adds to its copy (PC-Agent's figures read from the episode)."""
     moved = EpisodeRow.load(row)
     if moved.trajectory is not None:
         moved.trajectory = f"{prefix}{moved.trajectory}"
     if router is not None:
         moved.router = router
+    for key, value in (extra or {}).items():
+        setattr(moved, key, value)
     return moved.to_json()
