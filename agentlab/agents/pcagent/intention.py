@@ -85,9 +85,6 @@ class IntentionAgent:
             return None, "no OCR text on screen to choose from"
         span: list[Span] = []
 
-        def parse(reply: str) -> tuple[str, str]:
-            return parse_span(reply)
-
         def on_screen(words: tuple[str, str]) -> str | None:
             start, end = (find_text(boxes, w) for w in words)
             if start is None or end is None:
@@ -100,6 +97,6 @@ class IntentionAgent:
 
         asked = self.asker.ask("intention", "pcagent/intention",
                                {"subtask": subtask, "target": description, "lines": "\n".join(b.text for b in lines)},
-                               parse, checks=[on_screen])
+                               parse_span, checks=[on_screen])
         last = asked.attempts[-1].reply if asked.attempts else ""
         return (span[0] if asked.value is not None and span else None), last

@@ -30,9 +30,7 @@ def fill_cola(row: EpisodeRow, part: ColaPart, team: ColaTeam, status: TeamStatu
     part.reviews, part.retries, part.reassignments, part.backtracks, part.questions = (
         c.reviews, c.retries, c.reassignments, c.backtracks, c.questions)
     part.team_status, part.plan_fallback, part.attempts = status, team.plan_fallback, len(team.attempts)
-    # the scheduler role is asked only with scheduler=model: reading its meter otherwise would add an unused role
-    roles = [r for r in TEAM_ROLES if r != "scheduler" or team.cola.scheduler == "model"]
-    part.team_llm_calls = sum(job.models.get(role).spent()[0] for role in roles)
+    part.team_llm_calls = sum(job.models.get(role).spent()[0] for role in team.roles)  # only the roles it asked
     row.subtasks, row.steps = len(team.subtasks), sum(o.steps for o in team.attempts)
 
 

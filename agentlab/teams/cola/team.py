@@ -132,6 +132,11 @@ class ColaTeam:
             self.episode_dir / TEAM_DIR, task=task.instruction, env=task.env, agent="COLA", model_id=job.models.default.model_id,
             extra={"task_id": task.id, "team": "cola", "prompts": template_hashes(PROMPTS), "cola": self.cola.model_dump(mode="json")})
 
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The team's own model roles this run asks (the scheduler only when it is a model)."""
+        return ("planner", "reviewer", *(("scheduler",) if self.scheduler.chooser is not None else ()))
+
     def _runnable(self, doc: AgentDocument) -> bool:
         """Can this agent's runner be built here (a resource it needs, such as a search endpoint, is configured)?"""
         try:
