@@ -49,6 +49,12 @@ class ContextOverflowError(AgentlabError):
     recorded as status ``context_overflow``, not a harness error)."""
 
 
+class ActionRejected(AgentlabError):
+    """A reviewer watching each action judged the last one wrong (COLA's per-action review): the
+    acting agent's step ends there as ``failed`` with the reviewer's reason, and the team decides
+    what comes next (retry with that reason, another agent). Not a harness error."""
+
+
 class AgentDocumentError(AgentlabError):
     """One or more agent documents are malformed; ``problems`` holds one line each."""
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from agentlab.agents.context import Models, RunContext
 from agentlab.config import validate
 from agentlab.envs.timed import TimedEnv, TimeLimitExceeded
-from agentlab.errors import ConfigError, ContextOverflowError, HarnessError
+from agentlab.errors import ActionRejected, ConfigError, ContextOverflowError, HarnessError
 from agentlab.llm.deadline import task_deadline
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,7 +122,8 @@ def run_agent(agent: Agent, env: Env, task_instruction: str, ctx: RunContext) ->
     """Run ``agent``'s episode with the context's deadline enforced on every action and every model
     call (:func:`agentlab.llm.deadline.task_deadline`). A run stopped
     from outside (the time limit; a prompt over the model's context) is a result too, with the
-    steps it recorded: its cost is in ``ctx`` whatever happened."""
+    steps it recorded: its cost is in ``ctx`` whatever happened. An action a reviewer rejected
+    (:class:`~agentlab.errors.ActionRejected`, raised by the env it acts on) ends it as ``failed``."""
     try:
         with task_deadline(ctx.deadline):  # a model call is cut there too, not only the next action
             return agent.run(TimedEnv(env, ctx.deadline), task_instruction, ctx)
@@ -130,6 +131,8 @@ def run_agent(agent: Agent, env: Env, task_instruction: str, ctx: RunContext) ->
         return AgentResult(status="time_limit", steps=ctx.actions_recorded(), error=exc.message)
     except ContextOverflowError as exc:
         return AgentResult(status="context_overflow", steps=ctx.actions_recorded(), error=exc.message)
+    except ActionRejected as exc:  # a reviewer watching each action stopped it: the agent's failure
+        return AgentResult(status="failed", steps=ctx.actions_recorded(), error=exc.message)
 
 
 def acting_agents(documents: Iterable[AgentDocument], env: str) -> frozenset[str]:

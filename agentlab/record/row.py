@@ -67,6 +67,9 @@ class ColaPart(PlanPart):
     attempts: int | None = None
     team_llm_calls: int | None = None
     reviews: int | None = None
+    #: actions the per-action reviewer judged, and those it rejected (``review_actions=true``)
+    action_reviews: int | None = None
+    actions_rejected: int | None = None
     retries: int | None = None
     reassignments: int | None = None
     backtracks: int | None = None

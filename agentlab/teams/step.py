@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,7 @@ def run_step(
     opened: TaskEnv,
     hub: Hub,
     recorder_extra: dict[str, Any] | None = None,
+    wrap_env: Callable[[Env], Env] | None = None,
 ) -> StepOutcome:
     """Run ``step`` (the ``index``-th of the plan, 0-based) of ``job``'s task and record its outcome in ``hub``.
 
@@ -103,7 +105,8 @@ def run_step(
     relative to the run folder); the agent is built as every agent is (:func:`build_agent`), acts
     with the episode's models, step budget and deadline (:func:`run_agent`), and the step's cost
     is what the episode's meters counted while it ran. ``recorder_extra`` is merged into the step
-    trajectory's ``meta.json`` extras (a team's own bookkeeping).
+    trajectory's ``meta.json`` extras (a team's own bookkeeping). ``wrap_env`` wraps the env the
+    agent acts on (COLA's per-action reviewer: :mod:`agentlab.teams.cola.action_review`).
     """
     t0 = time.monotonic()
     task, options = job.task, job.options
@@ -124,6 +127,8 @@ def run_step(
         recorder.record(None, None, done=True, error=outcome.error)
         recorder.finish("wrong_env", error=outcome.error)
     else:
+        if wrap_env is not None:
+            env = wrap_env(env)
         before, spent = snapshot(opened.root), job.models.total()
         try:
             res = run_agent(agent, env, instruction, job.context(recorder))

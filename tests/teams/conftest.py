@@ -13,7 +13,7 @@ from agentlab.pool import AgentPool
 Reply = str | Callable[[list[ChatMessage]], str]
 
 PLANNER_START = "You are the planner"
-REVIEWER_START = "You review one step"
+REVIEWER_START = "You review one"  # a step (cola/reviewer) or an action (cola/action_reviewer)
 SCHEDULER_START = "You are the task scheduler"
 
 

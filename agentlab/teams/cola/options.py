@@ -45,6 +45,9 @@ class ColaOptions(TeamSettings):
     #: ride along with the subtask they act on (off by default: a specialist reads values off its
     #: request, and the team's messages would offer it every other step's values too)
     share_memory: bool = Field(False, description="decision agents get the team's recent messages with their subtask")
+    #: the reviewer also judges every action as it is taken, and a rejected action ends the step at once
+    #: (:mod:`agentlab.teams.cola.action_review`; one reviewer call per action; needs review=model)
+    review_actions: bool = Field(False, description="the reviewer judges each action as it is taken; a rejected one ends the step")
     memory_path: Path | None = Field(None, description="long-term memory JSONL (default: cola_memory.jsonl in the run folder)")
     memory_top_n: int = Field(3, ge=0, description="past task summaries given to the planner (0: none)")
     short_term: int = Field(6, ge=0, description="last team messages given to the planner and reviewer (0: none)")

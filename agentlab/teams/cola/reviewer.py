@@ -13,6 +13,9 @@ each changed text file, the agent's final output and the team's recent messages
 does not parse is sent back with the problem quoted (``cola/reviewer_correction``); when
 every attempt fails, the verdict is ``unsure`` -- which in passive mode asks a person.
 With ``mode="checks"`` a step that passed the checks is accepted.
+
+:meth:`Reviewer.review_action` judges one action as it is taken (``cola/action_reviewer``;
+:mod:`agentlab.teams.cola.action_review` wraps the acting agent's env with it).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from agentlab.envs.snapshot import FolderChanges
 from agentlab.errors import ActionParseError
 from agentlab.llm.base import ChatMessage, LLMBackend
 from agentlab.safepath import SafeFolder, UnsafePathError
+from agentlab.teams.cola.action_review import ActionView
 
-PROMPTS = ("cola/reviewer", "cola/reviewer_correction")
+PROMPTS = ("cola/reviewer", "cola/reviewer_correction", "cola/action_reviewer")
 Verdict = Literal["yes", "no", "unsure"]
 ReviewMode = Literal["model", "checks"]
 _VERDICT_RE = re.compile(r"verdict\s*[:=-]?\s*\**\s*(yes|no|unsure)\b", re.I)
@@ -105,6 +109,7 @@ class Reviewer:
         self.sampling = sampling
         self.template = load_template("cola/reviewer")
         self.correction = load_template("cola/reviewer_correction")
+        self.action_template = load_template("cola/action_reviewer")
 
     def review(self, view: StepView, *, root: Path, dialogue: str) -> Review:
         found = check_step(view)
@@ -117,6 +122,24 @@ class Reviewer:
             previews=previews(root, view.changes), output=view.output.strip() or "(none)", dialogue=dialogue).strip())]
         asked = ask_until_parsed(self.llm, prompt, parse_review, max_attempts=self.max_attempts, params=self.sampling,
                                  correction=self.correction, label="cola reviewer")
+        if asked.value is None:
+            return Review("unsure", f"the reviewer's replies could not be read ({asked.attempts[-1].problem})", "model",
+                          asked.attempts)
+        verdict, reason = asked.value
+        return Review(verdict, reason or "(no reason given)", "model", asked.attempts)
+
+    def review_action(self, view: ActionView) -> Review:
+        """One action's verdict from the model (:mod:`~agentlab.teams.cola.action_review`); an
+        unreadable reply is ``unsure``, which never stops the agent. With ``mode="checks"`` there is
+        nothing to check an action by: every action goes on."""
+        if self.mode == "checks":
+            return Review("yes", "no model review of actions with review=checks", "check")
+        changes = ", ".join([*(f"+{p}" for p in view.changed), *(f"-{p}" for p in view.removed)]) or "(no file changed)"
+        prompt = [ChatMessage("user", self.action_template.render(
+            subtask=view.subtask, agent=view.agent, index=view.index, action=view.action, report=view.report,
+            changes=changes).strip())]
+        asked = ask_until_parsed(self.llm, prompt, parse_review, max_attempts=self.max_attempts, params=self.sampling,
+                                 correction=self.correction, label="cola action reviewer")
         if asked.value is None:
             return Review("unsure", f"the reviewer's replies could not be read ({asked.attempts[-1].problem})", "model",
                           asked.attempts)

@@ -29,6 +29,7 @@ def fill_cola(row: EpisodeRow, part: ColaPart, team: ColaTeam, status: TeamStatu
     c = team.counters
     part.reviews, part.retries, part.reassignments, part.backtracks, part.questions = (
         c.reviews, c.retries, c.reassignments, c.backtracks, c.questions)
+    part.action_reviews, part.actions_rejected = c.action_reviews, c.actions_rejected
     part.team_status, part.plan_fallback, part.attempts = status, team.plan_fallback, len(team.attempts)
     part.team_llm_calls = sum(job.models.get(role).spent()[0] for role in team.roles)  # only the roles it asked
     row.subtasks, row.steps = len(team.subtasks), sum(o.steps for o in team.attempts)

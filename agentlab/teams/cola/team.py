@@ -38,6 +38,7 @@ from agentlab.tasks.env_kinds import CAN_ACT
 from agentlab.dialogue.ask import RetrySampling
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.snapshot import FolderStore, Snapshot
+from agentlab.envs.base import Env
 from agentlab.envs.task_env import TaskEnv
 from agentlab.errors import ConfigError, EnvironmentUnavailableError
 from agentlab.safepath import SafeFolder
@@ -58,6 +59,7 @@ from agentlab.teams.cola.planner import PROMPTS as PLANNER_PROMPTS
 from agentlab.teams.cola.planner import Planner
 from agentlab.teams.cola.reviewer import PROMPTS as REVIEWER_PROMPTS
 from agentlab.teams.cola.reviewer import Review, Reviewer, StepView
+from agentlab.teams.cola.action_review import ReviewedEnv
 from agentlab.teams.cola.scheduler import Scheduler
 from agentlab.teams.hub import Hub, StepOutcome
 from agentlab.teams.step import run_step, step_folder
@@ -78,13 +80,16 @@ class Counters:
     """How often the team reviewed, retried, reassigned, backtracked and asked (row fields)."""
 
     reviews: int = 0
+    action_reviews: int = 0  #: actions the per-action reviewer judged (review_actions=true)
+    actions_rejected: int = 0
     retries: int = 0
     reassignments: int = 0
     backtracks: int = 0
     questions: int = 0
 
     def as_row(self) -> dict[str, int]:
-        return {"reviews": self.reviews, "retries": self.retries, "reassignments": self.reassignments,
+        return {"reviews": self.reviews, "action_reviews": self.action_reviews, "actions_rejected": self.actions_rejected,
+                "retries": self.retries, "reassignments": self.reassignments,
                 "backtracks": self.backtracks, "questions": self.questions}
 
 
@@ -250,15 +255,25 @@ class ColaTeam:
             for old in self.attempts:
                 if old.trajectory and Path(old.trajectory).name == folder.name:
                     old.trajectory = str(Path(old.trajectory).with_name(f"{folder.name}-try{n}").as_posix())
+        watched: list[ReviewedEnv] = []
+
+        def watch(env: Env) -> Env:  # the reviewer judges each action as it is taken (review_actions)
+            watched.append(ReviewedEnv(env, self.reviewer.review_action, subtask=subtask, agent=agent, root=self.opened.root))
+            return watched[-1]
+
         try:
             outcome = run_step(PlanStep(agent, refined), index=i, job=self.job, opened=self.opened, hub=self.hub,
-                               recorder_extra={"team": "cola", "attempt": len(self.attempts) + 1})
+                               recorder_extra={"team": "cola", "attempt": len(self.attempts) + 1},
+                               wrap_env=watch if self.cola.review_actions and self.cola.review == "model" else None)
         except EnvironmentUnavailableError as exc:  # this agent cannot run here (a resource it needs): an error step
             outcome = StepOutcome(index=i, agent=agent, subtask=subtask, status="error", error=" ".join(exc.message.split()),
                                   summary=f"could not run: {' '.join(exc.message.split())}")
             self.hub.record(outcome)
         outcome.subtask = subtask  # the plan's subtask; the refined text is in the step's trajectory
         self.attempts.append(outcome)
+        action_reviews = [r for w in watched for r in w.reviews]
+        self.counters.action_reviews += len(action_reviews)
+        self.counters.actions_rejected += sum(r.verdict == "no" for r in action_reviews)
         assert slot.snapshot is not None
         after = self.store.take(self.opened.root, f"after-step-{i + 1}-{len(self.attempts)}")
         changes = slot.snapshot.changes(after)
@@ -268,9 +283,11 @@ class ColaTeam:
         review = self.reviewer.review(view, root=self.opened.root, dialogue=self.dialogue.render())
         self.counters.reviews += 1
         reviewer_reply = review.attempts[-1].reply if review.attempts else ""
+        watch_info: dict[str, Any] = {"action_reviews": [r.as_dict() for r in action_reviews]} if watched else {}
         self._record([self._say("decision", f"{agent} ({outcome.status}): {outcome.summary}", i, agent=agent),
                       self._say("reviewer", review.reason, i, verdict=review.verdict, by=review.by)],
-                     step=i, action_text=reviewer_reply, changes=changes.paths(), attempt=len(self.attempts), short_term=seen)
+                     step=i, action_text=reviewer_reply, changes=changes.paths(), attempt=len(self.attempts), short_term=seen,
+                     **watch_info)
         return outcome, review
 
     def _output(self, outcome: StepOutcome) -> str:

@@ -1,0 +1,123 @@
+"""COLA's reviewer judging every action as it is taken, not only the finished step.
+
+Why: the paper's reviewer can check each action of a decision agent and stop a wrong one at
+once, instead of letting the agent spend the rest of its step budget building on it (and the
+team rolling all of it back). :class:`ReviewedEnv` wraps the env a step's agent acts on: after
+each action it shows the reviewer the subtask, the action, what the env reported back and the
+files the action changed (a workspace's), and
+
+* **no** raises :class:`~agentlab.errors.ActionRejected`: the agent's step ends ``failed`` with
+  the reviewer's reason (:func:`~agentlab.agents.base.run_agent`), the step reviewer then says
+  no without a model call, and the team's policy retries with that reason or reassigns;
+* **yes** or **unsure** lets the agent go on (an unreadable reply is ``unsure``: a judge that
+  cannot be read never stops an agent).
+
+Every verdict is kept (:attr:`ReviewedEnv.reviews`) for the team's trajectory. It costs one
+reviewer call per action (``review_max_new_tokens`` each), which is why it is off by default
+(``--team-option review_actions=true``). The action that was rejected has run: it is in the team
+trajectory's reviewer message, while the agent's own trajectory ends before recording it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+
+from agentlab.envs.base import Env, Observation, StepResult, clip
+from agentlab.errors import ActionRejected
+from agentlab.teams.hub import changed_files, snapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentlab.envs.actions.base import Action
+    from agentlab.envs.actions.space import ActionSpace
+    from agentlab.teams.cola.reviewer import Review
+
+#: characters of the env's report (a program's output, the screen's text) the reviewer reads
+REPORT_CHARS = 600
+
+
+@dataclass(frozen=True)
+class ActionView:
+    """What the reviewer sees of one action: the subtask it serves, the action, what came back."""
+
+    subtask: str
+    agent: str
+    index: int  #: 1-based, within the step
+    action: str  #: the action as the agent wrote it (``describe()``)
+    report: str  #: what the env reported back (program output, the new screen's text), clipped
+    changed: tuple[str, ...] = ()  #: files the action added or changed (a workspace's)
+    removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ActionReview:
+    """One action's verdict, for the team trajectory."""
+
+    index: int
+    action: str
+    verdict: str
+    reason: str
+    by: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _report(result: StepResult) -> str:
+    """The env's answer to an action as one clipped text: a program's exit and output, else the
+    observation's text."""
+    info = result.info
+    if "returncode" in info or "stdout" in info:
+        out = f"exit {info.get('returncode')}; output: {str(info.get('stdout', '')).strip() or '(none)'}"
+        err = str(info.get("stderr", "")).strip()
+        return clip(out + (f"; errors: {err}" if err else ""), REPORT_CHARS)
+    return clip(result.observation.text or "(no text)", REPORT_CHARS)
+
+
+class ReviewedEnv(Env):
+    """Passes everything to ``inner``; after each action asks ``judge`` and stops a rejected one.
+
+    ``root``: the folder whose files the action may change (a workspace's), compared before and
+    after each action; None for a screen, where the env's report is all the reviewer reads.
+    """
+
+    def __init__(self, inner: Env, judge: Callable[[ActionView], Review], *, subtask: str, agent: str,
+                 root: Path | None = None) -> None:
+        self.inner, self.judge, self.subtask, self.agent, self.root = inner, judge, subtask, agent, root
+        self.reviews: list[ActionReview] = []
+
+    @property
+    def actions(self) -> ActionSpace:
+        return self.inner.actions
+
+    def reset(self, task: str | None = None) -> Observation:
+        return self.inner.reset(task)
+
+    def observe(self) -> Observation:
+        return self.inner.observe()
+
+    def step(self, action: Action) -> StepResult:
+        before = snapshot(self.root) if self.root is not None else None
+        result = self.inner.step(action)
+        changed: list[str] = []
+        removed: list[str] = []
+        if before is not None and self.root is not None:
+            changed, removed = changed_files(before, snapshot(self.root))
+        view = ActionView(subtask=self.subtask, agent=self.agent, index=len(self.reviews) + 1, action=action.describe(),
+                          report=_report(result), changed=tuple(changed), removed=tuple(removed))
+        review = self.judge(view)
+        self.reviews.append(ActionReview(view.index, view.action, review.verdict, review.reason, review.by))
+        if review.verdict == "no":
+            raise ActionRejected(f"the reviewer rejected action {view.index} ({clip(view.action, 120)}): {review.reason}")
+        return result
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """What else the inner env offers (a desktop's ``screenshot()``, a workspace's root, ...)."""
+        if name == "inner":  # not set yet (during unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
