@@ -70,9 +70,11 @@ def test_the_team_stops_a_wrong_action_at_once_and_retries_with_the_reviewers_re
     first_action = llm.prompts["reviewer"][0][-1].content
     assert first_action.startswith("You review one action") and "notes.txt" in first_action and "Its action number 1" in first_action
     assert "not the report the subtask asks for" in llm.first_user_text("agent", 1)  # the retry was told why
-    step_reviews = [m for m in _team_roles(tmp_path / row["trajectory"]) if m["role"] == "reviewer"]
+    reviewer = [m for m in _team_roles(tmp_path / row["trajectory"]) if m["role"] == "reviewer"]
+    step_reviews = [m for m in reviewer if "action" not in m]
     assert [m["by"] for m in step_reviews] == ["check", "model"]  # the rejected step needed no step-review call
     assert "rejected action 1" in step_reviews[0]["text"]
+    assert [(m["action"], m["verdict"]) for m in reviewer if "action" in m] == [(1, "no"), (1, "yes")]  # shown per attempt
 
 
 def test_without_review_actions_no_action_is_reviewed(tmp_path, pool) -> None:

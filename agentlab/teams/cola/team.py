@@ -284,7 +284,10 @@ class ColaTeam:
         self.counters.reviews += 1
         reviewer_reply = review.attempts[-1].reply if review.attempts else ""
         watch_info: dict[str, Any] = {"action_reviews": [r.as_dict() for r in action_reviews]} if watched else {}
-        self._record([self._say("decision", f"{agent} ({outcome.status}): {outcome.summary}", i, agent=agent),
+        # each action's verdict as a reviewer message the viewer shows (not in the team's short-term memory)
+        per_action = [{"role": "reviewer", "text": f"action {r.index} ({r.action[:80]}): {r.reason}", "verdict": r.verdict,
+                       "by": r.by, "action": r.index} for r in action_reviews]
+        self._record([*per_action, self._say("decision", f"{agent} ({outcome.status}): {outcome.summary}", i, agent=agent),
                       self._say("reviewer", review.reason, i, verdict=review.verdict, by=review.by)],
                      step=i, action_text=reviewer_reply, changes=changes.paths(), attempt=len(self.attempts), short_term=seen,
                      **watch_info)
