@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=5, help="per plan step (agent replies)")
     ap.add_argument("--max-new-tokens", type=int, default=384, help="cap on every agent reply")
     ap.add_argument("--time-limit", type=float, default=600.0)
-    ap.add_argument("--out", type=Path, default=ROOT / "runs" / "multi_agent", help="run folders, one per method (replaced)")
+    ap.add_argument("--out", type=Path, default=ROOT / "runs" / "multi_agent", help="run folders, one per method (replaced unless --resume)")
+    ap.add_argument("--resume", action="store_true", help="keep each method's folder and run only its unfinished tasks")
     ap.add_argument("--results", type=Path, default=RESULTS / "multi_agent.md")
     args = ap.parse_args(argv)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                                            max_subtask_tokens=args.max_subtask_tokens, max_new_tokens=args.manager_max_new_tokens),
                     exec_options=ExecOptions(max_steps=args.max_steps, time_limit_s=args.time_limit,
                                              max_new_tokens=args.max_new_tokens),
-                    calibration_items=calibration_items)
+                    calibration_items=calibration_items, resume=args.resume)
     log(f"measured in {time.perf_counter() - t0:.0f} s")
     rows, threshold = table.rows, table.threshold
     body = [f"{source}; backbone `{getattr(llm, 'model_id', '?')}`; manager top-K={args.k}, {args.min_plan_steps}..{args.max_plan_steps} "

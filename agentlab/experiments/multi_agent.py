@@ -325,11 +325,14 @@ def measure(
     calibration_items: Sequence[PlanItem] | None = None,
     scorer: BertScorer | None = None,
     routers: dict[str, Router] | None = None,
+    resume: bool = False,
 ) -> Table2:
     """Every method on every item: plans only (``plan_only``), or executed through
     :func:`agentlab.run.execute` into ``out/<method>`` (items need their task). ``manager`` holds the managers' settings (its
     ``kind``/``constrained`` are set per method); ``exec_options`` the per-step budget etc.;
-    ``routers`` may hold already-built routers by kind."""
+    ``routers`` may hold already-built routers by kind. ``resume``: a method's folder is kept and
+    only its unfinished tasks run (its settings must match, as ``agentlab exec --resume`` checks);
+    otherwise it is replaced."""
     import shutil
 
     base = manager or ManagerOptions()
@@ -366,14 +369,15 @@ def measure(
             if out is None:
                 raise ConfigError("executing the methods needs a run folder (out)")
             folder = out / method
-            if folder.exists():
+            if folder.exists() and not resume:
                 shutil.rmtree(folder)
             managed = method not in ("gold", "single", "cola")
             opts = dataclasses.replace(opts0, router=kind if managed else DEFAULT_ROUTER, mode="manager" if managed else "single",
                                        team="cola" if method == "cola" else None)
             planner = (router_planner(router(kind), llm, manager_options(method), acting=partial(acting_agents, pool))
                        if managed else None)
-            spec = RunSpec(EpisodeRecipe(folder, opts, agent=GENERALIST if method == "single" else None))
+            spec = RunSpec(EpisodeRecipe(folder, opts, agent=GENERALIST if method == "single" else None),
+                           resume=resume and folder.exists())
             summary = execute(spec, [it.task for it in items if it.task is not None],
                               worker=Worker(pool, Backends(llm), planner=planner), progress=False)
             results.append(from_rows(method, items, summary.rows))

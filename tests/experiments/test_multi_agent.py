@@ -3,6 +3,8 @@ only (the real AgentToken router for the clause baseline) and executed (scripted
 
 from __future__ import annotations
 
+import pytest
+
 from agentlab.experiments.multi_agent import (calibrate_threshold, items_from_tasks, load_plan_items, markdown_table,
                                               measure)
 from agentlab.paths import data_dir
@@ -57,7 +59,8 @@ def test_team_rows_report_what_the_reviewer_triggered(pool) -> None:
     rows = [{"id": items[0].id, "success": False, "reviews": 3, "retries": 1, "reassignments": 1, "backtracks": 0, "questions": 0},
             {"id": items[0].id, "success": False, "reviews": 5, "retries": 2, "reassignments": 0, "backtracks": 1}]
     cola = table_row(MethodResult("cola", [[], []], rows=rows), items, pool, None, 0.5)
-    assert cola["team"] == {"reviews": 8, "retries": 3, "reassignments": 1, "backtracks": 1, "questions": 0}
+    assert cola["team"] == {"reviews": 8, "action_reviews": 0, "actions_rejected": 0, "retries": 3, "reassignments": 1,
+                            "backtracks": 1, "questions": 0}
     gold = table_row(MethodResult("gold", [[], []], rows=[{"id": items[0].id, "success": True}] * 2), items, pool, None, 0.5)
     assert "team" not in gold  # a row without a reviewer counts nothing
     text = "\n".join(markdown_table([gold, cola]))
@@ -76,3 +79,16 @@ def test_table2_says_what_each_role_spent(pool) -> None:
                                         "image_bytes": 0.0}
     text = "\n".join(markdown_table([cola]))
     assert "cola per role and task: agent (vl-7b): 2.0 calls, 1000/40 tokens; planner (planner-7b): 0.5 calls" in text
+
+
+def test_a_resumed_table2_keeps_the_finished_rows_and_runs_no_model(tmp_path, pool, scorer) -> None:
+    """``resume``: the method's folder is kept and its finished task is not run again (the scripted
+    model has no reply left: a second run would fail); without it the folder is replaced."""
+    items = items_from_tasks([two_step_task()], pool)
+    measure(["gold"], items, pool=pool, llm=ScriptedBackend([py(TOTAL, "DONE"), py(REPORT, "DONE")]), out=tmp_path,
+            scorer=scorer)
+    before = (tmp_path / "gold" / "results.jsonl").read_text()
+    again = measure(["gold"], items, pool=pool, llm=ScriptedBackend([]), out=tmp_path, scorer=scorer, resume=True)
+    assert again.rows[0]["execution_acc"] == 1.0 and (tmp_path / "gold" / "results.jsonl").read_text() == before
+    with pytest.raises(AssertionError, match="ran out of replies"):  # replaced: run again, asking the model
+        measure(["gold"], items, pool=pool, llm=ScriptedBackend([]), out=tmp_path, scorer=scorer)
