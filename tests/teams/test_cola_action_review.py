@@ -13,6 +13,7 @@ from agentlab.errors import ActionRejected
 from agentlab.run.episode import run_task
 from agentlab.teams.cola.action_review import ActionView, ReviewedEnv
 from agentlab.teams.cola.reviewer import Review
+from agentlab.viz.team import team_messages
 
 from .conftest import TeamScript
 from .test_cola_team import ONE_STEP, SOLVE, TASK, WRONG, YES, _options, _team_roles
@@ -75,6 +76,8 @@ def test_the_team_stops_a_wrong_action_at_once_and_retries_with_the_reviewers_re
     assert [m["by"] for m in step_reviews] == ["check", "model"]  # the rejected step needed no step-review call
     assert "rejected action 1" in step_reviews[0]["text"]
     assert [(m["action"], m["verdict"]) for m in reviewer if "action" in m] == [(1, "no"), (1, "yes")]  # shown per attempt
+    shown = [m.text for m in team_messages(tmp_path / row["trajectory"]) if m.role == "reviewer"]
+    assert sum(t.startswith("action 1 (") for t in shown) == 2  # the notebook's table of team messages has them
 
 
 def test_without_review_actions_no_action_is_reviewed(tmp_path, pool) -> None:
