@@ -43,7 +43,7 @@ from agentlab.agents.steps import ChatSteps, Episode
 from agentlab.dialogue.ask import Attempt
 from agentlab.dialogue.templates import load_template, template_hashes
 from agentlab.envs.actions.workspace import WORKSPACE, Reply, RunProgram
-from agentlab.envs.base import Env
+from agentlab.envs.base import Env, clip
 from agentlab.errors import ActionParseError, ConfigError
 from agentlab.llm.base import ChatMessage, LLMBackend, SamplingParams
 from agentlab.paths import data_dir
@@ -146,6 +146,10 @@ class ToolAgentOptions(BaseModel):
     #: a reply whose every call already ran without error in the episode is refused and asked
     #: again (:meth:`ToolAgent._parse_new`); false: it runs again (the ablation)
     no_repeats: bool = True
+    #: a reply whose every call is, word for word, one that already failed in the episode is refused
+    #: too, quoting the error, and asked again at ``retry_temperature`` (:meth:`ToolAgent._parse_new`);
+    #: false: it runs again, fails the same way, and the episode stops as a repeat (the ablation)
+    no_failed_repeats: bool = True
 
 
 def _capped(lines: list[str], limit: int) -> str:
@@ -182,6 +186,8 @@ class _ToolEpisode(Episode):
     sure: list[tuple[str, str]] | None = None
     #: every call that ran without error so far, as its JSON text (``no_repeats``)
     ran: set[str] = field(default_factory=set)
+    #: each call that failed so far (its JSON text) -> the error it got (``no_failed_repeats``)
+    failed: dict[str, str] = field(default_factory=dict)
     #: the calls that ran without error so far, in order (``check_asks``)
     done_calls: list[Call] = field(default_factory=list)
     #: ``check_asks``' reading of the episode's fixed inputs, once: the files at the start, and
@@ -392,13 +398,23 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         times, ``add_bookmark_folder('Travel', ...)`` twice, making a second folder). Running it
         again at best wastes the step and at worst doubles what it added; refused, the reply is
         asked again at ``retry_temperature`` with the reason, and when every attempt repeats, the
-        episode ends with the workspace as the earlier calls left it."""
+        episode ends with the workspace as the earlier calls left it. A reply that only repeats calls
+        that failed (``no_failed_repeats``) is refused the same way, with the error quoted: given its
+        own failing call and the error, the model at temperature 0 writes the same call again
+        (``set_font('minutes.docx', 'paragraph', ...)`` -> "no paragraph contains 'paragraph'", twice),
+        and running it could only fail again."""
         value = self.parse(reply)
         if isinstance(value, list):
             tools = [c for c in value if c.name not in END_CALLS]
-            if tools and all(_call_key(c) in ep.ran for c in tools):
+            keys = [_call_key(c) for c in tools]
+            if tools and self.options.no_repeats and all(k in ep.ran for k in keys):
                 raise ActionParseError(f"{tools[0].name}(...) with these values already ran and succeeded; call a "
                                        "tool for what the request still needs, or done() when nothing is left")
+            failed = [k for k in keys if k in ep.failed]
+            if tools and self.options.no_failed_repeats and failed and all(k in ep.ran or k in ep.failed for k in keys):
+                name = next(c.name for c, k in zip(tools, keys) if k in ep.failed)
+                raise ActionParseError(f"{name}(...) with these values already failed ({ep.failed[failed[0]]}); "
+                                       "change the value the error names, using the request's own words, or call another tool")
         return value
 
     def run(self, env: Env, task_instruction: str, ctx: RunContext) -> AgentResult:
@@ -428,7 +444,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                       if o.best_of > 1 or o.check_done else None)
             ep = _ToolEpisode(env, task_instruction, ctx, llm, messages, shown=shown, name_prior=name_prior,
                               start=origin if o.best_of > 1 else None, origin=origin, tool_prior=tool_prior)
-            parse = functools.partial(self._parse_new, ep) if o.no_repeats else self.parse
+            parse = functools.partial(self._parse_new, ep) if o.no_repeats or o.no_failed_repeats else self.parse
             return self.chat_loop(ep, parse, max_attempts=o.max_attempts, correction=self.templates["tools/correction"],
                                   correction_fields={"example": self._example()}, label="tool calls")
 
@@ -469,6 +485,11 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                 ep.called.update(c.name for c in tools)
                 ep.done_calls.extend(tools)
                 ep.ran.update(_call_key(c) for c in tools)
+            else:  # each call's line of the report, in order: the ones that failed, with their error
+                for call, line in zip(tools, report.split("\n")):
+                    _, arrow, said = line.partition(" -> ERROR ")
+                    if arrow:
+                        ep.failed[_call_key(call)] = clip(said, 160)
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"

@@ -366,3 +366,20 @@ def test_a_reply_repeating_calls_that_already_ran_is_refused_and_asked_again(tmp
     off = run_task(task, pool=pool, llm=Scripted(list(replies)), out_dir=tmp_path / "off",
                    options=ExecOptions(max_steps=4, runner_options={"no_repeats": False}))
     assert (off["success"], off["steps"]) == (True, 3), off  # the repeat ran (and failed: Sheet1 is gone)
+
+
+def test_a_reply_repeating_a_call_that_failed_is_refused_with_its_error(tmp_path, pool) -> None:
+    """The other habit: shown its failing call and the error, the model writes it again word for
+    word. The repeat is not run (it could only fail again); the reply is asked again quoting the
+    error. Off (``no_failed_repeats=false``), the repeat runs and the episode stops as a repeat."""
+    task = load_task(tasks_dir() / "calc-rename-sheet.json")
+    wrong = "rename_sheet('sales.xlsx', 'Sales', 'Q1-2024')"  # there is no sheet 'Sales'
+    replies = [wrong, wrong, "rename_sheet('sales.xlsx', 'Sheet1', 'Q1-2024')\nadd_sheet('sales.xlsx', 'Q2-2024')\ndone()"]
+    row = run_task(task, pool=pool, llm=Scripted(list(replies)), out_dir=tmp_path / "on", options=ExecOptions(max_steps=4))
+    assert (row["success"], row["steps"]) == (True, 2), row
+    traj = load_trajectory(tmp_path / "on" / row["trajectory"])
+    refused = [s for s in traj.steps if s.error and "already failed" in s.error]
+    assert len(refused) == 1 and "Sales" in refused[0].error  # the error it got is quoted
+    off = run_task(task, pool=pool, llm=Scripted(list(replies)), out_dir=tmp_path / "off",
+                   options=ExecOptions(max_steps=4, runner_options={"no_failed_repeats": False}))
+    assert not off["success"] and "the same failing calls" in (off["agent_error"] or off["error"] or ""), off
