@@ -61,7 +61,9 @@ def test_the_same_failing_calls_twice_end_the_episode_with_a_row_that_says_so(tm
     task = load_task(tasks_dir() / "impress-delete-draft-slide.json")
     wrong = "delete_slide('roadmap.pptx', 'Summary of 2019')"
     llm = Scripted([wrong, wrong, "delete_slide('roadmap.pptx', 'Draft notes')\ndone()"])
-    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=4))
+    # (with no_failed_repeats on, the default, the second reply is refused instead: the test below)
+    row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path,
+                   options=ExecOptions(max_steps=4, runner_options={"no_failed_repeats": False}))
     assert (row["success"], row["steps"], row["status"]) == (False, 2, "failed"), row
     assert row["error"] is None and "same failing calls" in row["agent_error"]  # the agent's end, not a harness error
 
