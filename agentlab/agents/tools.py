@@ -205,6 +205,16 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
 
     env_kind: ClassVar[str] = "workspace"
 
+    @property
+    def step_request(self) -> str:
+        """What a plan step hands this agent as its request (:func:`agentlab.teams.step.run_step`):
+        ``subtask``: the earlier steps' files and output (the hub's context) and its subtask, without
+        the whole task the usual step request quotes for reference. Why: a specialist fills its slots
+        from the values its request names, and the other parts' values then compete (executed gold
+        plans: ``count_lines('dates.txt', ...)`` for the step about notes/, dates.txt being the other
+        part's file). ``mode=code`` is the code agent's, which reads the full request."""
+        return "full" if self.options.mode == "code" else "subtask"
+
     def __init__(self, document: AgentDocument, options: Mapping[str, Any] | None = None) -> None:
         self.options = runner_config(ToolAgentOptions, document, options)
         self.document = document

@@ -2,7 +2,9 @@
 
 :func:`run_step` is the unit every team is built from (executed plans, COLA): it builds the
 step's agent from its pool document's runner, tells it the hub's context and its subtask
-(prompt ``teams/step``, which also quotes the whole task for reference), lets it act on the
+(prompt ``teams/step``, which also quotes the whole task for reference; an agent whose
+``step_request`` is ``"subtask"``, a slot-filling specialist, gets ``teams/step_specialist``: the
+context and its subtask, without the whole task), lets it act on the
 shared state with the run's per-step budget (``options.max_steps``) and the task's one
 deadline, and returns a :class:`~agentlab.teams.hub.StepOutcome` with the files the step
 produced. Each step has its own trajectory folder ``<episode>/step-<k>-<agent>/`` (k from 1)
@@ -42,16 +44,24 @@ from agentlab.envs.trajectory import StepRecord, TrajectoryRecorder
 log = logging.getLogger(__name__)
 
 STEP_PROMPT = "teams/step"
+#: the step request of a slot-filling specialist: the hub's context and its subtask, not the whole task
+SPECIALIST_STEP_PROMPT = "teams/step_specialist"
 
 
 @cache
-def _step_template() -> PromptTemplate:
-    return load_template(STEP_PROMPT)
+def _step_template(name: str = STEP_PROMPT) -> PromptTemplate:
+    return load_template(name)
 
 
-def step_instruction(task: ExecTask, step: PlanStep, hub: Hub, index: int) -> str:
-    """What the step's agent is asked: the hub's context, its subtask, the whole task for reference."""
+def step_instruction(task: ExecTask, step: PlanStep, hub: Hub, index: int, *, whole_task: bool = True) -> str:
+    """What the step's agent is asked: the hub's context (earlier steps' files and output), its
+    subtask, and the whole task for reference -- unless ``whole_task`` is false, for an agent whose
+    ``step_request`` is ``"subtask"`` (:attr:`agentlab.agents.tools.ToolAgent.step_request`: a
+    specialist fills its slots from its request, and the other parts' values would compete)."""
     context = hub.context_for(index)
+    if not whole_task:
+        return _step_template(SPECIALIST_STEP_PROMPT).render(context=f"{context}\n\n" if context else "",
+                                                             subtask=step.subtask.strip()).strip()
     return _step_template().render(context=f"{context}\n\n" if context else "", subtask=step.subtask.strip(),
                                    task=task.instruction.strip()).strip()
 
@@ -114,7 +124,7 @@ def run_step(
     rel = folder.relative_to(job.run_dir).as_posix()
     doc = job.pool.get(step.agent)
     agent = build_agent(doc, options.runner_options, seed=options.seed)
-    instruction = step_instruction(task, step, hub, index)
+    instruction = step_instruction(task, step, hub, index, whole_task=getattr(agent, "step_request", "full") != "subtask")
     extra = {"task_id": task.id, "runner": doc.runner, "plan_step": index + 1, "subtask": step.subtask,
              **(recorder_extra or {})}
     recorder = _HubNotedRecorder(folder, task=instruction, env=agent.env_kind, agent=step.agent,

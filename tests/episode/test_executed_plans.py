@@ -125,3 +125,16 @@ def test_hub_context_lists_only_earlier_steps() -> None:
     assert hub.context_for(1).splitlines()[1:] == ["1. A (done): wrote o.csv"]
     assert hub.context_for(2).splitlines()[1:] == ["1. A (done): wrote o.csv", "2. B (max_steps): changed no file"]
     assert hub.values_for(2)["files"] == ["o.csv"]
+
+
+def test_a_specialist_step_is_asked_its_subtask_without_the_whole_task(tmp_path, pool, scripted) -> None:
+    """A slot-filling specialist (tools runner) gets the hub's context and its subtask; a code agent
+    also gets the whole task for reference (the other parts' values would compete for its slots)."""
+    task = two_step_task(plan=[{"agent": "CoderAgent", "subtask": "Sum the amounts in sales.csv into total.txt"},
+                               {"agent": "WordAgent", "subtask": "Write report.md saying 'Total: <sum>'"}])
+    llm = scripted([py(TOTAL, "DONE"), py(REPORT, "DONE")])
+    run_task(task, pool=pool, llm=llm, out_dir=tmp_path, options=ExecOptions(max_steps=3))
+    coder, word = llm.prompts[0][1].content, llm.prompts[1][1].content
+    assert "The whole task, for reference" in coder and "Sum the amounts in sales.csv" in coder
+    assert "The whole task, for reference" not in word and "Sum the amounts in sales.csv into total.txt, then" not in word
+    assert "Your subtask: Write report.md" in word and "1. CoderAgent (done): wrote total.txt" in word
