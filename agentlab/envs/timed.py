@@ -8,44 +8,26 @@ same deadline, so the task has one limit however many agents act on it.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agentlab.envs.base import Env, Observation, StepResult
+from agentlab.envs.base import Env, StepResult
+from agentlab.envs.wrapper import EnvWrapper
 from agentlab.errors import TimeLimitExceeded
 
 __all__ = ["TimeLimitExceeded", "TimedEnv"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.actions.base import Action
-    from agentlab.envs.actions.space import ActionSpace
 
 
-class TimedEnv(Env):
+class TimedEnv(EnvWrapper):
     """Passes everything to ``inner``; refuses to act once the deadline (``time.monotonic()``) has passed."""
 
     def __init__(self, inner: Env, deadline: float) -> None:
-        self.inner, self.deadline = inner, deadline
-
-    @property
-    def actions(self) -> ActionSpace:
-        return self.inner.actions
-
-    def reset(self, task: str | None = None) -> Observation:
-        return self.inner.reset(task)
-
-    def observe(self) -> Observation:
-        return self.inner.observe()
+        super().__init__(inner)
+        self.deadline = deadline
 
     def step(self, action: Action) -> StepResult:
         if time.monotonic() > self.deadline:
             raise TimeLimitExceeded("the task's wall-time limit ran out")
         return self.inner.step(action)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        """What else the inner env offers (a desktop's ``uno_url``, ``screenshot()``, ...)."""
-        if name == "inner":  # not set yet (during unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)

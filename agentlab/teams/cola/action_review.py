@@ -22,17 +22,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Callable
 
-from agentlab.envs.base import Env, Observation, StepResult, clip
+from agentlab.envs.base import Env, StepResult, clip
+from agentlab.envs.wrapper import EnvWrapper
 from agentlab.errors import ActionRejected
 from agentlab.teams.hub import changed_files, snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.actions.base import Action
-    from agentlab.envs.actions.space import ActionSpace
-    from agentlab.teams.cola.reviewer import Review
 
 #: characters of the env's report (a program's output, the screen's text) the reviewer reads
 REPORT_CHARS = 600
@@ -49,6 +48,19 @@ class ActionView:
     report: str  #: what the env reported back (program output, the new screen's text), clipped
     changed: tuple[str, ...] = ()  #: files the action added or changed (a workspace's)
     removed: tuple[str, ...] = ()
+
+
+class Judgement(Protocol):
+    """What a judge answers (:class:`~agentlab.teams.cola.reviewer.Review` is one)."""
+
+    @property
+    def verdict(self) -> str: ...  # yes | no | unsure
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def by(self) -> str: ...  # check | model
 
 
 @dataclass(frozen=True)
@@ -76,27 +88,18 @@ def _report(result: StepResult) -> str:
     return clip(result.observation.text or "(no text)", REPORT_CHARS)
 
 
-class ReviewedEnv(Env):
+class ReviewedEnv(EnvWrapper):
     """Passes everything to ``inner``; after each action asks ``judge`` and stops a rejected one.
 
     ``root``: the folder whose files the action may change (a workspace's), compared before and
     after each action; None for a screen, where the env's report is all the reviewer reads.
     """
 
-    def __init__(self, inner: Env, judge: Callable[[ActionView], Review], *, subtask: str, agent: str,
+    def __init__(self, inner: Env, judge: Callable[[ActionView], Judgement], *, subtask: str, agent: str,
                  root: Path | None = None) -> None:
-        self.inner, self.judge, self.subtask, self.agent, self.root = inner, judge, subtask, agent, root
+        super().__init__(inner)
+        self.judge, self.subtask, self.agent, self.root = judge, subtask, agent, root
         self.reviews: list[ActionReview] = []
-
-    @property
-    def actions(self) -> ActionSpace:
-        return self.inner.actions
-
-    def reset(self, task: str | None = None) -> Observation:
-        return self.inner.reset(task)
-
-    def observe(self) -> Observation:
-        return self.inner.observe()
 
     def step(self, action: Action) -> StepResult:
         before = snapshot(self.root) if self.root is not None else None
@@ -112,12 +115,3 @@ class ReviewedEnv(Env):
         if review.verdict == "no":
             raise ActionRejected(f"the reviewer rejected action {view.index} ({clip(view.action, 120)}): {review.reason}")
         return result
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        """What else the inner env offers (a desktop's ``screenshot()``, a workspace's root, ...)."""
-        if name == "inner":  # not set yet (during unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)

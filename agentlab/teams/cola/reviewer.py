@@ -120,13 +120,7 @@ class Reviewer:
         prompt = [ChatMessage("user", self.template.render(
             task=view.task, subtask=view.subtask, agent=view.agent, status=view.status, changes=view.changes.describe(),
             previews=previews(root, view.changes), output=view.output.strip() or "(none)", dialogue=dialogue).strip())]
-        asked = ask_until_parsed(self.llm, prompt, parse_review, max_attempts=self.max_attempts, params=self.sampling,
-                                 correction=self.correction, label="cola reviewer")
-        if asked.value is None:
-            return Review("unsure", f"the reviewer's replies could not be read ({asked.attempts[-1].problem})", "model",
-                          asked.attempts)
-        verdict, reason = asked.value
-        return Review(verdict, reason or "(no reason given)", "model", asked.attempts)
+        return self._ask(prompt, "cola reviewer")
 
     def review_action(self, view: ActionView) -> Review:
         """One action's verdict from the model (:mod:`~agentlab.teams.cola.action_review`); an
@@ -138,8 +132,12 @@ class Reviewer:
         prompt = [ChatMessage("user", self.action_template.render(
             subtask=view.subtask, agent=view.agent, index=view.index, action=view.action, report=view.report,
             changes=changes).strip())]
+        return self._ask(prompt, "cola action reviewer")
+
+    def _ask(self, prompt: list[ChatMessage], label: str) -> Review:
+        """The model's verdict on ``prompt``, re-asked until it reads; ``unsure`` when it never does."""
         asked = ask_until_parsed(self.llm, prompt, parse_review, max_attempts=self.max_attempts, params=self.sampling,
-                                 correction=self.correction, label="cola action reviewer")
+                                 correction=self.correction, label=label)
         if asked.value is None:
             return Review("unsure", f"the reviewer's replies could not be read ({asked.attempts[-1].problem})", "model",
                           asked.attempts)
