@@ -272,8 +272,13 @@ class Table1:
                     rows[results.parent.name] += [{**r, "set": folder.name} for r in read_jsonl(results)]
                 continue
             partial.append(folder.name)  # a set interrupted mid-run: the episodes it has
-            for arm, arm_rows in (ea.partial_rows(folder) or {}).items():
+            cut = ea.partial_rows(folder) or {}
+            for arm, arm_rows in cut.items():
                 rows[arm] += [{**r, "set": folder.name} for r in arm_rows]
+            # arms an earlier invocation finished and the cut one did not decide again stay as written
+            for results in arms:
+                if results.parent.name not in cut and results.parent.name not in decided["decisions"]:
+                    rows[results.parent.name] += [{**r, "set": folder.name} for r in read_jsonl(results)]
         if not rows:
             raise ConfigError(f"no Table 1 rows under {out} (expected <set>/arms/<arm>/results.jsonl)")
         try:

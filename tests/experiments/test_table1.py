@@ -115,6 +115,12 @@ def test_a_run_shares_episodes_writes_exec_rows_and_resumes(tmp_path: Path, pool
     write_jsonl(tmp_path / "dev2" / "arms" / "gt" / "results.jsonl", gt[:1])
     os.utime(tmp_path / "dev2" / "arms" / "gt" / "results.jsonl", (1, 1))
     assert t1.Table1.load(tmp_path).cells()["gt"] == cut.cells()["gt"]
+    # ... but an arm the cut invocation did not decide again is kept as its own invocation wrote it
+    (tmp_path / "dev2" / "arms" / "lora:16").mkdir(parents=True)
+    write_jsonl(tmp_path / "dev2" / "arms" / "lora:16" / "results.jsonl", gt[:2])
+    os.utime(tmp_path / "dev2" / "arms" / "lora:16" / "results.jsonl", (1, 1))
+    kept = t1.Table1.load(tmp_path)
+    assert kept.partial == ["dev2"] and kept.cells()["lora:16"]["all"] == (2, 2) and kept.cells()["gt"] == cut.cells()["gt"]
     shutil.rmtree(tmp_path / "dev2" / "arms")
 
     # a bigger cap extends the same folders: the first rows stay, only the new task runs
