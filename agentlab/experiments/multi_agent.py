@@ -39,6 +39,7 @@ from agentlab.errors import ConfigError, DataError
 from agentlab.eval.benchmarks import domain_map
 from agentlab.tasks.spec import ExecTask
 from agentlab.eval.metrics import SUBTASK_THRESHOLD, agent_match, subtask_accuracy
+from agentlab.eval.variance import wilson_interval
 from agentlab.experiments.execution_acc import role_means
 from agentlab.llm.base import LLMBackend
 from agentlab.tasks.decisions import PlanStep, RouteResult
@@ -242,6 +243,10 @@ def table_row(res: MethodResult, items: Sequence[PlanItem], pool: AgentPool, sco
         "judged_subtask_acc": sum(bool(j.get("success")) for j in judged) / len(judged) if judged else None,
         "judged_subtasks": len(judged),
         "execution_acc": (sum(bool(r.get("success")) for r in rows) / len(rows)) if rows else None,
+        # Wilson 95 % intervals of the two executed proportions (Table 2 at n = 40 is wide either way)
+        "execution_ci": wilson_interval(sum(bool(r.get("success")) for r in rows), len(rows)) if rows else None,
+        "judged_subtask_ci": (wilson_interval(sum(bool(j.get("success")) for j in judged), len(judged))
+                              if judged else None),
         "no_plan": res.failures, "harness_errors": sum(1 for r in rows if r.get("error")),
         "llm_calls": mean("llm_calls"), "tokens_in": mean("tokens_in"), "tokens_out": mean("tokens_out"),
         "seconds": statistics.mean(res.seconds) if res.seconds else None,
@@ -267,16 +272,20 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     def num(v: Any, fmt: str = "{:.1f}") -> str:
         return "—" if v is None else fmt.format(v)
 
-    out = ["| method | tasks | AgentMatch % | SubtaskAcc % | SubtaskAcc judged % | ExecutionAcc % | no plan | "
+    def ci(v: Any) -> str:
+        return "" if not v else f" [{100 * v[0]:.1f}-{100 * v[1]:.1f}]"
+
+    out = ["| method | tasks | AgentMatch % | SubtaskAcc % | SubtaskAcc judged % [95 %] | ExecutionAcc % [95 %] | no plan | "
            "harness errors | model calls/task | tokens in/task | tokens out/task | s/task |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("skipped"):
             out.append(f"| {r['method']} | skipped: {r['skipped']} |" + " |" * 10)
             continue
-        judged = "—" if r.get("judged_subtask_acc") is None else f"{pct(r['judged_subtask_acc'])} (of {r['judged_subtasks']})"
+        judged = ("—" if r.get("judged_subtask_acc") is None
+                  else f"{pct(r['judged_subtask_acc'])}{ci(r.get('judged_subtask_ci'))} (of {r['judged_subtasks']})")
         out.append(f"| {r['method']} | {r['tasks']} | {pct(r['agent_match'])} | {pct(r['subtask_acc'])} | {judged} | "
-                   f"{pct(r['execution_acc'])} | {r['no_plan']} | {r['harness_errors']} | {num(r['llm_calls'])} | "
+                   f"{pct(r['execution_acc'])}{ci(r.get('execution_ci'))} | {r['no_plan']} | {r['harness_errors']} | {num(r['llm_calls'])} | "
                    f"{num(r['tokens_in'], '{:.0f}')} | {num(r['tokens_out'], '{:.0f}')} | {num(r['seconds'])} |")
     for r in rows:
         if r.get("roles"):

@@ -50,6 +50,9 @@ def test_executed_gold_plan_and_generalist(tmp_path, pool, scorer) -> None:
     assert (single["agent_match"], single["execution_acc"]) == (0.0, 1.0)  # CoderAgent alone: right result, wrong team
     assert (tmp_path / "gold" / "results.jsonl").exists() and (tmp_path / "single" / "results.jsonl").exists()
     assert markdown_table(table.rows)[0].startswith("| method | tasks | AgentMatch %")
+    low, high = gold["execution_ci"]  # 1 of 1: Wilson's interval still reaches down
+    assert 0.0 < low < 0.5 and high == pytest.approx(1.0)
+    assert "| 100.0 [" in "\n".join(markdown_table(table.rows))  # ExecutionAcc with its Wilson interval
 
 
 def test_team_rows_report_what_the_reviewer_triggered(pool) -> None:
