@@ -12,7 +12,8 @@ files the action changed (a workspace's), and
 * **yes** or **unsure** lets the agent go on (an unreadable reply is ``unsure``: a judge that
   cannot be read never stops an agent).
 
-Every verdict is kept (:attr:`ReviewedEnv.reviews`) for the team's trajectory. It costs one
+Every verdict is kept (:attr:`ReviewedEnv.reviews`) and becomes a reviewer message of the team's
+trajectory (with its action number and text). It costs one
 reviewer call per action (``review_max_new_tokens`` each), which is why it is off by default
 (``--team-option review_actions=true``). The action that was rejected has run: it is in the team
 trajectory's reviewer message, while the agent's own trajectory ends before recording it.
@@ -20,12 +21,12 @@ trajectory's reviewer message, while the agent's own trajectory ends before reco
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Callable
 
-from agentlab.envs.base import Env, StepResult, clip
+from agentlab.envs.base import Env, Observation, StepResult, clip
 from agentlab.envs.wrapper import EnvWrapper
 from agentlab.errors import ActionRejected
 from agentlab.teams.hub import changed_files, snapshot
@@ -73,9 +74,6 @@ class ActionReview:
     reason: str
     by: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def _report(result: StepResult) -> str:
     """The env's answer to an action as one clipped text: a program's exit and output, else the
@@ -100,14 +98,20 @@ class ReviewedEnv(EnvWrapper):
         super().__init__(inner)
         self.judge, self.subtask, self.agent, self.root = judge, subtask, agent, root
         self.reviews: list[ActionReview] = []
+        self._after: dict[str, Any] | None = None  # the files after the last action: the next one's "before"
+
+    def reset(self, task: str | None = None) -> Observation:
+        self._after = None  # a reset may change the files: the next action compares afresh
+        return self.inner.reset(task)
 
     def step(self, action: Action) -> StepResult:
-        before = snapshot(self.root) if self.root is not None else None
+        before = (self._after if self._after is not None else snapshot(self.root)) if self.root is not None else None
         result = self.inner.step(action)
         changed: list[str] = []
         removed: list[str] = []
         if before is not None and self.root is not None:
-            changed, removed = changed_files(before, snapshot(self.root))
+            self._after = snapshot(self.root)
+            changed, removed = changed_files(before, self._after)
         view = ActionView(subtask=self.subtask, agent=self.agent, index=len(self.reviews) + 1, action=action.describe(),
                           report=_report(result), changed=tuple(changed), removed=tuple(removed))
         review = self.judge(view)

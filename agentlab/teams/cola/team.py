@@ -283,14 +283,12 @@ class ColaTeam:
         review = self.reviewer.review(view, root=self.opened.root, dialogue=self.dialogue.render())
         self.counters.reviews += 1
         reviewer_reply = review.attempts[-1].reply if review.attempts else ""
-        watch_info: dict[str, Any] = {"action_reviews": [r.as_dict() for r in action_reviews]} if watched else {}
         # each action's verdict as a reviewer message the viewer shows (not in the team's short-term memory)
         per_action = [{"role": "reviewer", "text": f"action {r.index} ({r.action[:80]}): {r.reason}", "verdict": r.verdict,
-                       "by": r.by, "action": r.index} for r in action_reviews]
+                       "by": r.by, "action": r.index, "action_text": r.action} for r in action_reviews]
         self._record([*per_action, self._say("decision", f"{agent} ({outcome.status}): {outcome.summary}", i, agent=agent),
                       self._say("reviewer", review.reason, i, verdict=review.verdict, by=review.by)],
-                     step=i, action_text=reviewer_reply, changes=changes.paths(), attempt=len(self.attempts), short_term=seen,
-                     **watch_info)
+                     step=i, action_text=reviewer_reply, changes=changes.paths(), attempt=len(self.attempts), short_term=seen)
         return outcome, review
 
     def _output(self, outcome: StepOutcome) -> str:
