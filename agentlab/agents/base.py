@@ -14,7 +14,8 @@ what it spent and enforces its time (:func:`run_agent`). It declares which env i
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -29,6 +30,8 @@ from agentlab.llm.deadline import task_deadline
 if TYPE_CHECKING:  # pragma: no cover
     from agentlab.envs.base import Env
     from agentlab.pool.document import AgentDocument
+
+log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -160,6 +163,30 @@ def unavailable(documents: Iterable[AgentDocument]) -> dict[str, str]:
         except EnvironmentUnavailableError as exc:
             out[doc.name] = exc.message
     return out
+
+
+def runnable_agents(documents: Sequence[AgentDocument], env: str) -> frozenset[str]:
+    """:func:`acting_agents` of ``env`` less the :func:`unavailable` ones: the agents a router or a
+    planner may hand a task (or a step) of ``env`` here. Whatever is left out is logged once, with why."""
+    can = acting_agents(documents, env)
+    missing = unavailable(d for d in documents if d.name in can)
+    for name, why in sorted(missing.items()):
+        log.info("routing: %s is left out of the store here: %s", name, why)
+    return can - set(missing)
+
+
+class RunnableAgents:
+    """:func:`runnable_agents` per env, computed once (building every agent to find the unavailable
+    ones is not free): the ``acting`` callable of a router's route function and of a planner."""
+
+    def __init__(self, documents: Iterable[AgentDocument]) -> None:
+        self.documents = list(documents)
+        self._by_env: dict[str, frozenset[str]] = {}
+
+    def __call__(self, env: str) -> frozenset[str]:
+        if env not in self._by_env:
+            self._by_env[env] = runnable_agents(self.documents, env)
+        return self._by_env[env]
 
 
 def runner_problems(documents: Iterable[AgentDocument]) -> list[str]:

@@ -24,14 +24,13 @@ import importlib.util
 import json
 import logging
 import statistics
-from functools import partial
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlab.agents.base import acting_agents
+from agentlab.agents.base import RunnableAgents
 from agentlab.run.episode import ExecOptions
 from agentlab.run.worker import EpisodeRecipe, RunSpec, Worker, execute
 from agentlab.llm.roles import Backends
@@ -383,7 +382,7 @@ def measure(
             managed = method not in ("gold", "single", "cola")
             opts = dataclasses.replace(opts0, router=kind if managed else DEFAULT_ROUTER, mode="manager" if managed else "single",
                                        team="cola" if method == "cola" else None)
-            planner = (router_planner(router(kind), llm, manager_options(method), acting=partial(acting_agents, pool))
+            planner = (router_planner(router(kind), llm, manager_options(method), acting=RunnableAgents(pool))
                        if managed else None)
             spec = RunSpec(EpisodeRecipe(folder, opts, agent=GENERALIST if method == "single" else None),
                            resume=resume and folder.exists())

@@ -80,26 +80,19 @@ class RouterRoute:
     fails). Carries whether a gold plan runs under it."""
 
     def __init__(self, router: Router, kind: str) -> None:
+        from agentlab.agents.base import RunnableAgents
         from agentlab.metaagent.store import StoreRule
 
         self.router, self.kind, self.policy = router, kind, StoreRule(router.pool)
         self.follows_gold_plans = router.follows_gold_plans
-        self._acting: dict[str, frozenset[str]] = {}
+        self._acting = RunnableAgents(router.pool)
 
     def acting(self, env: str) -> frozenset[str]:
         """The pool's agents whose runner can act on a task of ``env`` (a GUI-only agent never
         gets a workspace task) and can be built here (:func:`~agentlab.agents.base.unavailable`:
         an agent missing a resource, such as a Drive folder, would only give a harness error);
         agents without a runner are left out."""
-        if env not in self._acting:
-            from agentlab.agents.base import acting_agents, unavailable
-
-            can = acting_agents(self.router.pool, env)
-            missing = unavailable(d for d in self.router.pool if d.name in can)
-            for name, why in sorted(missing.items()):
-                log.info("routing: %s is left out of the store here: %s", name, why)
-            self._acting[env] = can - set(missing)
-        return self._acting[env]
+        return self._acting(env)
 
     def __call__(self, task: ExecTask) -> str:
         env = getattr(task, "env", None)

@@ -139,7 +139,7 @@ class EpisodeRecipe:
     def build(self, *, routed: bool = True) -> Worker:
         """The worker's pool, models, router and manager (``routed=False``: no router or manager, for
         a driver whose episodes run on Ray workers)."""
-        from agentlab.agents.base import acting_agents
+        from agentlab.agents.base import RunnableAgents
         from agentlab.llm import load_backend
         from agentlab.teams.planning import router_planner
 
@@ -152,7 +152,7 @@ class EpisodeRecipe:
             manager_llm = worker.models.llm if self.router_llm is None else load_backend(self.router_llm)
             worker.planner = router_planner(build_router(self.router, worker.pool, self.tokens, llm=self.router_llm),
                                             manager_llm, self.manager or ManagerOptions(),
-                                            acting=partial(acting_agents, worker.pool))
+                                            acting=RunnableAgents(worker.pool))
         return worker
 
     def episodes(self, worker: Worker, index: int, ask: Ask | None = None) -> Callable[[WorkItem], dict[str, Any]]:

@@ -29,3 +29,23 @@ def test_the_store_never_routes_to_an_unavailable_agent(pool, monkeypatch: pytes
     assert "GoogleDrive" not in acting and "SheetAgent" in acting
     monkeypatch.setenv(DRIVE_ENV, str(tmp_path))
     assert "GoogleDrive" in router_route("embedding", pool).acting("workspace")  # type: ignore[attr-defined]
+
+
+def test_a_clause_plan_never_gives_a_part_to_an_agent_that_cannot_be_built(pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executed clause manager once handed a web-search part to Searcher without a search
+    endpoint: the step could only end as a harness error. The planner's ``acting`` now leaves it out."""
+    from types import SimpleNamespace
+
+    from agentlab.agents.base import RunnableAgents
+    from agentlab.metaagent.router import build_router
+    from agentlab.teams.clauses import clause_plan
+    from agentlab.teams.planning import ManagerOptions, router_planner
+
+    monkeypatch.delenv(SEARCH_ENV, raising=False)
+    router = build_router("embedding", pool)
+    text = "look up online the current population of Norway, then write it into report.txt"
+    unrestricted = clause_plan(text, router).plan
+    assert unrestricted and unrestricted[0].agent == "Searcher"  # the part that would have failed
+    plan = router_planner(router, None, ManagerOptions(kind="clauses"), acting=RunnableAgents(pool))  # type: ignore[arg-type]
+    res = plan(SimpleNamespace(instruction=text, env="workspace"))  # type: ignore[arg-type]
+    assert res.plan and len(res.plan) >= 1 and all(step.agent != "Searcher" for step in res.plan)
