@@ -51,7 +51,7 @@ from agentlab.pool.document import AgentDocument
 from agentlab.safepath import SafeFolder
 from agentlab.toolkits import load_toolkit
 from agentlab.tasks.requests import split_asks
-from agentlab.toolkits.base import END_CALLS, Call, Toolkit, parse_calls
+from agentlab.toolkits.base import END_CALLS, Call, Toolkit, parse_calls, value_the_error_names
 from agentlab.toolkits.asks import unanswered_asks
 from agentlab.toolkits.check import unmet_asks
 from agentlab.toolkits.grammar import CallGrammar
@@ -150,6 +150,12 @@ class ToolAgentOptions(BaseModel):
     #: too, quoting the error, and asked again at ``retry_temperature`` (:meth:`ToolAgent._parse_new`);
     #: false: it runs again, fails the same way, and the episode stops as a repeat (the ablation)
     no_failed_repeats: bool = True
+    #: a value an earlier call's error named (no sheet 'Q3', no paragraph contains 'intro') is left
+    #: out of that tool's argument in every later step's grammar while the argument has other
+    #: candidates (:func:`~agentlab.toolkits.base.value_the_error_names`): refused and asked again,
+    #: sampled replies wrote the failing call again in every one of the 16 episodes that met the
+    #: refusal; false: only the refusal (the ablation)
+    avoid_failed_values: bool = True
 
 
 def _capped(lines: list[str], limit: int) -> str:
@@ -188,6 +194,8 @@ class _ToolEpisode(Episode):
     ran: set[str] = field(default_factory=set)
     #: each call that failed so far (its JSON text) -> the error it got (``no_failed_repeats``)
     failed: dict[str, str] = field(default_factory=dict)
+    #: per (tool, argument index), the written values failed calls' errors named (``avoid_failed_values``)
+    avoid: dict[tuple[str, int], set[str]] = field(default_factory=dict)
     #: the calls that ran without error so far, in order (``check_asks``)
     done_calls: list[Call] = field(default_factory=list)
     #: ``check_asks``' reading of the episode's fixed inputs, once: the files at the start, and
@@ -336,12 +344,12 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
 
     def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
                     prior: dict[str, float] | None = None, words: str | None = None,
-                    opening: bool = False) -> dict[str, Any]:
+                    opening: bool = False, avoid: dict[tuple[str, int], set[str]] | None = None) -> dict[str, Any]:
         """What keeps the reply to calls with this backend: a grammar (with the tool prior's
         ``log p`` on the first call's name, ``prior``; the word prior read from ``words``, else the
         request) or the tools (or nothing). Argument values come from the whole request. ``first``:
         the reply may not start with ``done()``; ``opening`` (the episode's first reply): nor with
-        ``fail(...)``."""
+        ``fail(...)``; ``avoid``: values earlier errors named, left out per tool argument."""
         if not self.options.constrained:
             return {}
         caps = llm.capabilities
@@ -352,7 +360,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                 values = merge(request_values(task), workspace_values(copy, self.kit))
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
                                                  allow_done=not first, allow_fail=not opening, name_prior=prior,
-                                                 request=(words or task) if self.options.word_prior else "")}
+                                                 request=(words or task) if self.options.word_prior else "",
+                                                 avoid=avoid)}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
             log.info("%s: no grammar and no function calling (llm.guided_grammar / llm.guided_regex / llm.tool_calls); "
@@ -463,10 +472,10 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         o, steps = self.options, ep.steps
         if ep.focus is None:
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.shown, first=steps == 0, prior=ep.name_prior,
-                                                opening=steps == 0)
+                                                opening=steps == 0, avoid=ep.avoid)
         else:  # a step for one ask: its nearest tools, the prior and the word prior read that ask
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.focus_shown, first=True,
-                                                prior=ep.focus_prior, words=ep.focus, opening=True)
+                                                prior=ep.focus_prior, words=ep.focus, opening=True, avoid=ep.avoid)
 
         def params(attempt: int) -> SamplingParams:
             return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
@@ -500,6 +509,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                     _, arrow, said = line.partition(" -> ERROR ")
                     if arrow:
                         ep.failed[_call_key(call)] = clip(said, 160)
+                        named = value_the_error_names(call, said) if self.options.avoid_failed_values else None
+                        if named is not None:
+                            ep.avoid.setdefault((call.name, named[0]), set()).add(named[1])
             end_name = ends[0].name if ends else None
             if ends and ends[0].name == "fail":
                 ep.error = f"the agent gave up: {ends[0].args.get('reason', '')}"

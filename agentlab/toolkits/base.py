@@ -228,6 +228,23 @@ class Call:
         return {"name": self.name, "args": self.args}
 
 
+def value_the_error_names(call: Call, error: str) -> tuple[int, str] | None:
+    """The argument of a failed ``call`` that its ``error`` names, as ``(index, written value)``:
+    the first of the call's values that the message quotes as a tool writes a value (``repr``;
+    "no sheet 'Q3'; the sheets are ..." names ``'Q3'``, not the sheets after it). ``None`` when the
+    error quotes none of them (a size limit, a malformed file). Why: such a value is the one the
+    toolkit could not use -- there is no such sheet, column, paragraph or bookmark -- so a later
+    step of the same episode should not be able to write it in that place again."""
+    best: tuple[int, int, str] | None = None
+    for i, value in enumerate(call.args.values()):
+        if not isinstance(value, str) or len(value) < 2:
+            continue
+        at = error.find(repr(value))
+        if at >= 0 and (best is None or at < best[0]):
+            best = (at, i, repr(value))
+    return None if best is None else (best[1], best[2])
+
+
 def parse_calls(text: str, kit: Toolkit, *, max_calls: int = 5) -> list[Call]:
     """The calls of a reply, one per non-empty line (a fenced block's fences are ignored);
     raise :class:`~agentlab.errors.ActionParseError` saying what is wrong with the first bad line.

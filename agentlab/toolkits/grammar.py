@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +63,8 @@ class CallGrammar:
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
               names: list[str] | None = None, allow_done: bool = True, allow_fail: bool = True,
-              name_prior: dict[str, float] | None = None, request: str = "") -> CallGrammar:
+              name_prior: dict[str, float] | None = None, request: str = "",
+              avoid: Mapping[tuple[str, int], Collection[str]] | None = None) -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
@@ -75,7 +77,9 @@ class CallGrammar:
         :attr:`arg_prior`; text the request gives as written (:data:`~agentlab.toolkits.slots.QUOTE_PRIOR_KINDS`)
         prefers a phrase it quotes whole (:func:`~agentlab.toolkits.slots.quote_prior`), and a setting's
         new value leans yes or no the request's way (:func:`~agentlab.toolkits.slots.polarity_prior`); a yes/no parameter the request names ("bold") is preferred on
-        (:func:`~agentlab.toolkits.slots.flag_prior`)."""
+        (:func:`~agentlab.toolkits.slots.flag_prior`). ``avoid``: per ``(tool, argument index)``,
+        written values left out of that argument's candidates while others remain (a value an
+        earlier call's error named: :func:`~agentlab.toolkits.base.value_the_error_names`)."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
         arg_prior: list[tuple[str, int, tuple[tuple[str, float], ...]]] = []
         for name, tool in kit.tools.items():
@@ -89,6 +93,8 @@ class CallGrammar:
                     if not whole and p.slot.kind == "number":  # the request names none that fits: the defaults
                         whole = [c for c in DEFAULT_NUMBERS if re.fullmatch(r"\d+", c)]
                     cands = whole
+                if cands and avoid and (name, i) in avoid:
+                    cands = [c for c in cands if c not in avoid[name, i]] or cands
                 args.append(None if cands is None else tuple(cands))
                 words = word_prior(cands, request) if cands and request and p.slot.kind in WORD_PRIOR_KINDS else (
                     combine_priors(quote_prior(cands, request),

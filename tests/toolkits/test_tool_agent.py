@@ -385,3 +385,38 @@ def test_a_reply_repeating_a_call_that_failed_is_refused_with_its_error(tmp_path
     off = run_task(task, pool=pool, llm=Scripted(list(replies)), out_dir=tmp_path / "off",
                    options=ExecOptions(max_steps=4, runner_options={"no_failed_repeats": False}))
     assert not off["success"] and "the same failing calls" in (off["agent_error"] or off["error"] or ""), off
+
+
+def test_a_value_an_error_named_is_left_out_of_that_argument_in_later_steps(tmp_path, pool) -> None:
+    """Refused and asked again, sampled replies wrote the failing call again in every episode that
+    met the refusal. The value the error names (``column 'product' holds 'tea', not a number``) is
+    now out of that tool's argument in the next step's grammar, while the argument has others;
+    ``avoid_failed_values=false`` (the ablation) keeps it."""
+    from agentlab.tasks.spec import ExecTask
+
+    raw = json.loads((tasks_dir() / "general-csv-to-markdown.json").read_text())
+    raw.update(id="mean-price", instruction="What is the mean of the numbers in shop.csv? Put it in mean.txt.",
+               outputs=["mean.txt"], agent="DataAgent")
+    raw["setup"][0]["path"] = "shop.csv"
+    task = ExecTask.model_validate(raw)
+    caps = Capabilities(plan_grammar=True)
+    seen = {}
+    for option in (True, False):
+        llm = Scripted(["column_stat('shop.csv', 'product', 'mean', 'mean.txt')", "fail('stop')"], caps)
+        run_task(task, pool=pool, llm=llm, out_dir=tmp_path / str(option),
+                 options=ExecOptions(max_steps=2, runner_options={"avoid_failed_values": option}))
+        first, second = (p.grammar.tools["column_stat"][1] for p in llm.params)
+        assert "'product'" in first and "'price'" in first, first
+        seen[option] = second
+    assert "'product'" not in seen[True] and "'price'" in seen[True], seen
+    assert "'product'" in seen[False]
+
+
+def test_the_value_an_error_names_is_the_first_of_the_calls_values_it_quotes() -> None:
+    from agentlab.toolkits.base import Call, value_the_error_names
+
+    call = Call("lookup", {"file": "a.xlsx", "sheet": "Sheet1", "key": "Zed"})
+    assert value_the_error_names(call, "no row holds 'Zed' in sheet 'Sheet1'") == (2, "'Zed'")
+    assert value_the_error_names(call, "no sheet 'Sheet1'; the sheets are 'Q1'") == (1, "'Sheet1'")
+    assert value_the_error_names(call, "a.xlsx would be larger than 10 MB; it was not written") is None
+    assert value_the_error_names(Call("resize", {"file": "a.png", "width": 5}), "5 is too small") is None

@@ -137,6 +137,9 @@ def test_slot_values_come_from_the_request_and_the_workspace_only(tmp_path: Path
     assert section == ("'schedule'",) and key == ("'retention_days'",)
     assert value is not None and "'14'" in value
     assert "set_json_value" not in g.tools and "drop_csv_column" not in g.tools  # no JSON, no CSV here
+    # values an earlier error named are left out of that argument, unless nothing else is left
+    avoided = CallGrammar.build(kit, values, avoid={("set_ini_value", 3): {"'14'"}, ("set_ini_value", 1): {"'schedule'"}})
+    assert "'14'" not in avoided.tools["set_ini_value"][3] and avoided.tools["set_ini_value"][1] == ("'schedule'",)
     assert mentioned(["editor.fontSize", "editor.tabSize", "files.autoSave"], "Use a font size of 16") == ["editor.fontSize"]
 
 
