@@ -120,6 +120,10 @@ class ToolAgentOptions(BaseModel):
     #: the request's word prior over arguments that name things (a setting key, a column, a sheet;
     #: :func:`~agentlab.toolkits.slots.word_prior`) under the grammar; false: the model alone chooses
     word_prior: bool = True
+    #: with ``word_prior``: a setting key the request names by none of its words is preferred by
+    #: what it means (MiniLM similarity of the request and the key's words,
+    #: :func:`~agentlab.toolkits.slots.meaning_prior`); false: the model alone chooses (the ablation)
+    meaning_prior: bool = True
     libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
     #: candidate replies per step (:mod:`agentlab.agents.best_of`): the greedy one and ``best_of - 1``
     #: sampled at ``retry_temperature``, each tried on a scratch copy of the workspace and scored
@@ -361,7 +365,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
                                                  allow_done=not first, allow_fail=not opening, name_prior=prior,
                                                  request=(words or task) if self.options.word_prior else "",
-                                                 avoid=avoid)}
+                                                 avoid=avoid,
+                                                 encode=_encoder().encode if self.options.word_prior and self.options.meaning_prior
+                                                 else None)}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
             log.info("%s: no grammar and no function calling (llm.guided_grammar / llm.guided_regex / llm.tool_calls); "

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentlab.errors import ConfigError
 from agentlab.llm.guidance import GrammarProcessor, alternatives, lit, lse
 from agentlab.toolkits.base import END_CALLS, Toolkit
-from agentlab.toolkits.slots import (DEFAULT_NUMBERS, QUOTE_PRIOR_KINDS, WORD_PRIOR_KINDS, SlotValues, combine_priors,
-                                     flag_prior, polarity_prior, quote_prior, word_prior)
+from agentlab.toolkits.slots import (DEFAULT_NUMBERS, MEANING_PRIOR_KINDS, QUOTE_PRIOR_KINDS, WORD_PRIOR_KINDS, SlotValues, combine_priors,
+                                     flag_prior, meaning_prior, polarity_prior, quote_prior, word_prior)
 
 
 #: a swap's two arguments are decoded as one choice among their differing pairs up to this many
@@ -64,7 +64,8 @@ class CallGrammar:
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
               names: list[str] | None = None, allow_done: bool = True, allow_fail: bool = True,
               name_prior: dict[str, float] | None = None, request: str = "",
-              avoid: Mapping[tuple[str, int], Collection[str]] | None = None) -> CallGrammar:
+              avoid: Mapping[tuple[str, int], Collection[str]] | None = None,
+              encode: Callable[[list[str]], Any] | None = None) -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
@@ -79,7 +80,10 @@ class CallGrammar:
         new value leans yes or no the request's way (:func:`~agentlab.toolkits.slots.polarity_prior`); a yes/no parameter the request names ("bold") is preferred on
         (:func:`~agentlab.toolkits.slots.flag_prior`). ``avoid``: per ``(tool, argument index)``,
         written values left out of that argument's candidates while others remain (a value an
-        earlier call's error named: :func:`~agentlab.toolkits.base.value_the_error_names`)."""
+        earlier call's error named: :func:`~agentlab.toolkits.base.value_the_error_names`).
+        ``encode`` (sentence embeddings): a setting key's word prior is multiplied by the request's
+        meaning prior (:func:`~agentlab.toolkits.slots.meaning_prior`): "the text in the editor is
+        too small" shares only "editor" with every ``editor.*`` key."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
         arg_prior: list[tuple[str, int, tuple[tuple[str, float], ...]]] = []
         for name, tool in kit.tools.items():
@@ -100,6 +104,8 @@ class CallGrammar:
                     combine_priors(quote_prior(cands, request),
                                    polarity_prior(cands, request) if p.slot.kind == "value" else None)
                     if cands and request and p.slot.kind in QUOTE_PRIOR_KINDS else None)
+                if cands and encode is not None and request and p.slot.kind in MEANING_PRIOR_KINDS:
+                    words = combine_priors(words, meaning_prior(cands, request, encode))
                 if cands and words is not None:
                     arg_prior.append((name, i, tuple(zip(cands, words))))
                 flag = flag_prior(p.name, request) if request and p.slot.kind == "bool" else None

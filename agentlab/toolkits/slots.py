@@ -10,8 +10,10 @@ task file: no evaluator, expected value or reference solution can reach a candid
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentlab.llm.guidance import lse
 from agentlab.toolkits.base import Slot, Toolkit
@@ -236,6 +238,35 @@ def word_prior(candidates: list[str], request: str, weight: float = WORD_PRIOR_W
               + (COVER_PRIOR_FACTOR * weight if _all_said(c, said) else 0.0) for c in candidates]
     if not scores or max(scores) == 0:
         return None
+    norm = lse(scores)
+    return tuple(v - norm for v in scores)
+
+
+#: slot kinds whose candidates are compound names a request paraphrases rather than says ("make
+#: the text bigger" for ``editor.fontSize``): their word prior is multiplied by :func:`meaning_prior`
+MEANING_PRIOR_KINDS = frozenset({"setting"})
+#: log-weight per unit of cosine similarity (:func:`meaning_prior`); set before any measurement,
+#: not tuned: MiniLM's similarities of a request to a set of key names differ by about 0.05-0.3,
+#: so the closest name is preferred by up to ~3x over the next, a preference and not a rule
+MEANING_PRIOR_WEIGHT = 10.0
+#: at most this many candidates are compared (a Chromium profile lists hundreds of keys)
+MEANING_PRIOR_MAX = 400
+
+
+def meaning_prior(candidates: Sequence[str], request: str, encode: Callable[[list[str]], Any],
+                  weight: float = MEANING_PRIOR_WEIGHT) -> tuple[float, ...] | None:
+    """A log-prior over ``candidates`` from what they mean: ``weight`` times the cosine similarity
+    of the request's sentence embedding and each candidate's words (``editor.fontSize`` as
+    "editor font size"), renormalised. Why: :func:`word_prior` grounds a name the request says,
+    but people name a setting by its effect ("the text is too small", "stop it saving by
+    itself"), which shares no word with the key (or only "editor", with every ``editor.*`` key);
+    then the model alone chose, and the development sets' settings tasks failed on the wrong key. ``encode``: normalised embeddings (MiniLM,
+    :class:`~agentlab.llm.similarity.SentenceEncoder`); ``None`` for fewer than two candidates."""
+    if len(candidates) < 2 or len(candidates) > MEANING_PRIOR_MAX or not request.strip():
+        return None
+    vectors = encode([request] + [_words(_unquote(c)) or _unquote(c) for c in candidates])
+    sims = [float(v) for v in vectors[1:] @ vectors[0]]
+    scores = [weight * s for s in sims]
     norm = lse(scores)
     return tuple(v - norm for v in scores)
 

@@ -215,3 +215,36 @@ def test_a_settings_value_leans_yes_or_no_the_requests_way() -> None:
     both = combine_priors(quote_prior(cands, "Set it to 'only'"), polarity_prior(cands, "Set it to 'only'"))
     assert both is not None and math.isclose(sum(math.exp(v) for v in both), 1.0)
     assert max(range(4), key=lambda i: both[i]) == 0
+
+
+def test_a_setting_named_by_its_effect_is_preferred_by_meaning_and_the_option_turns_it_off(tmp_path: Path) -> None:
+    """People name a setting by what it does: "the letters are tiny" shares no word with
+    ``editor.fontSize`` (or only "editor", with every editor key). The meaning prior (MiniLM, the
+    shipped encoder) prefers it; without an encoder the grammar carries no such prior."""
+    from agentlab.llm.similarity import default_encoder
+    from agentlab.toolkits.slots import meaning_prior
+
+    encode = default_encoder().encode
+    keys = ["'editor.fontSize'", "'editor.tabSize'", "'files.autoSave'", "'editor.wordWrap'"]
+    tiny = meaning_prior(keys, "The letters in my editor are tiny; can you make them larger?", encode)
+    assert tiny is not None and max(range(4), key=lambda i: tiny[i]) == 0
+    assert abs(sum(math.exp(v) for v in tiny) - 1) < 1e-6
+    losing = meaning_prior(keys, "I keep losing my work when I forget to press save", encode)
+    assert losing is not None and max(range(4), key=lambda i: losing[i]) == 2
+    assert meaning_prior(keys[:1], "make the text larger", encode) is None  # nothing to choose between
+
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "settings.json").write_text(json.dumps({"editor.fontSize": 12, "editor.tabSize": 4,
+                                                                    "files.autoSave": "off"}))
+    kit = load_toolkit("settings")
+    request = "The letters in my editor are tiny; can you make them larger?"
+    values = merge(request_values(request), workspace_values(tmp_path, kit))
+    with_meaning = CallGrammar.build(kit, values, request=request, encode=encode)
+    without = CallGrammar.build(kit, values, request=request)
+    key_priors = {(t, i): dict(p) for t, i, p in with_meaning.arg_prior if t == "set_setting"}
+    plain = {(t, i): dict(p) for t, i, p in without.arg_prior if t == "set_setting"}
+    key_arg = next(k for k, p in key_priors.items() if "'editor.fontSize'" in p)
+    chosen = key_priors[key_arg]
+    assert max(chosen, key=chosen.get) == "'editor.fontSize'"
+    before = plain.get(key_arg)  # the word prior alone: "editor" ties the editor keys
+    assert before is None or before["'editor.fontSize'"] == pytest.approx(before["'editor.tabSize'"])
