@@ -92,12 +92,18 @@ def _rc_value(value: str) -> str:
 @kit.tool
 def set_option(file: RC, section: Section, key: Key, value: Value) -> str:
     """Set a VLC option in its section (e.g. core, loop, true); a commented-out default is replaced, yes/no become 1/0."""
+    # (not in the docstring, which is the tool's line in the prompt: an option the file holds in
+    # one other section only is set there, since VLC reads it nowhere else)
     p = workspace_file(file)
     section = section.strip("[]")
     if "." in key:  # a catalogue key names its section: qt.qt-max-volume
         section, key = key.split(".", 1)
     value = _rc_value(value)
     lines = p.read_text(encoding="utf-8").splitlines()
+    homes = _sections_of(lines, key)
+    moved = section not in homes and len(homes) == 1
+    if moved:  # VLC reads an option only in its module's section: [qt] repeat=1 would change nothing
+        section = homes[0]
     current, start, done = "", None, False
     out: list[str] = []
     for line in lines:
@@ -122,7 +128,21 @@ def set_option(file: RC, section: Section, key: Key, value: Value) -> str:
             out += ["", f"[{section}]"]
         out.append(f"{key}={value}")
     p.write_text("\n".join(out) + "\n", encoding="utf-8")
-    return f"[{section}] {key}={value}"
+    return f"[{section}] {key}={value}" + (f" ({key} is an option of [{section}]; set there)" if moved else "")
+
+
+def _sections_of(lines: list[str], key: str) -> list[str]:
+    """The sections of a vlcrc holding ``key``, set or as a commented-out default, in file order."""
+    current, found = "", []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("[") and "]" in stripped:
+            current = stripped[1:stripped.index("]")].strip()
+            continue
+        m = re.match(r"#?\s*([\w][\w.-]*)\s*=", stripped)
+        if m and m.group(1) == key and current not in found:
+            found.append(current)
+    return found
 
 
 # -- playlists --------------------------------------------------------------------------------

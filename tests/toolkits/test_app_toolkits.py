@@ -178,3 +178,19 @@ def test_moving_mail_into_the_folder_it_is_in_loses_nothing(tmp_path: Path, monk
     with pytest.raises(ToolError, match="the folder the messages are in"):
         mail.move_messages("Inbox", "*", "subject", "./Inbox")
     assert Path("Inbox").read_bytes() == before
+
+
+def test_a_vlc_option_named_in_the_wrong_section_is_set_in_its_own(tmp_path: Path) -> None:
+    """VLC reads an option only in its module's section; the media specialist once wrote
+    ``set_option(..., 'qt', 'repeat', 'true')``, adding a [qt] repeat=1 that VLC ignores. An option
+    the file holds in one other section only is set there, and the result says so; an option the
+    file does not know stays where it was asked."""
+    task = load_task(tasks_dir() / "vlc-max-volume-loop.json")
+    task.prepare(tmp_path)
+    done = _run("media", ["set_option('.config/vlc/vlcrc', 'qt', 'qt-max-volume', '200')",
+                          "set_option('.config/vlc/vlcrc', 'qt', 'loop', 'true')"], tmp_path)
+    assert [r["ok"] for r in done] == [True, True], done
+    assert "[core] loop=1" in str(done[1]) and "set there" in str(done[1])
+    assert task.evaluate(tmp_path).score == 1.0
+    unknown = _run("media", ["set_option('.config/vlc/vlcrc', 'qt', 'no-such-option', '1')"], tmp_path)
+    assert "[qt] no-such-option=1" in str(unknown[0])
