@@ -19,9 +19,10 @@ probability mass choosing *which* call and *which* values, not spelling them.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,13 +60,17 @@ class CallGrammar:
     #: per tool, the argument indices whose value may not equal the argument's before it (a swap's
     #: second thing: ``swap_paragraphs('cake.docx', 'oven', 'oven')`` cannot be decoded)
     differs: tuple[tuple[str, int], ...] = ()
+    #: whole calls that may not be decoded again, as ``(tool, each argument as written)``: the calls
+    #: that already ran in the episode (:meth:`build`'s ``exclude``); only :meth:`lark` enforces them
+    banned: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def build(cls, kit: Toolkit, values: SlotValues, *, max_calls: int = 3, max_text_tokens: int = 32,
               names: list[str] | None = None, allow_done: bool = True, allow_fail: bool = True,
               name_prior: dict[str, float] | None = None, request: str = "",
               avoid: Mapping[tuple[str, int], Collection[str]] | None = None,
-              encode: Callable[[list[str]], Any] | None = None) -> CallGrammar:
+              encode: Callable[[list[str]], Any] | None = None,
+              exclude: Sequence[tuple[str, Sequence[Any]]] = ()) -> CallGrammar:
         """The grammar of ``kit``'s tools (``names``: only these) over ``values``; a tool with a
         parameter that has no candidate here is left out (it could only be called with made-up values).
         ``allow_done=False`` (the first reply of an episode): ``done()`` may not be the reply's first
@@ -83,7 +88,9 @@ class CallGrammar:
         earlier call's error named: :func:`~agentlab.toolkits.base.value_the_error_names`).
         ``encode`` (sentence embeddings): a setting key's word prior is multiplied by the request's
         meaning prior (:func:`~agentlab.toolkits.slots.meaning_prior`): "the text in the editor is
-        too small" shares only "editor" with every ``editor.*`` key."""
+        too small" shares only "editor" with every ``editor.*`` key. ``exclude``: calls as
+        ``(tool, argument values)`` that may not be written again, word for word (:attr:`banned`;
+        a call with a value that is not among its argument's candidates could not be written anyway)."""
         tools: dict[str, tuple[tuple[str, ...] | None, ...]] = {}
         arg_prior: list[tuple[str, int, tuple[tuple[str, float], ...]]] = []
         for name, tool in kit.tools.items():
@@ -117,11 +124,14 @@ class CallGrammar:
         tools["fail"] = (None,)
         if len(tools) == 2:  # nothing can be called here: giving up is the one reply left
             allow_fail = True
+        banned = tuple(dict.fromkeys((n, b) for n, vals in exclude if n in tools and n not in END_CALLS
+                                     for b in [_written(tools[n], vals)] if b is not None))
         prior = tuple((n, float(v)) for n, v in (name_prior or {}).items() if n in tools)
         return cls(tools, max_calls=max_calls, max_text_tokens=max_text_tokens, done_first=allow_done, fail_first=allow_fail,
                    name_prior=prior, arg_prior=tuple(a for a in arg_prior if a[0] in tools),
                    differs=tuple((name, i) for name, tool in kit.tools.items() if name in tools
-                                 for i, p in enumerate(tool.params) if i and p.slot.differs))
+                                 for i, p in enumerate(tool.params) if i and p.slot.differs),
+                   banned=banned)
 
     def regex(self) -> str:
         """The grammar as a regular expression (for servers with regex-guided decoding)."""
@@ -150,6 +160,13 @@ class CallGrammar:
                         parts[-1] = alternatives(pairs)
                         continue
                 parts.append("free" if a is None else alternatives(a))
+            mine = [b for n, b in self.banned if n == name and len(b) == len(args)]
+            if mine and all(a is not None for a in args) and not any(n == name for n, _ in differs):
+                # the calls that already ran, left out word for word: every other tuple of values
+                inner = _excluding([a for a in args if a is not None], mine)
+                if inner is None:  # every value this tool could take here already ran
+                    continue
+                parts = [inner] if inner else []
             body = f"{lit(name + '(')} " + (f' {lit(", ")} '.join(parts) + " " if parts else "") + lit(")\n")
             rules.append(f"call{i}: {body}")
             if name in END_CALLS:
@@ -233,6 +250,56 @@ class CallGrammar:
         if here == -math.inf:
             return {}
         return {int(t): self._mass(text + texts[int(t)]) - here for t in allowed}
+
+
+def _written(args: tuple[tuple[str, ...] | None, ...], values: Sequence[Any]) -> tuple[str, ...] | None:
+    """``values`` as the candidates of ``args`` write them (``'B2:B5'``, ``14``, ``True``); ``None``
+    when one is not among its argument's candidates or the argument is free text: such a call is
+    not a choice the grammar offers, so there is nothing to leave out."""
+    if len(values) != len(args):
+        return None
+    out = []
+    for cands, value in zip(args, values):
+        if cands is None:
+            return None
+        match = next((c for c in cands if _literal(c) == value and type(_literal(c)) is type(value)), None)
+        if match is None:
+            return None
+        out.append(match)
+    return tuple(out)
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _excluding(args: list[tuple[str, ...]], banned: list[tuple[str, ...]]) -> str | None:
+    """A Lark expression for the argument list ``args`` (each a tuple of candidates, joined by
+    ``", "``) that matches every tuple of values except those of ``banned``; ``""`` for no
+    arguments, ``None`` when nothing is left. Built as a trie over the banned tuples: a first value
+    no banned tuple starts with is followed by any rest; one that some do is followed by the rest
+    with only their tails banned (Lark cannot subtract, so the set difference is spelt out)."""
+    if not args:
+        return None if banned else ""
+    first, rest = args[0], args[1:]
+    sep = f" {lit(', ')} "
+    free_rest = sep.join(alternatives(a) for a in rest)
+    hit = {b[0] for b in banned}
+    branches: list[str] = []
+    open_first = [c for c in first if c not in hit]
+    if open_first:
+        branches.append(alternatives(open_first) + (sep + free_rest if rest else ""))
+    for value in dict.fromkeys(c for c in first if c in hit):
+        tail = _excluding(list(rest), [b[1:] for b in banned if b[0] == value])
+        if tail is None:
+            continue
+        branches.append(lit(value) + (sep + tail if tail else ""))
+    if not branches:
+        return None
+    return branches[0] if len(branches) == 1 else "(" + " | ".join(branches) + ")"
 
 
 def _past(candidate: str, part: str) -> bool:

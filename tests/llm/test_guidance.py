@@ -175,3 +175,36 @@ def test_a_swap_never_names_the_same_thing_twice_even_when_the_scores_want_it(to
     assert m and m.group(1) != m.group(2) and "oven" in (m.group(1), m.group(2)), text
     plain = CallGrammar.build(load_toolkit("documents"), values, names=["set_alignment"], max_calls=1)
     assert plain.differs == () and Path("cake.docx").suffix == ".docx"
+
+
+def test_a_call_that_already_ran_cannot_be_decoded_again_but_its_neighbours_can(tokenizer) -> None:
+    """Refused and asked again, a small model wrote the same call again and again (sampled). A
+    call the episode already ran is left out of the grammar word for word: scores pushing its
+    values everywhere give another tuple, and a tool whose every tuple ran is gone."""
+    from agentlab.toolkits.grammar import _excluding
+
+    tools: dict = {"set": (("'font'", "'tabs'"), ("'15'", "'2'")), "done": (), "fail": (None,)}
+    g = CallGrammar(tools, max_calls=1, banned=(("set", ("'tabs'", "'2'")),))
+    for seed in range(3):
+        pushed = _pushing(tokenizer, "set('tabs', '2')", seed)
+        text = _decode(g.logits_processor(tokenizer), tokenizer, pushed, limit=30)[0]
+        assert text.startswith("set(") or text.startswith(("done", "fail")), text
+        assert text != "set('tabs', '2')\n", text
+    free = CallGrammar(tools, max_calls=1)
+    assert _decode(free.logits_processor(tokenizer), tokenizer, _pushing(tokenizer, "set('tabs', '2')", 0), limit=30)[0] \
+        == "set('tabs', '2')\n"
+    every = tuple(("set", (a, b)) for a in tools["set"][0] for b in tools["set"][1])
+    assert "set(" not in CallGrammar(tools, banned=every).lark()
+    assert _excluding([("'a'",)], [("'a'",)]) is None and _excluding([], []) == ""
+
+
+def test_build_writes_the_calls_to_exclude_as_the_candidates_do() -> None:
+    from agentlab.toolkits import load_toolkit
+    from agentlab.toolkits.slots import SlotValues
+
+    values = SlotValues(files=["cake.docx"], spans=["oven", "flour"], texts=["oven on", "flour"], request="make oven bold")
+    kit = load_toolkit("documents")
+    g = CallGrammar.build(kit, values, names=["set_font"], exclude=[("set_font", ("cake.docx", "oven", True, False, False)),
+                                                                    ("set_font", ("cake.docx", "not offered", True, False, False)),
+                                                                    ("done", ())])
+    assert g.banned == (("set_font", ("'cake.docx'", "'oven'", "True", "False", "False")),)

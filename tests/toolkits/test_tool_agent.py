@@ -420,3 +420,21 @@ def test_the_value_an_error_names_is_the_first_of_the_calls_values_it_quotes() -
     assert value_the_error_names(call, "no sheet 'Sheet1'; the sheets are 'Q1'") == (1, "'Sheet1'")
     assert value_the_error_names(call, "a.xlsx would be larger than 10 MB; it was not written") is None
     assert value_the_error_names(Call("resize", {"file": "a.png", "width": 5}), "5 is too small") is None
+
+
+def test_a_call_that_ran_is_banned_from_later_steps_grammar_and_the_option_turns_it_off(tmp_path, pool) -> None:
+    """Every call that ran is written into the next steps' grammar as banned, word for word (a call
+    whose values are no longer offered -- a sheet renamed away -- needs no ban);
+    ``exclude_ran_calls=false`` (the ablation) bans none."""
+    task = load_task(tasks_dir() / "writer-italic-quote.json")
+    caps = Capabilities(plan_grammar=True)
+    banned = {}
+    for option in (True, False):
+        llm = Scripted(["set_font('speech.docx', 'best way', True, False, False)", "fail('stop')"], caps)
+        run_task(task, pool=pool, llm=llm, out_dir=tmp_path / str(option),
+                 options=ExecOptions(max_steps=2, runner_options={"exclude_ran_calls": option, "check_done": False}))
+        first, second = (p.grammar for p in llm.params)
+        assert first.banned == ()
+        banned[option] = second.banned
+    assert banned[True] == (("set_font", ("'speech.docx'", "'best way'", "True", "False", "False")),), banned
+    assert banned[False] == ()
