@@ -160,11 +160,14 @@ class ToolAgentOptions(BaseModel):
     #: sampled replies wrote the failing call again in every one of the 16 episodes that met the
     #: refusal; false: only the refusal (the ablation)
     avoid_failed_values: bool = True
-    #: a call that already ran in the episode (with or without error) cannot be decoded again word
-    #: for word in a later step (:attr:`~agentlab.toolkits.grammar.CallGrammar.banned`): the
-    #: refusals of ``no_repeats`` / ``no_failed_repeats`` are re-asked, and the sampled re-asks wrote
-    #: the same call again; false: only the refusals (the ablation)
-    exclude_ran_calls: bool = True
+    #: a call that failed in the episode cannot be decoded again word for word in a later step
+    #: (:attr:`~agentlab.toolkits.grammar.CallGrammar.banned`): refused and re-asked, sampled
+    #: replies wrote it again. Calls that succeeded are not banned: a model writing one again has
+    #: nothing left to do, and the refusal then ends the episode with the workspace as it is --
+    #: banned, it was made to write another call, which undid the work (three development tasks
+    #: lost: an image inverted back by a brightness call, a preference set back). False: the
+    #: refusal alone (the ablation)
+    exclude_failed_calls: bool = True
 
 
 def _capped(lines: list[str], limit: int) -> str:
@@ -205,8 +208,8 @@ class _ToolEpisode(Episode):
     failed: dict[str, str] = field(default_factory=dict)
     #: per (tool, argument index), the written values failed calls' errors named (``avoid_failed_values``)
     avoid: dict[tuple[str, int], set[str]] = field(default_factory=dict)
-    #: every call that ran so far, succeeded or failed, as (tool, argument values) (``exclude_ran_calls``)
-    tried: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    #: every call that failed so far, as (tool, argument values) (``exclude_failed_calls``)
+    failed_calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
     #: the calls that ran without error so far, in order (``check_asks``)
     done_calls: list[Call] = field(default_factory=list)
     #: ``check_asks``' reading of the episode's fixed inputs, once: the files at the start, and
@@ -356,13 +359,13 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
     def _constraint(self, llm: LLMBackend, env: Env, task: str, tools: list[str], first: bool,
                     prior: dict[str, float] | None = None, words: str | None = None,
                     opening: bool = False, avoid: dict[tuple[str, int], set[str]] | None = None,
-                    tried: list[tuple[str, tuple[Any, ...]]] | None = None) -> dict[str, Any]:
+                    failed_calls: list[tuple[str, tuple[Any, ...]]] | None = None) -> dict[str, Any]:
         """What keeps the reply to calls with this backend: a grammar (with the tool prior's
         ``log p`` on the first call's name, ``prior``; the word prior read from ``words``, else the
         request) or the tools (or nothing). Argument values come from the whole request. ``first``:
         the reply may not start with ``done()``; ``opening`` (the episode's first reply): nor with
-        ``fail(...)``; ``avoid``: values earlier errors named, left out per tool argument; ``tried``:
-        calls that already ran, left out word for word."""
+        ``fail(...)``; ``avoid``: values earlier errors named, left out per tool argument; ``failed_calls``:
+        calls that failed, left out word for word."""
         if not self.options.constrained:
             return {}
         caps = llm.capabilities
@@ -374,7 +377,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             return {"grammar": CallGrammar.build(self.kit, values, max_calls=self.options.max_calls, names=tools,
                                                  allow_done=not first, allow_fail=not opening, name_prior=prior,
                                                  request=(words or task) if self.options.word_prior else "",
-                                                 avoid=avoid, exclude=tried or (),
+                                                 avoid=avoid, exclude=failed_calls or (),
                                                  encode=_encoder().encode if self.options.word_prior and self.options.meaning_prior
                                                  else None)}
         if llm.model_id not in _warned:
@@ -488,11 +491,11 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
         if ep.focus is None:
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.shown, first=steps == 0, prior=ep.name_prior,
                                                 opening=steps == 0, avoid=ep.avoid,
-                                                tried=ep.tried)
+                                                failed_calls=ep.failed_calls)
         else:  # a step for one ask: its nearest tools, the prior and the word prior read that ask
             ep.extra = extra = self._constraint(ep.llm, ep.env, ep.task, ep.focus_shown, first=True,
                                                 prior=ep.focus_prior, words=ep.focus, opening=True, avoid=ep.avoid,
-                                                tried=ep.tried)
+                                                failed_calls=ep.failed_calls)
 
         def params(attempt: int) -> SamplingParams:
             return SamplingParams(max_new_tokens=o.max_new_tokens, seed=o.seed + attempt + 10 * steps,
@@ -517,9 +520,9 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ends = [c for c in calls if c.name in ("done", "fail")]
             action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
             report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
-            if self.options.exclude_ran_calls:  # each call that ran, whatever its result
-                ep.tried += [(call.name, tuple(call.args.values())) for call, line in zip(tools, report.split("\n"))
-                             if " -> not run" not in line]
+            if self.options.exclude_failed_calls:  # each call that failed
+                ep.failed_calls += [(call.name, tuple(call.args.values())) for call, line in zip(tools, report.split("\n"))
+                             if " -> ERROR " in line]
             if ok:
                 ep.called.update(c.name for c in tools)
                 ep.done_calls.extend(tools)

@@ -422,19 +422,30 @@ def test_the_value_an_error_names_is_the_first_of_the_calls_values_it_quotes() -
     assert value_the_error_names(Call("resize", {"file": "a.png", "width": 5}), "5 is too small") is None
 
 
-def test_a_call_that_ran_is_banned_from_later_steps_grammar_and_the_option_turns_it_off(tmp_path, pool) -> None:
-    """Every call that ran is written into the next steps' grammar as banned, word for word (a call
-    whose values are no longer offered -- a sheet renamed away -- needs no ban);
-    ``exclude_ran_calls=false`` (the ablation) bans none."""
-    task = load_task(tasks_dir() / "writer-italic-quote.json")
+def test_a_call_that_failed_is_banned_from_later_steps_grammar_but_one_that_succeeded_is_not(tmp_path, pool) -> None:
+    """A call that failed is written into the next steps' grammar as banned, word for word; one
+    that succeeded is not (a model writing it again has nothing left to do: the refusal ends the
+    episode, where a ban made it undo the work); ``exclude_failed_calls=false`` bans none."""
+    from agentlab.tasks.spec import ExecTask
+
+    raw = json.loads((tasks_dir() / "general-csv-to-markdown.json").read_text())
+    raw.update(id="mean-price", instruction="What is the mean of the numbers in shop.csv? Put it in mean.txt.",
+               outputs=["mean.txt"], agent="DataAgent")
+    raw["setup"][0]["path"] = "shop.csv"
+    task = ExecTask.model_validate(raw)
     caps = Capabilities(plan_grammar=True)
     banned = {}
+    ok, bad = "column_stat('shop.csv', 'price', 'mean', 'mean.txt')", "column_stat('shop.csv', 'product', 'mean', 'mean.txt')"
     for option in (True, False):
-        llm = Scripted(["set_font('speech.docx', 'best way', True, False, False)", "fail('stop')"], caps)
-        run_task(task, pool=pool, llm=llm, out_dir=tmp_path / str(option),
-                 options=ExecOptions(max_steps=2, runner_options={"exclude_ran_calls": option, "check_done": False}))
+        llm = Scripted([f"{ok}\n{bad}", "fail('stop')"], caps)
+        row = run_task(task, pool=pool, llm=llm, out_dir=tmp_path / str(option),
+                       options=ExecOptions(max_steps=2, runner_options={"exclude_failed_calls": option, "check_done": False,
+                                                                        "avoid_failed_values": False}))
+        traj = load_trajectory(tmp_path / str(option) / row["trajectory"])
+        results = traj.steps[0].info["results"].split("\n")
+        assert "ERROR" not in results[0] and "ERROR" in results[1], results
         first, second = (p.grammar for p in llm.params)
         assert first.banned == ()
         banned[option] = second.banned
-    assert banned[True] == (("set_font", ("'speech.docx'", "'best way'", "True", "False", "False")),), banned
+    assert banned[True] == (("column_stat", ("'shop.csv'", "'product'", "'mean'", "'mean.txt'")),), banned
     assert banned[False] == ()
