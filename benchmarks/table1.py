@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS / "table1.md")
     ap.add_argument("--record", type=Path, default=RESULTS / "table1_record.json")
     ap.add_argument("--note", default="", help="a sentence added to the results")
+    ap.add_argument("--title", default="Table 1: the store, every router, the generalists (ExecutionAcc per domain)",
+                    help="the results file's heading (a study in Table 1's format names itself)")
     ap.add_argument("--same-as", type=Path, default=None,
                     help="another run folder: report which (arm, set, task) rows differ from its (a Ray run against the serial one)")
     ap.add_argument("--quick", action="store_true",
@@ -141,11 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     if match is not None:
         values.update(rows_compared=match.compared, rows_same=match.same)
     summary = summary_line(values)
-    write_result(args.results, "Table 1: the store, every router, the generalists (ExecutionAcc per domain)", body,
-                 summary, command=command)
+    write_result(args.results, args.title, body, summary, command=command)
+    # every row's outcome, so a later session can compare task by task without the run folder
+    # (run folders are not committed and do not outlive a checkout)
+    outcomes = {arm: sorted([r.get("set"), r.get("id"), (r.get("agents") or [None])[0], bool(r.get("success"))]
+                            for r in arm_rows) for arm, arm_rows in res.rows.items()}
     record = {"command": command, "model": model, "config": config.model_dump(mode="json"),
               "cells": {arm: {d: list(kn) for d, kn in by.items()} for arm, by in cells.items()},
-              "domains": res.domains()}
+              "domains": res.domains(), "outcomes": outcomes}
     atomic_write_json(args.record, record)
     log("\n".join(body))
     log(summary)

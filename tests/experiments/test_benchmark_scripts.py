@@ -189,7 +189,12 @@ def test_table1_smoke(tmp_path, capsys):
     assert summary(run(capsys, "table1", *args, "--report-only")) == first
     import json
 
-    assert json.loads(rec.read_text())["cells"]["gt"]["all"][1] == 2
+    record = json.loads(rec.read_text())
+    assert record["cells"]["gt"]["all"][1] == 2
+    # each row's outcome is in the record: [set, task, agent, success], one per task of the arm
+    assert len(record["outcomes"]["gt"]) == 2 and all(o[0] == "dev2" and isinstance(o[3], bool)
+                                                       for o in record["outcomes"]["gt"])
+    assert sum(o[3] for o in record["outcomes"]["gt"]) == record["cells"]["gt"]["all"][0]
     # the folder elsewhere (as a Ray run's would be) is the same run row for row
     import shutil
 
