@@ -164,7 +164,7 @@ class ToolAgentOptions(BaseModel):
     #: (:attr:`~agentlab.toolkits.grammar.CallGrammar.banned`): refused and re-asked, sampled
     #: replies wrote it again. Calls that succeeded are not banned: a model writing one again has
     #: nothing left to do, and the refusal then ends the episode with the workspace as it is --
-    #: banned, it was made to write another call, which undid the work (three development tasks
+    #: banned, it was made to write another call, which undid the work (four development tasks
     #: lost: an image inverted back by a brightness call, a preference set back). False: the
     #: refusal alone (the ablation)
     exclude_failed_calls: bool = True
