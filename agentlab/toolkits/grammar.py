@@ -175,6 +175,8 @@ class CallGrammar:
                     first_ends.append(f"call{i}")
             else:
                 normal.append(f"call{i}")
+        if not normal:  # every call here already failed (:attr:`banned`): giving up or done is what is left
+            first_ends = list(ends)
         if not normal and not first_ends:
             raise ConfigError("a call grammar needs at least one call it can start with")
         if normal:

@@ -208,3 +208,13 @@ def test_build_writes_the_calls_to_exclude_as_the_candidates_do() -> None:
                                                                     ("set_font", ("cake.docx", "not offered", True, False, False)),
                                                                     ("done", ())])
     assert g.banned == (("set_font", ("'cake.docx'", "'oven'", "True", "False", "False")),)
+
+
+def test_a_step_whose_every_call_already_failed_may_still_give_up(tokenizer) -> None:
+    """A step for one ask (no done() or fail() first) whose every call already failed had no way
+    to start: a harness error in the executed Table 2. With nothing callable left, the reply may
+    open with fail(...) or done(), as when no tool can be called at all."""
+    tools: dict = {"set": (("'a'",),), "done": (), "fail": (None,)}
+    g = CallGrammar(tools, max_calls=1, done_first=False, fail_first=False, banned=(("set", ("'a'",)),))
+    text = _decode(g.logits_processor(tokenizer), tokenizer, _pushing(tokenizer, "set('a')", 0), limit=30)[0]
+    assert text.startswith(("fail(", "done()")), text
