@@ -387,18 +387,23 @@ def test_a_reply_repeating_a_call_that_failed_is_refused_with_its_error(tmp_path
     assert not off["success"] and "the same failing calls" in (off["agent_error"] or off["error"] or ""), off
 
 
-def test_a_value_an_error_named_is_left_out_of_that_argument_in_later_steps(tmp_path, pool) -> None:
-    """Refused and asked again, sampled replies wrote the failing call again in every episode that
-    met the refusal. The value the error names (``column 'product' holds 'tea', not a number``) is
-    now out of that tool's argument in the next step's grammar, while the argument has others;
-    ``avoid_failed_values=false`` (the ablation) keeps it."""
+def _mean_task():  # type: ignore[no-untyped-def]
+    """A DataAgent task on shop.csv (product, price) that names no column: both columns are candidates."""
     from agentlab.tasks.spec import ExecTask
 
     raw = json.loads((tasks_dir() / "general-csv-to-markdown.json").read_text())
     raw.update(id="mean-price", instruction="What is the mean of the numbers in shop.csv? Put it in mean.txt.",
                outputs=["mean.txt"], agent="DataAgent")
     raw["setup"][0]["path"] = "shop.csv"
-    task = ExecTask.model_validate(raw)
+    return ExecTask.model_validate(raw)
+
+
+def test_a_value_an_error_named_is_left_out_of_that_argument_in_later_steps(tmp_path, pool) -> None:
+    """Refused and asked again, sampled replies wrote the failing call again in every episode that
+    met the refusal. The value the error names (``column 'product' holds 'tea', not a number``) is
+    now out of that tool's argument in the next step's grammar, while the argument has others;
+    ``avoid_failed_values=false`` (the ablation) keeps it."""
+    task = _mean_task()
     caps = Capabilities(plan_grammar=True)
     seen = {}
     for option in (True, False):
@@ -426,13 +431,7 @@ def test_a_call_that_failed_is_banned_from_later_steps_grammar_but_one_that_succ
     """A call that failed is written into the next steps' grammar as banned, word for word; one
     that succeeded is not (a model writing it again has nothing left to do: the refusal ends the
     episode, where a ban made it undo the work); ``exclude_failed_calls=false`` bans none."""
-    from agentlab.tasks.spec import ExecTask
-
-    raw = json.loads((tasks_dir() / "general-csv-to-markdown.json").read_text())
-    raw.update(id="mean-price", instruction="What is the mean of the numbers in shop.csv? Put it in mean.txt.",
-               outputs=["mean.txt"], agent="DataAgent")
-    raw["setup"][0]["path"] = "shop.csv"
-    task = ExecTask.model_validate(raw)
+    task = _mean_task()
     caps = Capabilities(plan_grammar=True)
     banned = {}
     ok, bad = "column_stat('shop.csv', 'price', 'mean', 'mean.txt')", "column_stat('shop.csv', 'product', 'mean', 'mean.txt')"
