@@ -18,7 +18,7 @@ ORDER = [
     "routing_store_device_lda_gemma3-270m",
     "routing_heldout_smollm2-135m-instruct_table", "routing_heldout_gemma3-270m_table",
     "routing_heldout_smollm2-135m-instruct_seed", "routing_heldout_gemma3-270m_seed", "two_app_plans", "generalist_fallback",
-    "generalist_fallback_agenttoken", "two_app_detection", "routing_baselines", "route_latency", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent", "multi_agent_endpoint", "multi_agent_plans", "multi_agent_gold", "multi_agent_gold_fullrequest", "multi_agent_executed", "multi_agent_executed_clauses", "multi_agent_executed_agenttoken", "manager_mode",
+    "generalist_fallback_agenttoken", "two_app_detection", "routing_baselines", "route_latency", "agenttoken_tuning", "training_cost", "pool_scale", "multi_agent", "multi_agent_endpoint", "multi_agent_plans", "multi_agent_gold", "multi_agent_gold_fullrequest", "multi_agent_executed", "multi_agent_executed_clauses", "multi_agent_executed_agenttoken", "multi_agent_executed_cola", "manager_mode",
     "selfinstruct", "data_size", "execution_acc", "execution", "scale", "ray_speedup", "desktop_agents", "desktop_enrolment",
     "heldout", "heldout_slots", "heldout_prior", "heldout_tasks", "heldout_tasks_prior", "specialist_adapters",
     "heldout_v2", "specialist_two_ops", "specialist_best_of", "grammar_engine", "slots_numbers", "heldout_v2_friday",
