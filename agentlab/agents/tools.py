@@ -77,6 +77,23 @@ def _encoder() -> SentenceEncoder:
     return default_encoder()
 
 
+#: sentence embeddings of texts the meaning prior compared, kept for the process: a grammar is
+#: built every step, over the same setting keys (a catalogue, a profile's hundreds of keys) and the
+#: same request, so each text is encoded once, not once per step and episode
+_EMBEDDED: dict[str, np.ndarray] = {}
+_EMBEDDED_MAX = 50_000
+
+
+def _encode_once(texts: list[str]) -> np.ndarray:
+    """:meth:`SentenceEncoder.encode` of ``texts``, each text encoded only the first time it is seen."""
+    new = [t for t in dict.fromkeys(texts) if t not in _EMBEDDED]
+    if new:
+        if len(_EMBEDDED) + len(new) > _EMBEDDED_MAX:
+            _EMBEDDED.clear()
+        _EMBEDDED.update(zip(new, _encoder().encode(new)))
+    return np.stack([_EMBEDDED[t] for t in texts])
+
+
 class ToolAgentOptions(BaseModel):
     """A document's ``runner_options`` for the tools runner."""
 
@@ -120,9 +137,9 @@ class ToolAgentOptions(BaseModel):
     #: the request's word prior over arguments that name things (a setting key, a column, a sheet;
     #: :func:`~agentlab.toolkits.slots.word_prior`) under the grammar; false: the model alone chooses
     word_prior: bool = True
-    #: with ``word_prior``: a setting key the request names by none of its words is preferred by
-    #: what it means (MiniLM similarity of the request and the key's words,
-    #: :func:`~agentlab.toolkits.slots.meaning_prior`); false: the model alone chooses (the ablation)
+    #: with ``word_prior``: a setting key's word prior is multiplied by what the request means
+    #: (MiniLM similarity of the request and the key's words,
+    #: :func:`~agentlab.toolkits.slots.meaning_prior`); false: the word prior alone (the ablation)
     meaning_prior: bool = True
     libraries: list[str] = Field(default_factory=list, description="code mode: libraries the prompt names")
     #: candidate replies per step (:mod:`agentlab.agents.best_of`): the greedy one and ``best_of - 1``
@@ -378,7 +395,7 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                                                  allow_done=not first, allow_fail=not opening, name_prior=prior,
                                                  request=(words or task) if self.options.word_prior else "",
                                                  avoid=avoid, exclude=failed_calls or (),
-                                                 encode=_encoder().encode if self.options.word_prior and self.options.meaning_prior
+                                                 encode=_encode_once if self.options.word_prior and self.options.meaning_prior
                                                  else None)}
         if llm.model_id not in _warned:
             _warned.add(llm.model_id)
@@ -520,9 +537,6 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
             ends = [c for c in calls if c.name in ("done", "fail")]
             action = RunProgram("python", program(self.kit.name, [c.as_json() for c in tools])) if tools else None
             report, ok, ran = self._execute(env, tools, action) if action is not None else ("", True, {})
-            if self.options.exclude_failed_calls:  # each call that failed
-                ep.failed_calls += [(call.name, tuple(call.args.values())) for call, line in zip(tools, report.split("\n"))
-                             if " -> ERROR " in line]
             if ok:
                 ep.called.update(c.name for c in tools)
                 ep.done_calls.extend(tools)
@@ -532,6 +546,8 @@ class ToolAgent(ChatSteps[_ToolEpisode, list[Call] | Reply]):
                     _, arrow, said = line.partition(" -> ERROR ")
                     if arrow:
                         ep.failed[_call_key(call)] = clip(said, 160)
+                        if self.options.exclude_failed_calls:
+                            ep.failed_calls.append((call.name, tuple(call.args.values())))
                         named = value_the_error_names(call, said) if self.options.avoid_failed_values else None
                         if named is not None:
                             ep.avoid.setdefault((call.name, named[0]), set()).add(named[1])

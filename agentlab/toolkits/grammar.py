@@ -264,7 +264,7 @@ def _written(args: tuple[tuple[str, ...] | None, ...], values: Sequence[Any]) ->
     for cands, value in zip(args, values):
         if cands is None:
             return None
-        match = next((c for c in cands if _literal(c) == value and type(_literal(c)) is type(value)), None)
+        match = next((c for c in cands for v in [_literal(c)] if v == value and type(v) is type(value)), None)
         if match is None:
             return None
         out.append(match)

@@ -248,3 +248,27 @@ def test_a_setting_named_by_its_effect_is_preferred_by_meaning_and_the_option_tu
     assert max(chosen, key=chosen.get) == "'editor.fontSize'"
     before = plain.get(key_arg)  # the word prior alone: "editor" ties the editor keys
     assert before is None or before["'editor.fontSize'"] == pytest.approx(before["'editor.tabSize'"])
+
+
+def test_the_tool_agent_encodes_each_compared_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grammar is built every step over the same keys and request: the tool agent's encoder
+    gives the shipped encoder's vectors and encodes a text only the first time it is seen."""
+    import numpy as np
+
+    from agentlab.agents import tools
+
+    real = tools._encoder().encode
+    seen: list[str] = []
+
+    class Counting:
+        def encode(self, texts: list[str]):  # type: ignore[no-untyped-def]
+            seen.extend(texts)
+            return real(texts)
+
+    monkeypatch.setattr(tools, "_EMBEDDED", {})
+    monkeypatch.setattr(tools, "_encoder", lambda: Counting())
+    texts = ["make the letters bigger", "editor font size", "editor tab size"]
+    first = tools._encode_once(texts)
+    again = tools._encode_once(texts[::-1])
+    assert np.allclose(first, real(texts), atol=1e-5) and np.allclose(again, first[::-1])
+    assert seen == texts  # the second call encoded nothing
